@@ -1,0 +1,70 @@
+/*
+ * aggregate: flat and cumulative values per display key (function, line,
+ * file or address), after allocator frames are cut, as jeprof's
+ * ReduceProfile computes them: flat goes to a stack's first key, cum counts
+ * every distinct key of a stack once, even under recursion.
+ */
+#ifndef JHEAP_AGGREGATE_H
+#define JHEAP_AGGREGATE_H
+
+#include <stdbool.h>
+#include "analyzer/profile.h"
+#include "analyzer/strtab.h"
+
+enum granularity {
+	GRAN_FUNCTIONS = 0,
+	GRAN_LINES,
+	GRAN_FILES,
+	GRAN_ADDRESSES,
+};
+
+struct agg_options {
+	enum pf_value value;
+	enum granularity gran;
+	bool full_names;         /* demangled full names instead of jeprof's short ones */
+	bool keep_allocator;     /* do not cut allocator frames */
+};
+
+struct agg_row {
+	uint32_t key;            /* string id in aggregate.keys */
+	double flat, cum;
+};
+
+/* Per location: the display keys of its frames, innermost first, and
+ * whether the location belongs to the allocator. */
+struct agg_locinfo {
+	uint32_t key0, nkeys;    /* into aggregate.lockeys */
+	bool allocator;
+};
+
+struct aggregate {
+	struct strtab keys;
+	struct agg_row *rows;    /* index = key id (row 0 unused: the empty key) */
+	size_t nrows;
+	struct agg_locinfo *locinfo;
+	uint32_t *lockeys;
+	size_t nlockeys, cap_lockeys;
+	double total;            /* sum over every sample, before any cutting */
+	double flat_total;       /* sum of flat: the 100% of the percentages */
+	uint32_t *order;         /* row ids sorted for printing */
+	size_t norder;
+};
+
+/* Computes the aggregate of P's samples. Returns 0 or JH_ENOMEM. */
+int aggregate_build(struct aggregate *a, const struct profile *p, const struct agg_options *o);
+void aggregate_release(struct aggregate *a);
+
+/* Fills a->order with every row whose flat or cum is nonzero, sorted by
+ * flat (or cum) descending, then key in byte order. */
+int aggregate_sort(struct aggregate *a, bool by_cum);
+
+/* The short or full name of function F as a report shows it. */
+const char *aggregate_func_name(const struct profile *p, uint32_t func, bool full,
+				char *buf, size_t len);
+
+/* Keys of sample S after allocator frames are cut, leaf first, into
+ * *out (grown as needed); returns their count or a negative code. */
+int64_t aggregate_stack_keys(const struct aggregate *a, const struct profile *p,
+			     uint32_t sample, uint32_t **out, size_t *cap);
+
+#endif

@@ -1,0 +1,231 @@
+#include <errno.h>
+#include "analyzer/cli.h"
+#include "analyzer/util.h"
+
+enum opt_id {
+	O_TEXT, O_INUSE_SPACE, O_INUSE_OBJECTS, O_ALLOC_SPACE, O_ALLOC_OBJECTS,
+	O_SHOW_BYTES, O_FUNCTIONS, O_LINES, O_FILES, O_ADDRESSES, O_CUM,
+	O_NODECOUNT, O_FULL_NAMES, O_KEEP_ALLOCATOR, O_BASE, O_DROP_NEGATIVE,
+	O_DEBUGINFO_DIR, O_LIB_PREFIX, O_NO_SYMBOLIZE, O_OUTPUT, O_QUIET,
+	O_HELP, O_VERSION,
+};
+
+struct option_def {
+	const char *name;      /* canonical long name, without the dashes */
+	char short_name;       /* 0 when none */
+	int id;
+	const char *arg;       /* metavariable, or NULL when the option takes none */
+	const char *help;
+};
+
+/* The option table.  Keep it in step with man/jheap.1: a test compares them. */
+static const struct option_def options[] = {
+	{ "text", 0, O_TEXT, NULL, "print a table of flat and cumulative values (default)" },
+	{ "inuse_space", 0, O_INUSE_SPACE, NULL, "report bytes in use (default)" },
+	{ "inuse_objects", 0, O_INUSE_OBJECTS, NULL, "report objects in use" },
+	{ "alloc_space", 0, O_ALLOC_SPACE, NULL, "report bytes allocated over the run (needs prof_accum:true)" },
+	{ "alloc_objects", 0, O_ALLOC_OBJECTS, NULL, "report objects allocated over the run (needs prof_accum:true)" },
+	{ "show_bytes", 0, O_SHOW_BYTES, NULL, "print bytes instead of MB" },
+	{ "functions", 0, O_FUNCTIONS, NULL, "one row per function (default)" },
+	{ "lines", 0, O_LINES, NULL, "one row per source line" },
+	{ "files", 0, O_FILES, NULL, "one row per source file" },
+	{ "addresses", 0, O_ADDRESSES, NULL, "one row per code address" },
+	{ "cum", 0, O_CUM, NULL, "sort by cumulative value instead of flat" },
+	{ "nodecount", 0, O_NODECOUNT, "N", "print at most N rows" },
+	{ "full-names", 0, O_FULL_NAMES, NULL, "show whole demangled names with parameters and templates" },
+	{ "keep-allocator-frames", 0, O_KEEP_ALLOCATOR, NULL, "do not remove the allocator's own frames" },
+	{ "base", 0, O_BASE, "FILE", "subtract the profile FILE (repeatable)" },
+	{ "drop_negative", 0, O_DROP_NEGATIVE, NULL, "with --base, clamp negative values to zero" },
+	{ "debuginfo-dir", 0, O_DEBUGINFO_DIR, "DIR", "also look for separate debug files in DIR (repeatable)" },
+	{ "lib_prefix", 0, O_LIB_PREFIX, "DIRS", "look for libraries under these comma-separated folders first" },
+	{ "no-symbolize", 0, O_NO_SYMBOLIZE, NULL, "do not read object files; name frames module+offset" },
+	{ "output", 'o', O_OUTPUT, "FILE", "write the report to FILE instead of standard output" },
+	{ "quiet", 'q', O_QUIET, NULL, "print no warnings" },
+	{ "help", 'h', O_HELP, NULL, "print this help and exit" },
+	{ "version", 0, O_VERSION, NULL, "print the version and exit" },
+};
+
+#define NOPTIONS (sizeof(options) / sizeof(options[0]))
+
+/* Long names match with '-' and '_' treated alike, so both jeprof's
+ * --show_bytes and --show-bytes work. */
+static bool name_eq(const char *a, size_t alen, const char *b)
+{
+	size_t blen = strlen(b);
+	if (alen != blen)
+		return false;
+	for (size_t i = 0; i < alen; i++) {
+		char x = a[i] == '-' ? '_' : a[i], y = b[i] == '-' ? '_' : b[i];
+		if (x != y)
+			return false;
+	}
+	return true;
+}
+
+static int push(const char ***arr, size_t *n, const char *v)
+{
+	const char **p = realloc(*arr, (*n + 2) * sizeof(*p));
+	if (!p)
+		return JH_ENOMEM;
+	p[(*n)++] = v;
+	p[*n] = NULL;
+	*arr = p;
+	return 0;
+}
+
+static int set_value(struct cli *c, enum pf_value v, int *seen, char *err, size_t errlen)
+{
+	if (++*seen > 1)
+		return jh_err(err, errlen, JH_EUSAGE,
+			      "specify at most one of --inuse_space, --inuse_objects, --alloc_space, --alloc_objects");
+	c->value = v;
+	return 0;
+}
+
+static int set_gran(struct cli *c, enum granularity g, int *seen, char *err, size_t errlen)
+{
+	if (++*seen > 1)
+		return jh_err(err, errlen, JH_EUSAGE,
+			      "specify at most one of --functions, --lines, --files, --addresses");
+	c->gran = g;
+	return 0;
+}
+
+static int apply(struct cli *c, const struct option_def *o, char *val, int *nvalue,
+		 int *ngran, char *err, size_t errlen)
+{
+	switch (o->id) {
+	case O_TEXT: c->mode = MODE_TEXT; return 0;
+	case O_INUSE_SPACE: return set_value(c, PF_INUSE_SPACE, nvalue, err, errlen);
+	case O_INUSE_OBJECTS: return set_value(c, PF_INUSE_OBJECTS, nvalue, err, errlen);
+	case O_ALLOC_SPACE: return set_value(c, PF_ALLOC_SPACE, nvalue, err, errlen);
+	case O_ALLOC_OBJECTS: return set_value(c, PF_ALLOC_OBJECTS, nvalue, err, errlen);
+	case O_SHOW_BYTES: c->show_bytes = true; return 0;
+	case O_FUNCTIONS: return set_gran(c, GRAN_FUNCTIONS, ngran, err, errlen);
+	case O_LINES: return set_gran(c, GRAN_LINES, ngran, err, errlen);
+	case O_FILES: return set_gran(c, GRAN_FILES, ngran, err, errlen);
+	case O_ADDRESSES: return set_gran(c, GRAN_ADDRESSES, ngran, err, errlen);
+	case O_CUM: c->cum = true; return 0;
+	case O_NODECOUNT: {
+		char *end;
+		errno = 0;
+		long n = strtol(val, &end, 10);
+		if (errno || end == val || *end || n < 0)
+			return jh_err(err, errlen, JH_EUSAGE,
+				      "--nodecount expects a number of rows, not '%s'", val);
+		c->nodecount = n;
+		return 0;
+	}
+	case O_FULL_NAMES: c->full_names = true; return 0;
+	case O_KEEP_ALLOCATOR: c->keep_allocator = true; return 0;
+	case O_BASE: return push(&c->bases, &c->nbases, val);
+	case O_DROP_NEGATIVE: c->drop_negative = true; return 0;
+	case O_DEBUGINFO_DIR: return push(&c->debuginfo_dirs, &c->ndebug, val);
+	case O_LIB_PREFIX:
+		/* comma-separated; trailing slashes removed as jeprof does */
+		for (char *s = strtok(val, ","); s; s = strtok(NULL, ",")) {
+			size_t n = strlen(s);
+			while (n > 1 && s[n - 1] == '/')
+				s[--n] = 0;
+			if (n && push(&c->lib_prefixes, &c->nprefix, s))
+				return JH_ENOMEM;
+		}
+		return 0;
+	case O_NO_SYMBOLIZE: c->no_symbolize = true; return 0;
+	case O_OUTPUT: c->output = val; return 0;
+	case O_QUIET: c->quiet = true; return 0;
+	case O_HELP: c->help = true; return 0;
+	case O_VERSION: c->version = true; return 0;
+	}
+	return 0;
+}
+
+int cli_parse(struct cli *c, int argc, char **argv, char *err, size_t errlen)
+{
+	memset(c, 0, sizeof(*c));
+	c->value = PF_INUSE_SPACE;
+	c->nodecount = -1;
+	int nvalue = 0, ngran = 0;
+	bool only_args = false;
+	for (int i = 1; i < argc; i++) {
+		char *a = argv[i];
+		if (only_args || a[0] != '-' || !a[1]) {
+			if (push(&c->args, &c->nargs, a))
+				return JH_ENOMEM;
+			continue;
+		}
+		if (!strcmp(a, "--")) {
+			only_args = true;
+			continue;
+		}
+		const struct option_def *o = NULL;
+		char *val = NULL;
+		if (a[1] != '-' && a[2] == 0) {
+			for (size_t k = 0; k < NOPTIONS; k++)
+				if (options[k].short_name == a[1])
+					o = &options[k];
+			if (!o)
+				return jh_err(err, errlen, JH_EUSAGE, "unknown option '%s'", a);
+		} else {
+			/* --name, --name=value, and jeprof's single-dash -name */
+			char *name = a + (a[1] == '-' ? 2 : 1);
+			char *eq = strchr(name, '=');
+			size_t len = eq ? (size_t)(eq - name) : strlen(name);
+			for (size_t k = 0; k < NOPTIONS; k++)
+				if (name_eq(name, len, options[k].name))
+					o = &options[k];
+			if (!o)
+				return jh_err(err, errlen, JH_EUSAGE, "unknown option '%.*s'",
+					      (int)(len + (size_t)(name - a)), a);
+			if (eq) {
+				if (!o->arg)
+					return jh_err(err, errlen, JH_EUSAGE,
+						      "option '--%s' takes no value", o->name);
+				val = eq + 1;
+			}
+		}
+		if (o->arg && !val) {
+			if (i + 1 >= argc)
+				return jh_err(err, errlen, JH_EUSAGE, "option '--%s' needs a value (%s)",
+					      o->name, o->arg);
+			val = argv[++i];
+		}
+		int rc = apply(c, o, val, &nvalue, &ngran, err, errlen);
+		if (rc)
+			return rc == JH_ENOMEM ? jh_err(err, errlen, rc, "out of memory") : rc;
+	}
+	return 0;
+}
+
+void cli_release(struct cli *c)
+{
+	free(c->debuginfo_dirs);
+	free(c->lib_prefixes);
+	free(c->bases);
+	free(c->args);
+	memset(c, 0, sizeof(*c));
+}
+
+void cli_help(FILE *out)
+{
+	fputs("Usage: jheap [OPTIONS] [BINARY] PROFILE...\n"
+	      "Analyze jemalloc heap profiles (heap_v2 dumps, gperftools heap profiles,\n"
+	      "and jeprof's symbolized profiles). BINARY is optional: the program is\n"
+	      "found from the dump's MAPPED_LIBRARIES; when given, it replaces that path.\n"
+	      "Several profiles are summed. Options may come anywhere on the line, as\n"
+	      "--opt=value or --opt value; '-' and '_' in option names are alike.\n\n"
+	      "Options:\n", out);
+	for (size_t k = 0; k < NOPTIONS; k++) {
+		const struct option_def *o = &options[k];
+		char left[64];
+		if (o->short_name)
+			snprintf(left, sizeof(left), "-%c, --%s%s%s", o->short_name, o->name,
+				 o->arg ? " " : "", o->arg ? o->arg : "");
+		else
+			snprintf(left, sizeof(left), "    --%s%s%s", o->name, o->arg ? "=" : "",
+				 o->arg ? o->arg : "");
+		fprintf(out, "  %-28s %s\n", left, o->help);
+	}
+	fputs("\nExit status: 0 success, 1 data error or incomplete result, 2 usage error.\n"
+	      "See jheap(1) for details.\n", out);
+}

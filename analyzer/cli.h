@@ -1,0 +1,41 @@
+/*
+ * cli: the command line.  One table describes every option; --help is
+ * printed from it and a test checks the man page against it.
+ */
+#ifndef JHEAP_CLI_H
+#define JHEAP_CLI_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+#include "analyzer/aggregate.h"
+
+enum output_mode {
+	MODE_TEXT = 0,
+};
+
+struct cli {
+	enum output_mode mode;
+	enum pf_value value;
+	bool show_bytes, cum, full_names, keep_allocator, drop_negative, quiet;
+	bool no_symbolize;
+	enum granularity gran;
+	long nodecount;                 /* -1 when not given */
+	const char *output;             /* -o FILE, or NULL for stdout */
+	const char **debuginfo_dirs;    /* NULL-terminated */
+	const char **lib_prefixes;      /* NULL-terminated */
+	const char **bases;             /* NULL-terminated */
+	const char **args;              /* positionals: [BINARY] PROFILE... */
+	size_t nargs, ndebug, nprefix, nbases;
+	bool help, version;
+};
+
+/* Parses ARGV into C.  Returns 0, or JH_EUSAGE with a message in err.
+ * Arrays in C point into ARGV or are malloc'd; free them with cli_release. */
+int cli_parse(struct cli *c, int argc, char **argv, char *err, size_t errlen);
+void cli_release(struct cli *c);
+
+/* Writes the usage text (generated from the option table). */
+void cli_help(FILE *out);
+
+#endif

@@ -1,0 +1,232 @@
+/* jheap's entry point: the only place that prints errors and picks the exit
+ * status (0 ok, 1 data error or degraded result, 2 usage error). */
+#include <errno.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include "analyzer/aggregate.h"
+#include "analyzer/cli.h"
+#include "analyzer/parse.h"
+#include "analyzer/profile.h"
+#include "analyzer/util.h"
+#include "output/text.h"
+#include "symbolize/symbolize.h"
+
+#ifndef JHEAP_VERSION
+#define JHEAP_VERSION "0.1.0"
+#endif
+
+enum { EXIT_OK = 0, EXIT_DATA = 1, EXIT_USAGE = 2 };
+
+struct run {
+	struct cli cli;
+	bool degraded;
+};
+
+static void warn_cb(void *ctx, const char *msg)
+{
+	struct run *r = ctx;
+	if (!r->cli.quiet)
+		fprintf(stderr, "jheap: warning: %s\n", msg);
+}
+
+/* 1 when PATH starts with the ELF magic, 0 when not, -1 (errno set) when it
+ * cannot be read. */
+static int is_elf(const char *path)
+{
+	if (!strcmp(path, "-"))
+		return 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	unsigned char b[4] = { 0 };
+	ssize_t n = read(fd, b, 4);
+	int e = errno;
+	close(fd);
+	if (n < 0) {
+		errno = e;
+		return -1;
+	}
+	return n == 4 && !memcmp(b, "\177ELF", 4);
+}
+
+static int load(struct run *r, struct profile *dst, const char *path, double sign)
+{
+	struct profile one;
+	char err[1024];
+	if (profile_init(&one)) {
+		fprintf(stderr, "jheap: out of memory\n");
+		return EXIT_DATA;
+	}
+	struct parse_options po = { warn_cb, r };
+	int rc = parse_file(&one, strcmp(path, "-") ? path : "/dev/stdin", &po, err, sizeof(err));
+	if (rc) {
+		fprintf(stderr, "jheap: %s\n", err);
+		profile_release(&one);
+		return EXIT_DATA;
+	}
+	rc = profile_merge(dst, &one, sign, err, sizeof(err));
+	profile_release(&one);
+	if (rc) {
+		fprintf(stderr, "jheap: %s\n", err);
+		return EXIT_DATA;
+	}
+	return EXIT_OK;
+}
+
+static const char *value_option(enum pf_value v)
+{
+	switch (v) {
+	case PF_INUSE_OBJECTS: return "--inuse_objects";
+	case PF_INUSE_SPACE: return "--inuse_space";
+	case PF_ALLOC_OBJECTS: return "--alloc_objects";
+	default: return "--alloc_space";
+	}
+}
+
+static void drop_negative(struct profile *p)
+{
+	for (size_t i = 0; i < p->nsamples; i++)
+		for (int j = 0; j < PF_NVALUES; j++)
+			if (p->samples[i].v[j] < 0)
+				p->samples[i].v[j] = 0;
+}
+
+static int report(struct run *r, struct profile *p, FILE *out)
+{
+	struct cli *c = &r->cli;
+	struct agg_options ao = {
+		.value = c->value, .gran = c->gran, .full_names = c->full_names,
+		.keep_allocator = c->keep_allocator,
+	};
+	struct aggregate a;
+	if (aggregate_build(&a, p, &ao) || aggregate_sort(&a, c->cum)) {
+		aggregate_release(&a);
+		fprintf(stderr, "jheap: out of memory\n");
+		return EXIT_DATA;
+	}
+	struct text_options to = {
+		.units = text_units(c->value, c->show_bytes),
+		.nodecount = c->nodecount,
+	};
+	text_write(out, &a, &to);
+	aggregate_release(&a);
+	return EXIT_OK;
+}
+
+static int run(struct run *r, int argc, char **argv)
+{
+	struct cli *c = &r->cli;
+	char err[1024];
+	if (cli_parse(c, argc, argv, err, sizeof(err))) {
+		fprintf(stderr, "jheap: %s\nTry 'jheap --help' for more information.\n", err);
+		return EXIT_USAGE;
+	}
+	if (c->help) {
+		cli_help(stdout);
+		return EXIT_OK;
+	}
+	if (c->version) {
+		printf("jheap %s\n", JHEAP_VERSION);
+		return EXIT_OK;
+	}
+	/* [BINARY] PROFILE...: a binary is told from a profile by its content */
+	const char *binary = NULL;
+	size_t first = 0;
+	for (size_t i = 0; i < c->nargs; i++) {
+		int e = is_elf(c->args[i]);
+		if (e < 0) {
+			fprintf(stderr, "jheap: cannot open '%s': %s\n", c->args[i], strerror(errno));
+			return EXIT_DATA;
+		}
+		if (e && i == 0) {
+			binary = c->args[0];
+			first = 1;
+		} else if (e) {
+			fprintf(stderr, "jheap: '%s' is an ELF file, not a heap profile; only the first argument may be the program\n",
+				c->args[i]);
+			return EXIT_USAGE;
+		}
+	}
+	if (first >= c->nargs) {
+		fprintf(stderr, "jheap: no profile given\nUsage: jheap [OPTIONS] [BINARY] PROFILE...\n");
+		return EXIT_USAGE;
+	}
+	struct profile p;
+	if (profile_init(&p)) {
+		fprintf(stderr, "jheap: out of memory\n");
+		return EXIT_DATA;
+	}
+	int rc = EXIT_OK;
+	for (size_t i = first; i < c->nargs && !rc; i++)
+		rc = load(r, &p, c->args[i], 1);
+	for (size_t i = 0; i < c->nbases && !rc; i++)
+		rc = load(r, &p, c->bases[i], -1);
+	if (rc)
+		goto out;
+	if (c->drop_negative)
+		drop_negative(&p);
+	if ((c->value == PF_ALLOC_SPACE || c->value == PF_ALLOC_OBJECTS) && !p.has_alloc &&
+	    p.nsamples) {
+		fprintf(stderr, "jheap: %s: the profile has no allocation counts (the program ran without MALLOC_CONF=prof_accum:true); use --inuse_space or --inuse_objects\n",
+			value_option(c->value));
+		rc = EXIT_DATA;
+		goto out;
+	}
+	struct symcache *sc = symcache_new(&(struct symcache_options){
+		.debuginfo_dirs = c->debuginfo_dirs });
+	if (!sc) {
+		fprintf(stderr, "jheap: out of memory\n");
+		rc = EXIT_DATA;
+		goto out;
+	}
+	struct symbolize_options so = {
+		.binary = binary, .lib_prefixes = c->lib_prefixes,
+		.no_symbolize = c->no_symbolize, .warn = warn_cb, .ctx = r,
+	};
+	struct symbolize_stats st;
+	if (symbolize_profile(&p, sc, &so, &st, err, sizeof(err))) {
+		fprintf(stderr, "jheap: %s\n", err);
+		rc = EXIT_DATA;
+	} else {
+		if (st.binary_mismatch)
+			r->degraded = true;
+		if (st.main_pcs && !st.main_resolved && !c->no_symbolize) {
+			const char *name = binary;
+			if (!name && p.main_mapping != UINT32_MAX)
+				name = strtab_get(&p.strs, p.maps[p.main_mapping].object);
+			fprintf(stderr, "jheap: warning: none of the %zu addresses in the main program resolve to a function in '%s': is it the binary that wrote the dump?\n",
+				st.main_pcs, name ? name : "?");
+			r->degraded = true;
+		}
+		FILE *out = stdout;
+		if (c->output && !(out = fopen(c->output, "w"))) {
+			fprintf(stderr, "jheap: cannot write '%s': %s\n", c->output, strerror(errno));
+			rc = EXIT_DATA;
+		} else {
+			rc = report(r, &p, out);
+			if (out != stdout && fclose(out)) {
+				fprintf(stderr, "jheap: cannot write '%s': %s\n", c->output, strerror(errno));
+				rc = EXIT_DATA;
+			}
+		}
+	}
+	symcache_free(sc);
+out:
+	profile_release(&p);
+	if (!rc && r->degraded)
+		rc = EXIT_DATA;
+	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	struct run r = { 0 };
+	int rc = run(&r, argc, argv);
+	cli_release(&r.cli);
+	if (fflush(stdout) || ferror(stdout)) {
+		fprintf(stderr, "jheap: error writing the report: %s\n", strerror(errno));
+		rc = EXIT_DATA;
+	}
+	return rc;
+}

@@ -1,0 +1,30 @@
+/*
+ * names: how function names are shown.  jeprof's ShortFunctionName rule
+ * (parameters, templates and a leading return type dropped) so that reports
+ * name functions as jeprof users know them, and the allocator-frame test.
+ */
+#ifndef JHEAP_NAMES_H
+#define JHEAP_NAMES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* Writes the short form of FULL into OUT (at most OUTLEN bytes, always
+ * NUL-terminated): repeatedly removes innermost "(...)" groups with an
+ * optional following " const", then innermost "<...>" groups, then a return
+ * type in front of "word::".  "ns::Holder<int>::add(int)" -> "ns::Holder::add";
+ * "void* fallback_impl<false>(unsigned long)" -> "void* fallback_impl". */
+void names_short(const char *full, char *out, size_t outlen);
+
+/* True when SHORT (a short name) is an allocator entry point or internal
+ * function: jeprof 5.3.0's skip list, the later jemalloc additions, Rust's
+ * allocator shims, the tcmalloc pattern; prefixed jemalloc builds ("je_",
+ * "_rjem_") are recognised too.  Compared on the whole name and on its first
+ * word. */
+bool names_is_allocator(const char *short_name);
+
+/* True when the object file PATH is the allocator's own library
+ * (its base name starts with "libjemalloc"). */
+bool names_is_allocator_object(const char *path);
+
+#endif

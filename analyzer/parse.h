@@ -1,0 +1,41 @@
+/*
+ * parse: reading heap profiles into the model.
+ *
+ * Formats: jemalloc "heap_v2/N", gperftools "heap profile:", and jeprof's
+ * symbolized form ("--- symbol" ... "--- heap" + one of the others).  Every
+ * counts pair is unsampled as it is read (spec section 2).  Addresses and
+ * mappings only: symbolization comes later.
+ */
+#ifndef JHEAP_PARSE_H
+#define JHEAP_PARSE_H
+
+#include <stddef.h>
+#include "analyzer/profile.h"
+
+/* Limits that keep hostile input from exhausting memory; see the man page. */
+#define PARSE_MAX_LINE   (64u << 20)   /* bytes in one line */
+#define PARSE_MAX_FRAMES (1u << 20)    /* frames in one stack */
+
+struct parse_options {
+	/* Called for "%warn" lines and other non-fatal findings; may be NULL. */
+	void (*warn)(void *ctx, const char *msg);
+	void *ctx;
+};
+
+/* Parses the file at PATH into P, which must be freshly initialized.
+ * On error returns a negative JH_ code and a message "PATH:LINE: what"
+ * (or "cannot open 'PATH': reason") in err; P then holds what was read
+ * before the error and must still be released. */
+int parse_file(struct profile *p, const char *path, const struct parse_options *o,
+	       char *err, size_t errlen);
+
+/* The same for a buffer; NAME is used in messages. */
+int parse_buffer(struct profile *p, const char *name, const char *buf, size_t len,
+		 const struct parse_options *o, char *err, size_t errlen);
+
+/* Classifies the first bytes of a file: returns a short description of a
+ * known non-profile format ("an ELF file", "gzip-compressed data (perhaps a
+ * pprof protobuf profile)", ...), or NULL when it may be a text profile. */
+const char *parse_sniff(const unsigned char *buf, size_t len);
+
+#endif

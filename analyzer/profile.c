@@ -1,0 +1,451 @@
+#include "analyzer/profile.h"
+#include "analyzer/util.h"
+
+int profile_init(struct profile *p)
+{
+	memset(p, 0, sizeof(*p));
+	idmap_init(&p->loc_index);
+	idmap_init(&p->sample_index);
+	idmap_init(&p->func_index);
+	idmap_init(&p->map_index);
+	idmap_init(&p->thread_index);
+	idmap_init(&p->presym_index);
+	p->main_mapping = UINT32_MAX;
+	p->period = 1;
+	return strtab_init(&p->strs);
+}
+
+void profile_release(struct profile *p)
+{
+	strtab_release(&p->strs);
+	free(p->maps);
+	free(p->locs);
+	free(p->lines);
+	free(p->funcs);
+	free(p->samples);
+	free(p->stacks);
+	free(p->threads);
+	free(p->tvals);
+	free(p->presyms);
+	idmap_release(&p->loc_index);
+	idmap_release(&p->sample_index);
+	idmap_release(&p->func_index);
+	idmap_release(&p->map_index);
+	idmap_release(&p->thread_index);
+	idmap_release(&p->presym_index);
+	memset(p, 0, sizeof(*p));
+}
+
+/* --- locations --- */
+
+struct loc_key { const struct profile *p; uint64_t addr; bool leaf; uint32_t mapping; };
+
+static uint64_t loc_hash(uint64_t addr, bool leaf, uint32_t mapping)
+{
+	return addr * 0x9e3779b97f4a7c15ULL ^ ((uint64_t)mapping << 1) ^ leaf;
+}
+
+static int loc_eq(const void *ctx, uint32_t id)
+{
+	const struct loc_key *k = ctx;
+	const struct pf_location *l = &k->p->locs[id];
+	return l->addr == k->addr && l->leaf == k->leaf && l->mapping == k->mapping;
+}
+
+int64_t profile_location(struct profile *p, uint64_t addr, bool leaf, uint32_t mapping)
+{
+	struct loc_key k = { p, addr, leaf, mapping };
+	uint64_t h = loc_hash(addr, leaf, mapping);
+	uint32_t id = idmap_find(&p->loc_index, h, loc_eq, &k);
+	if (id != UINT32_MAX)
+		return id;
+	if (p->nlocs >= UINT32_MAX - 1)
+		return JH_ELIMIT;
+	struct pf_location l = { .addr = addr, .mapping = mapping, .leaf = leaf };
+	id = (uint32_t)p->nlocs;
+	if (JH_PUSH(p->locs, p->nlocs, p->cap_locs, l) || idmap_put(&p->loc_index, h, id))
+		return JH_ENOMEM;
+	return id;
+}
+
+/* --- samples --- */
+
+struct sample_key { const struct profile *p; const uint32_t *locs; size_t n; };
+
+static int sample_eq(const void *ctx, uint32_t id)
+{
+	const struct sample_key *k = ctx;
+	const struct pf_sample *s = &k->p->samples[id];
+	return s->depth == k->n &&
+	       !memcmp(k->p->stacks + s->stack0, k->locs, k->n * sizeof(uint32_t));
+}
+
+int64_t profile_sample(struct profile *p, const uint32_t *locs, size_t n)
+{
+	struct sample_key k = { p, locs, n };
+	uint64_t h = jh_hash_bytes(locs, n * sizeof(uint32_t), 0);
+	uint32_t id = idmap_find(&p->sample_index, h, sample_eq, &k);
+	if (id != UINT32_MAX)
+		return id;
+	if (p->nsamples >= UINT32_MAX - 1 || n >= UINT32_MAX || p->nstacks + n >= UINT32_MAX)
+		return JH_ELIMIT;
+	if (jh_grow(&p->stacks, &p->cap_stacks, p->nstacks + n, sizeof(uint32_t)))
+		return JH_ENOMEM;
+	struct pf_sample s = { .stack0 = (uint32_t)p->nstacks, .depth = (uint32_t)n };
+	id = (uint32_t)p->nsamples;
+	if (JH_PUSH(p->samples, p->nsamples, p->cap_samples, s))
+		return JH_ENOMEM;
+	if (n)
+		memcpy(p->stacks + p->nstacks, locs, n * sizeof(uint32_t));
+	p->nstacks += n;
+	if (idmap_put(&p->sample_index, h, id))
+		return JH_ENOMEM;
+	return id;
+}
+
+/* --- threads --- */
+
+struct thread_key { const struct profile *p; int64_t uid; };
+
+static int thread_eq(const void *ctx, uint32_t id)
+{
+	const struct thread_key *k = ctx;
+	return k->p->threads[id].uid == k->uid;
+}
+
+int64_t profile_thread(struct profile *p, int64_t uid)
+{
+	struct thread_key k = { p, uid };
+	uint64_t h = (uint64_t)uid * 0x9e3779b97f4a7c15ULL + 7;
+	uint32_t id = idmap_find(&p->thread_index, h, thread_eq, &k);
+	if (id != UINT32_MAX)
+		return id;
+	struct pf_thread t = { .uid = uid };
+	id = (uint32_t)p->nthreads;
+	if (JH_PUSH(p->threads, p->nthreads, p->cap_threads, t) ||
+	    idmap_put(&p->thread_index, h, id))
+		return JH_ENOMEM;
+	return id;
+}
+
+int profile_thread_add(struct profile *p, uint32_t sample, uint32_t thread,
+		       const double v[PF_NVALUES])
+{
+	/* A thread usually has one line per stack, and a repeated uid follows
+	 * its first line closely, so a short backward scan finds it. */
+	for (size_t i = p->ntvals, n = 0; i-- > 0 && n < 64; n++) {
+		struct pf_thread_value *tv = &p->tvals[i];
+		if (tv->sample != sample)
+			break;
+		if (tv->thread == thread) {
+			for (int j = 0; j < PF_NVALUES; j++)
+				tv->v[j] += v[j];
+			return 0;
+		}
+	}
+	struct pf_thread_value tv = { .sample = sample, .thread = thread };
+	memcpy(tv.v, v, sizeof(tv.v));
+	return JH_PUSH(p->tvals, p->ntvals, p->cap_tvals, tv);
+}
+
+/* --- mappings --- */
+
+struct map_key { const struct profile *p; const struct pf_mapping *m; };
+
+static int map_eq(const void *ctx, uint32_t id)
+{
+	const struct map_key *k = ctx;
+	const struct pf_mapping *a = &k->p->maps[id], *b = k->m;
+	return a->start == b->start && a->limit == b->limit && a->offset == b->offset &&
+	       a->path == b->path && a->exec == b->exec && a->kind == b->kind;
+}
+
+int64_t profile_mapping(struct profile *p, const struct pf_mapping *m)
+{
+	struct map_key k = { p, m };
+	uint64_t h = jh_mix64(m->start) ^ jh_mix64(m->limit + m->offset) ^ m->path;
+	uint32_t id = idmap_find(&p->map_index, h, map_eq, &k);
+	if (id != UINT32_MAX)
+		return id;
+	id = (uint32_t)p->nmaps;
+	if (JH_PUSH(p->maps, p->nmaps, p->cap_maps, *m) || idmap_put(&p->map_index, h, id))
+		return JH_ENOMEM;
+	return id;
+}
+
+uint32_t profile_find_mapping(const struct profile *p, uint64_t addr)
+{
+	uint32_t best = UINT32_MAX;
+	for (size_t i = 0; i < p->nmaps; i++) {
+		const struct pf_mapping *m = &p->maps[i];
+		if (addr < m->start || addr >= m->limit)
+			continue;
+		if (m->exec)
+			return (uint32_t)i;
+		if (best == UINT32_MAX)
+			best = (uint32_t)i;
+	}
+	return best;
+}
+
+static int looks_like_shared_object(const char *path)
+{
+	const char *base = strrchr(path, '/');
+	base = base ? base + 1 : path;
+	const char *so = strstr(base, ".so");
+	return so && (so[3] == 0 || so[3] == '.');
+}
+
+void profile_resolve_mappings(struct profile *p)
+{
+	/* Sorted index of executable mappings for a binary search per address;
+	 * the maps of a process rarely exceed a few thousand lines. */
+	size_t n = 0;
+	uint32_t *ex = malloc((p->nmaps ? p->nmaps : 1) * sizeof(*ex));
+	for (size_t i = 0; ex && i < p->nmaps; i++)
+		if (p->maps[i].exec)
+			ex[n++] = (uint32_t)i;
+	/* maps text is address-ordered already; fall back to a linear search
+	 * when it is not. */
+	bool sorted = true;
+	for (size_t i = 1; i < n; i++)
+		if (p->maps[ex[i]].start < p->maps[ex[i - 1]].limit)
+			sorted = false;
+	for (size_t i = 0; i < p->nlocs; i++) {
+		struct pf_location *l = &p->locs[i];
+		uint32_t found = UINT32_MAX;
+		if (ex && sorted) {
+			size_t lo = 0, hi = n;
+			while (lo < hi) {
+				size_t mid = (lo + hi) / 2;
+				if (p->maps[ex[mid]].limit <= l->addr)
+					lo = mid + 1;
+				else
+					hi = mid;
+			}
+			if (lo < n && p->maps[ex[lo]].start <= l->addr)
+				found = ex[lo];
+		}
+		if (found == UINT32_MAX)
+			found = profile_find_mapping(p, l->addr);
+		l->mapping = found;
+	}
+	free(ex);
+	/* Rebuild the location index, whose keys include the mapping. */
+	idmap_release(&p->loc_index);
+	idmap_init(&p->loc_index);
+	for (size_t i = 0; i < p->nlocs; i++) {
+		struct pf_location *l = &p->locs[i];
+		idmap_put(&p->loc_index, loc_hash(l->addr, l->leaf, l->mapping), (uint32_t)i);
+	}
+	/* The main executable: the first file-backed executable mapping that
+	 * is not a shared object; /proc maps lists the program before its
+	 * libraries, and a PIE still has a non-.so name. */
+	p->main_mapping = UINT32_MAX;
+	for (size_t i = 0; i < p->nmaps; i++) {
+		struct pf_mapping *m = &p->maps[i];
+		if (m->exec && m->kind == PF_MAP_FILE &&
+		    !looks_like_shared_object(strtab_get(&p->strs, m->path))) {
+			p->main_mapping = (uint32_t)i;
+			break;
+		}
+	}
+	for (size_t i = 0; i < p->nmaps; i++)
+		p->maps[i].is_main = p->main_mapping != UINT32_MAX &&
+			p->maps[i].path == p->maps[p->main_mapping].path &&
+			p->maps[i].kind == PF_MAP_FILE;
+}
+
+/* --- functions and lines --- */
+
+struct func_key { const struct profile *p; struct pf_function f; };
+
+static int func_eq(const void *ctx, uint32_t id)
+{
+	const struct func_key *k = ctx;
+	const struct pf_function *a = &k->p->funcs[id];
+	return a->name == k->f.name && a->system_name == k->f.system_name &&
+	       a->filename == k->f.filename && a->start_line == k->f.start_line;
+}
+
+int64_t profile_function(struct profile *p, uint32_t name, uint32_t system_name,
+			 uint32_t filename, int64_t start_line)
+{
+	struct func_key k = { p, { name, system_name, filename, start_line } };
+	uint64_t h = jh_mix64(((uint64_t)name << 32 | system_name) ^
+			      jh_mix64((uint64_t)filename << 32 ^ (uint64_t)start_line));
+	uint32_t id = idmap_find(&p->func_index, h, func_eq, &k);
+	if (id != UINT32_MAX)
+		return id;
+	id = (uint32_t)p->nfuncs;
+	if (JH_PUSH(p->funcs, p->nfuncs, p->cap_funcs, k.f) || idmap_put(&p->func_index, h, id))
+		return JH_ENOMEM;
+	return id;
+}
+
+int64_t profile_add_line(struct profile *p, const struct pf_line *l)
+{
+	if (p->nlines >= UINT32_MAX - 1)
+		return JH_ELIMIT;
+	size_t id = p->nlines;
+	if (JH_PUSH(p->lines, p->nlines, p->cap_lines, *l))
+		return JH_ENOMEM;
+	return (int64_t)id;
+}
+
+/* --- presymbols --- */
+
+struct presym_key { const struct profile *p; uint64_t addr; };
+
+static int presym_eq(const void *ctx, uint32_t id)
+{
+	const struct presym_key *k = ctx;
+	return k->p->presyms[id].addr == k->addr;
+}
+
+int profile_presym(struct profile *p, uint64_t addr, uint32_t names)
+{
+	struct presym_key k = { p, addr };
+	uint32_t id = idmap_find(&p->presym_index, addr, presym_eq, &k);
+	if (id != UINT32_MAX) {
+		p->presyms[id].names = names;
+		return 0;
+	}
+	struct pf_presym ps = { addr, names };
+	id = (uint32_t)p->npresyms;
+	if (JH_PUSH(p->presyms, p->npresyms, p->cap_presyms, ps) ||
+	    idmap_put(&p->presym_index, addr, id))
+		return JH_ENOMEM;
+	return 0;
+}
+
+uint32_t profile_presym_find(const struct profile *p, uint64_t addr)
+{
+	struct presym_key k = { p, addr };
+	uint32_t id = idmap_find(&p->presym_index, addr, presym_eq, &k);
+	return id == UINT32_MAX ? 0 : p->presyms[id].names;
+}
+
+/* --- merging --- */
+
+static uint32_t copy_str(struct profile *dst, const struct profile *src, uint32_t id, int *rc)
+{
+	if (!id)
+		return 0;
+	int64_t r = strtab_intern(&dst->strs, strtab_get(&src->strs, id));
+	if (r < 0) {
+		*rc = (int)r;
+		return 0;
+	}
+	return (uint32_t)r;
+}
+
+int profile_merge(struct profile *dst, const struct profile *src, double sign,
+		  char *err, size_t errlen)
+{
+	int rc = 0;
+	uint32_t *mapid = calloc(src->nmaps + 1, sizeof(*mapid));
+	uint32_t *locid = calloc(src->nlocs + 1, sizeof(*locid));
+	uint32_t *thrid = calloc(src->nthreads + 1, sizeof(*thrid));
+	uint32_t *stack = NULL;
+	size_t cap_stack = 0;
+	if (!mapid || !locid || !thrid)
+		goto oom;
+	for (size_t i = 0; i < src->nmaps; i++) {
+		struct pf_mapping m = src->maps[i];
+		m.path = copy_str(dst, src, m.path, &rc);
+		m.object = copy_str(dst, src, m.object, &rc);
+		m.build_id = copy_str(dst, src, m.build_id, &rc);
+		int64_t id = profile_mapping(dst, &m);
+		if (id < 0 || rc)
+			goto oom;
+		mapid[i] = (uint32_t)id;
+		if (src->main_mapping == i && dst->main_mapping == UINT32_MAX)
+			dst->main_mapping = (uint32_t)id;
+		if (m.is_main)
+			dst->maps[id].is_main = true;
+	}
+	for (size_t i = 0; i < src->nlocs; i++) {
+		const struct pf_location *l = &src->locs[i];
+		uint32_t m = l->mapping == UINT32_MAX ? UINT32_MAX : mapid[l->mapping];
+		int64_t id = profile_location(dst, l->addr, l->leaf, m);
+		if (id < 0)
+			goto oom;
+		locid[i] = (uint32_t)id;
+	}
+	for (size_t i = 0; i < src->nthreads; i++) {
+		int64_t id = profile_thread(dst, src->threads[i].uid);
+		if (id < 0)
+			goto oom;
+		thrid[i] = (uint32_t)id;
+		if (!dst->threads[id].name)
+			dst->threads[id].name = copy_str(dst, src, src->threads[i].name, &rc);
+		for (int j = 0; j < PF_NVALUES; j++)
+			dst->threads[id].v[j] += sign * src->threads[i].v[j];
+	}
+	uint32_t *sid = calloc(src->nsamples + 1, sizeof(*sid));
+	if (!sid)
+		goto oom;
+	for (size_t i = 0; i < src->nsamples; i++) {
+		const struct pf_sample *s = &src->samples[i];
+		if (jh_grow(&stack, &cap_stack, s->depth + 1, sizeof(*stack))) {
+			free(sid);
+			goto oom;
+		}
+		for (uint32_t j = 0; j < s->depth; j++)
+			stack[j] = locid[src->stacks[s->stack0 + j]];
+		int64_t id = profile_sample(dst, stack, s->depth);
+		if (id < 0) {
+			free(sid);
+			goto oom;
+		}
+		sid[i] = (uint32_t)id;
+		for (int j = 0; j < PF_NVALUES; j++)
+			dst->samples[id].v[j] += sign * s->v[j];
+	}
+	for (size_t i = 0; i < src->ntvals; i++) {
+		const struct pf_thread_value *tv = &src->tvals[i];
+		double v[PF_NVALUES];
+		for (int j = 0; j < PF_NVALUES; j++)
+			v[j] = sign * tv->v[j];
+		if (profile_thread_add(dst, sid[tv->sample], thrid[tv->thread], v)) {
+			free(sid);
+			goto oom;
+		}
+	}
+	free(sid);
+	for (size_t i = 0; i < src->npresyms; i++) {
+		uint32_t names = copy_str(dst, src, src->presyms[i].names, &rc);
+		if (rc || profile_presym(dst, src->presyms[i].addr, names))
+			goto oom;
+	}
+	if (!dst->presym_binary)
+		dst->presym_binary = copy_str(dst, src, src->presym_binary, &rc);
+	if (dst->format == PF_FMT_NONE) {
+		dst->format = src->format;
+		dst->period = src->period;
+	}
+	dst->has_alloc |= src->has_alloc;
+	dst->has_maps |= src->has_maps;
+	for (int j = 0; j < PF_NVALUES; j++)
+		dst->header_total[j] += sign * src->header_total[j];
+	free(mapid);
+	free(locid);
+	free(thrid);
+	free(stack);
+	return rc;
+oom:
+	free(mapid);
+	free(locid);
+	free(thrid);
+	free(stack);
+	return jh_err(err, errlen, JH_ENOMEM, "out of memory while merging profiles");
+}
+
+double profile_total(const struct profile *p, enum pf_value v)
+{
+	double t = 0;
+	for (size_t i = 0; i < p->nsamples; i++)
+		t += p->samples[i].v[v];
+	return t;
+}

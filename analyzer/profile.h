@@ -1,0 +1,179 @@
+/*
+ * profile: the model every stage shares, shaped like pprof's profile.proto.
+ *
+ * Tables of mappings, locations (one per unique raw address and leaf-ness),
+ * functions (deduplicated), samples (location ids leaf first, four values),
+ * per-thread sample values and an interned string table.  Ids are array
+ * indices.  The parser fills mappings, locations and samples; only the
+ * symbolizer writes lines and functions; outputs read.
+ */
+#ifndef JHEAP_PROFILE_H
+#define JHEAP_PROFILE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "analyzer/idmap.h"
+#include "analyzer/strtab.h"
+
+/* The four values of every sample, in the order of a heap_v2 counts tuple. */
+enum pf_value {
+	PF_INUSE_OBJECTS = 0,
+	PF_INUSE_SPACE = 1,
+	PF_ALLOC_OBJECTS = 2,
+	PF_ALLOC_SPACE = 3,
+	PF_NVALUES = 4
+};
+
+enum pf_map_kind {
+	PF_MAP_FILE = 0,   /* backed by a file path */
+	PF_MAP_ANON,       /* no path at all */
+	PF_MAP_VDSO,       /* [vdso] */
+	PF_MAP_SPECIAL,    /* [heap], [stack], [vvar], [vsyscall], [anon:...] ... */
+};
+
+struct pf_mapping {
+	uint64_t start, limit;   /* [start, limit) runtime addresses */
+	uint64_t offset;         /* file offset of start */
+	uint32_t path;           /* string id: path as in the maps, " (deleted)" removed */
+	uint32_t object;         /* string id: file to symbolize (after BINARY,
+	                            --lib_prefix, ...); 0 until the symbolizer sets it */
+	uint32_t build_id;       /* string id of the hex build id, 0 unknown */
+	uint8_t kind;            /* enum pf_map_kind */
+	bool exec, deleted, is_main;
+	bool has_functions, has_filenames, has_line_numbers, has_inline_frames;
+};
+
+/* One frame of a location, as in profile.proto's Line. */
+struct pf_line {
+	uint32_t function;
+	uint32_t file;           /* string id of the source file of this line (the
+	                            call site for outer frames); 0 unknown */
+	int32_t line;
+	int32_t column;
+	bool inlined;            /* inlined into the next line of the location */
+};
+
+enum pf_sym_state {
+	PF_SYM_NOTYET = 0,
+	PF_SYM_DWARF,            /* file:line known */
+	PF_SYM_SYMTAB,           /* ELF symbol only */
+	PF_SYM_PRESYM,           /* from a symbolized profile's --- symbol section */
+	PF_SYM_UNKNOWN,          /* named module+offset or raw address */
+};
+
+struct pf_location {
+	uint64_t addr;           /* raw address as in the dump */
+	uint32_t mapping;        /* mapping id or UINT32_MAX when none covers it */
+	bool leaf;               /* frame 0 of its stack: the lookup pc is addr, not addr-1 */
+	uint8_t sym;             /* enum pf_sym_state */
+	uint32_t line0, nlines;  /* lines[line0 .. line0+nlines), innermost first */
+};
+
+struct pf_function {
+	uint32_t name;           /* demangled full name */
+	uint32_t system_name;    /* mangled name, 0 if none */
+	uint32_t filename;
+	int64_t start_line;
+};
+
+struct pf_sample {
+	uint32_t stack0, depth;  /* stacks[stack0 .. stack0+depth) location ids, leaf first */
+	double v[PF_NVALUES];    /* unsampled values */
+};
+
+struct pf_thread {
+	int64_t uid;
+	uint32_t name;           /* string id, 0 when unnamed */
+	double v[PF_NVALUES];    /* header summary from the dump (informational) */
+};
+
+struct pf_thread_value {
+	uint32_t sample, thread;
+	double v[PF_NVALUES];
+};
+
+enum pf_format {
+	PF_FMT_NONE = 0,
+	PF_FMT_HEAP_V2,          /* jemalloc heap_v2/N */
+	PF_FMT_GPERF,            /* gperftools "heap profile:" */
+};
+
+struct profile {
+	struct strtab strs;
+
+	struct pf_mapping *maps;       size_t nmaps, cap_maps;
+	struct pf_location *locs;      size_t nlocs, cap_locs;
+	struct pf_line *lines;         size_t nlines, cap_lines;
+	struct pf_function *funcs;     size_t nfuncs, cap_funcs;
+	struct pf_sample *samples;     size_t nsamples, cap_samples;
+	uint32_t *stacks;              size_t nstacks, cap_stacks;
+	struct pf_thread *threads;     size_t nthreads, cap_threads;
+	struct pf_thread_value *tvals; size_t ntvals, cap_tvals;
+
+	/* From a symbolized input: address -> names joined with "--", outer first. */
+	struct pf_presym { uint64_t addr; uint32_t names; } *presyms;
+	size_t npresyms, cap_presyms;
+	uint32_t presym_binary;        /* string id of its "binary=" line */
+
+	enum pf_format format;
+	uint64_t period;               /* sampling period from the header (1 = every allocation) */
+	bool has_alloc;                /* some accumulated counts are nonzero */
+	bool has_maps;                 /* a MAPPED_LIBRARIES section was present */
+	uint32_t main_mapping;         /* mapping id of the main executable, or UINT32_MAX */
+	double header_total[PF_NVALUES]; /* the dump's own t* summary, informational */
+
+	struct idmap loc_index, sample_index, func_index, map_index, thread_index, presym_index;
+};
+
+int profile_init(struct profile *p);
+void profile_release(struct profile *p);
+
+/* Id of the location for (ADDR, LEAF, MAPPING), adding it when new.  The
+ * parser passes UINT32_MAX for the mapping; profile_resolve_mappings() sets
+ * it later. */
+int64_t profile_location(struct profile *p, uint64_t addr, bool leaf, uint32_t mapping);
+
+/* Id of the sample whose stack is LOCS[0..n), adding it with zero values
+ * when new. */
+int64_t profile_sample(struct profile *p, const uint32_t *locs, size_t n);
+
+/* Id of the thread with UID, added when new. */
+int64_t profile_thread(struct profile *p, int64_t uid);
+
+/* Adds V to thread THREAD's share of SAMPLE. */
+int profile_thread_add(struct profile *p, uint32_t sample, uint32_t thread,
+		       const double v[PF_NVALUES]);
+
+/* Id of the mapping equal to M (start, limit, offset, path), added when new. */
+int64_t profile_mapping(struct profile *p, const struct pf_mapping *m);
+
+/* Id of the function (name, system_name, filename, start_line), added when new. */
+int64_t profile_function(struct profile *p, uint32_t name, uint32_t system_name,
+			 uint32_t filename, int64_t start_line);
+
+/* Appends a line; returns its index or a negative code. */
+int64_t profile_add_line(struct profile *p, const struct pf_line *l);
+
+/* Records a presymbolized name for ADDR. */
+int profile_presym(struct profile *p, uint64_t addr, uint32_t names);
+/* The names string id for ADDR, or 0. */
+uint32_t profile_presym_find(const struct profile *p, uint64_t addr);
+
+/* Mapping id containing ADDR (executable mappings preferred), or UINT32_MAX. */
+uint32_t profile_find_mapping(const struct profile *p, uint64_t addr);
+
+/* Points every location at the mapping that contains it and picks the main
+ * executable's mapping.  Called by the parser once the maps are known. */
+void profile_resolve_mappings(struct profile *p);
+
+/* Adds SRC into DST with every value multiplied by SIGN: mappings, locations
+ * (same address and mapping), samples (same location vector) and thread
+ * values merge; presymbols are copied. */
+int profile_merge(struct profile *dst, const struct profile *src, double sign,
+		  char *err, size_t errlen);
+
+/* Sum of value V over all samples. */
+double profile_total(const struct profile *p, enum pf_value v);
+
+#endif

@@ -1,0 +1,17 @@
+#include <math.h>
+#include "analyzer/unsample.h"
+
+void unsample_pair(enum unsample_kind kind, double rate, double *objs, double *bytes)
+{
+	if (kind == UNSAMPLE_NONE || *objs == 0 || rate <= 0)
+		return;
+	double ratio = (*bytes / *objs) / rate;
+	if (kind == UNSAMPLE_V2) {
+		double scale = 1 / (1 - exp(-ratio));
+		*objs *= scale;
+		*bytes *= scale;
+	} else if (ratio < 1 && ratio > 0) {
+		*objs /= ratio;
+		*bytes /= ratio;
+	}
+}

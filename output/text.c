@@ -1,0 +1,63 @@
+#include <math.h>
+#include "output/text.h"
+
+enum units text_units(enum pf_value v, bool show_bytes)
+{
+	if (v == PF_INUSE_OBJECTS || v == PF_ALLOC_OBJECTS)
+		return UNITS_OBJECTS;
+	return show_bytes ? UNITS_BYTES : UNITS_MB;
+}
+
+const char *text_unit_name(enum units u)
+{
+	return u == UNITS_MB ? "MB" : u == UNITS_BYTES ? "B" : "objects";
+}
+
+void text_format_value(char *buf, size_t len, double v, enum units u)
+{
+	if (u == UNITS_MB) {
+		snprintf(buf, len, "%.1f", v / 1048576.0);
+		return;
+	}
+	/* Perl's %d truncates toward zero */
+	double t = trunc(v);
+	if (t >= 9.2e18 || t <= -9.2e18)
+		snprintf(buf, len, "%.0f", t);
+	else
+		snprintf(buf, len, "%lld", (long long)t);
+}
+
+void text_format_percent(char *buf, size_t len, double v, double total)
+{
+	if (total == 0) {
+		snprintf(buf, len, "%s", v == 0 ? "nan" : v > 0 ? "+inf" : "-inf");
+		return;
+	}
+	snprintf(buf, len, "%.1f%%", v * 100.0 / total);
+}
+
+void text_write(FILE *out, const struct aggregate *a, const struct text_options *o)
+{
+	char total[64];
+	if (a->total != 0) {
+		text_format_value(total, sizeof(total), a->total, o->units);
+		fprintf(out, "Total%s%s%s: %s %s\n", o->thread ? " (" : "",
+			o->thread ? o->thread : "", o->thread ? ")" : "", total,
+			text_unit_name(o->units));
+	}
+	double running = 0;
+	for (size_t i = 0; i < a->norder; i++) {
+		if (o->nodecount > 0 && (long)i >= o->nodecount)
+			break;
+		const struct agg_row *r = &a->rows[a->order[i]];
+		char flat[64], cum[64], fp[32], sp[32], cp[32];
+		running += r->flat;
+		text_format_value(flat, sizeof(flat), r->flat, o->units);
+		text_format_value(cum, sizeof(cum), r->cum, o->units);
+		text_format_percent(fp, sizeof(fp), r->flat, a->flat_total);
+		text_format_percent(sp, sizeof(sp), running, a->flat_total);
+		text_format_percent(cp, sizeof(cp), r->cum, a->flat_total);
+		fprintf(out, "%8s %6s %6s %8s %6s %s\n", flat, fp, sp, cum, cp,
+			strtab_get(&a->keys, r->key));
+	}
+}

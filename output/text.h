@@ -1,0 +1,28 @@
+/* text: jeprof's --text table (spec section 4.2). */
+#ifndef JHEAP_TEXT_H
+#define JHEAP_TEXT_H
+
+#include <stdbool.h>
+#include <stdio.h>
+#include "analyzer/aggregate.h"
+
+enum units { UNITS_MB = 0, UNITS_BYTES, UNITS_OBJECTS };
+
+struct text_options {
+	enum units units;
+	long nodecount;          /* rows at most; <= 0 for all */
+	const char *thread;      /* "t3" for a thread's report, or NULL */
+};
+
+/* The units a value is printed in: objects for counts, else MB or B. */
+enum units text_units(enum pf_value v, bool show_bytes);
+const char *text_unit_name(enum units u);
+/* Formats V as jeprof's Unparse does: "%.1f" of MiB, or a truncated integer. */
+void text_format_value(char *buf, size_t len, double v, enum units u);
+/* jeprof's Percent(): "%.1f%%", or nan/+inf/-inf when the total is 0. */
+void text_format_percent(char *buf, size_t len, double v, double total);
+
+/* Writes the table for A (already sorted with aggregate_sort). */
+void text_write(FILE *out, const struct aggregate *a, const struct text_options *o);
+
+#endif

@@ -1,0 +1,322 @@
+#include <elf.h>
+#include <unistd.h>
+
+#include "analyzer/util.h"
+#include "symbolize/addr.h"
+#include "symbolize/symbolize.h"
+
+struct ctx {
+	struct profile *p;
+	struct symcache *sc;
+	const struct symbolize_options *o;
+	struct symbolize_stats *st;
+	char *err;
+	size_t errlen;
+};
+
+__attribute__((format(printf, 2, 3)))
+static void warn(struct ctx *c, const char *fmt, ...)
+{
+	if (!c->o->warn)
+		return;
+	char msg[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	c->o->warn(c->o->ctx, msg);
+}
+
+static int64_t intern(struct ctx *c, const char *s)
+{
+	return s ? strtab_intern(&c->p->strs, s) : 0;
+}
+
+/* Gives location L the single frame NAME (no file, no line). */
+static int set_named(struct ctx *c, struct pf_location *l, const char *name,
+		     enum pf_sym_state state)
+{
+	int64_t n = intern(c, name);
+	if (n < 0)
+		return (int)n;
+	int64_t f = profile_function(c->p, (uint32_t)n, 0, 0, 0);
+	if (f < 0)
+		return (int)f;
+	struct pf_line ln = { .function = (uint32_t)f };
+	int64_t id = profile_add_line(c->p, &ln);
+	if (id < 0)
+		return (int)id;
+	l->line0 = (uint32_t)id;
+	l->nlines = 1;
+	l->sym = (uint8_t)state;
+	return 0;
+}
+
+static const char *base_name(const char *path)
+{
+	const char *b = strrchr(path, '/');
+	return b ? b + 1 : path;
+}
+
+/* "libfoo.so.1+0x1a2b", "[vdso]+0x9f0", or the raw pc. */
+static int set_unknown(struct ctx *c, struct pf_location *l)
+{
+	char buf[600];
+	uint64_t pc = addr_pc(l->addr, l->leaf);
+	if (l->mapping == UINT32_MAX) {
+		snprintf(buf, sizeof(buf), "0x%016llx", (unsigned long long)pc);
+	} else {
+		const struct pf_mapping *m = &c->p->maps[l->mapping];
+		const char *path = strtab_get(&c->p->strs, m->path);
+		const char *name = m->kind == PF_MAP_ANON ? "[anon]" : base_name(path);
+		uint64_t off = m->kind == PF_MAP_FILE ? addr_rel(pc, m->start, m->offset)
+						      : pc - m->start;
+		snprintf(buf, sizeof(buf), "%s+0x%llx", name, (unsigned long long)off);
+	}
+	c->st->pcs_unknown++;
+	return set_named(c, l, buf, PF_SYM_UNKNOWN);
+}
+
+static int set_frames(struct ctx *c, struct pf_location *l, const struct symresult *r)
+{
+	uint32_t first = (uint32_t)c->p->nlines;
+	for (unsigned i = 0; i < r->nframes; i++) {
+		const struct symframe *f = &r->frames[i];
+		int64_t name = intern(c, f->name ? f->name : "??");
+		int64_t sys = intern(c, f->linkage);
+		int64_t file = intern(c, f->file);
+		int64_t dfile = f->decl_file ? intern(c, f->decl_file) : file;
+		if (name < 0 || sys < 0 || file < 0 || dfile < 0)
+			return JH_ENOMEM;
+		int64_t fn = profile_function(c->p, (uint32_t)name, (uint32_t)sys,
+					      (uint32_t)dfile, f->decl_line);
+		if (fn < 0)
+			return (int)fn;
+		struct pf_line ln = {
+			.function = (uint32_t)fn, .file = (uint32_t)file,
+			.line = f->line, .column = f->column, .inlined = f->inlined,
+		};
+		if (profile_add_line(c->p, &ln) < 0)
+			return JH_ENOMEM;
+	}
+	l->line0 = first;
+	l->nlines = r->nframes;
+	l->sym = r->status == SYM_DWARF ? PF_SYM_DWARF : PF_SYM_SYMTAB;
+	if (r->status == SYM_DWARF)
+		c->st->pcs_dwarf++;
+	else
+		c->st->pcs_symtab++;
+	return 0;
+}
+
+/* Names from a symbolized profile: "outer--inlined--innermost". */
+static int set_presym(struct ctx *c, struct pf_location *l, uint32_t names)
+{
+	const char *s = strtab_get(&c->p->strs, names);
+	/* split on "--", then store innermost first */
+	const char *parts[256];
+	size_t lens[256], n = 0;
+	const char *start = s;
+	for (const char *q = s;; q++) {
+		if (!*q || (q[0] == '-' && q[1] == '-')) {
+			if (n < 256) {
+				parts[n] = start;
+				lens[n++] = (size_t)(q - start);
+			}
+			if (!*q)
+				break;
+			q++;
+			start = q + 1;
+		}
+	}
+	uint32_t first = (uint32_t)c->p->nlines;
+	for (size_t i = n; i-- > 0;) {
+		int64_t name = strtab_intern_n(&c->p->strs, parts[i], lens[i]);
+		if (name < 0)
+			return (int)name;
+		int64_t fn = profile_function(c->p, (uint32_t)name, 0, 0, 0);
+		if (fn < 0)
+			return (int)fn;
+		struct pf_line ln = { .function = (uint32_t)fn, .inlined = i != 0 };
+		if (profile_add_line(c->p, &ln) < 0)
+			return JH_ENOMEM;
+	}
+	l->line0 = first;
+	l->nlines = (uint32_t)n;
+	l->sym = PF_SYM_PRESYM;
+	c->st->pcs_presym++;
+	return 0;
+}
+
+/* --lib_prefix: PREFIX/full/path, then with leading folders dropped one at
+ * a time, for each prefix in turn; the original path last. */
+static const char *find_library(struct ctx *c, const char *path, char *buf, size_t len)
+{
+	if (!c->o->lib_prefixes)
+		return path;
+	for (const char *const *pp = c->o->lib_prefixes; *pp; pp++) {
+		const char *tail = path;
+		while (tail && *tail) {
+			snprintf(buf, len, "%s/%s", *pp, *tail == '/' ? tail + 1 : tail);
+			if (!access(buf, R_OK))
+				return buf;
+			tail = strchr(tail + 1, '/');
+		}
+	}
+	return path;
+}
+
+static int cmp_loc_by_pc(const void *a, const void *b, void *arg)
+{
+	const struct profile *p = arg;
+	const struct pf_location *x = &p->locs[*(const uint32_t *)a];
+	const struct pf_location *y = &p->locs[*(const uint32_t *)b];
+	if (x->mapping != y->mapping)
+		return x->mapping < y->mapping ? -1 : 1;
+	uint64_t px = addr_pc(x->addr, x->leaf), py = addr_pc(y->addr, y->leaf);
+	return px < py ? -1 : px > py;
+}
+
+/* Symbolizes the locations ids[0..n) that all lie in mapping M. */
+static int do_mapping(struct ctx *c, uint32_t mi, const uint32_t *ids, size_t n)
+{
+	struct profile *p = c->p;
+	struct pf_mapping *m = mi == UINT32_MAX ? NULL : &p->maps[mi];
+	if (!m || m->kind != PF_MAP_FILE || c->o->no_symbolize) {
+		for (size_t i = 0; i < n; i++)
+			if (set_unknown(c, &p->locs[ids[i]]))
+				return JH_ENOMEM;
+		return 0;
+	}
+	char buf[4096];
+	const char *path = strtab_get(&p->strs, m->path);
+	const char *obj = m->is_main && c->o->binary ? c->o->binary : find_library(c, path, buf, sizeof(buf));
+	int64_t objid = intern(c, obj);
+	if (objid < 0)
+		return JH_ENOMEM;
+	m->object = (uint32_t)objid;
+	char err[512];
+	struct symmodule *mod = symcache_module(c->sc, obj, err, sizeof(err));
+	size_t nseg = 0;
+	const struct symsegment *segs = mod ? symmodule_segments(mod, &nseg) : NULL;
+	if (mod && m->is_main && c->o->binary && !(m->start == 0 && m->offset == 0 && m->limit == UINT64_MAX) &&
+	    !addr_mapping_fits(segs, nseg, m->offset, m->limit - m->start, m->exec)) {
+		if (!c->st->binary_mismatch)
+			warn(c, "'%s' does not match the dump: its segments do not fit the mapping %llx-%llx at offset %llx of '%s'",
+			     obj, (unsigned long long)m->start, (unsigned long long)m->limit,
+			     (unsigned long long)m->offset, path);
+		c->st->binary_mismatch = true;
+	}
+	if (!mod) {
+		c->st->modules_failed++;
+		warn(c, "%s; its frames are shown as %s+0xOFFSET", err, base_name(path));
+	} else {
+		c->st->modules++;
+		size_t blen = 0;
+		const unsigned char *bid = symmodule_build_id(mod, &blen);
+		if (bid && blen && blen <= 64) {
+			char hex[130];
+			for (size_t i = 0; i < blen; i++)
+				snprintf(hex + 2 * i, 3, "%02x", bid[i]);
+			int64_t b = intern(c, hex);
+			if (b < 0)
+				return JH_ENOMEM;
+			m->build_id = (uint32_t)b;
+		}
+	}
+	bool identity = m->start == 0 && m->offset == 0 && m->limit == UINT64_MAX;
+	size_t resolved = 0;
+	for (size_t i = 0; i < n; i++) {
+		struct pf_location *l = &p->locs[ids[i]];
+		uint64_t pc = addr_pc(l->addr, l->leaf), vaddr;
+		if (!mod)
+			goto unknown;
+		if (identity && symmodule_elf_type(mod) == ET_EXEC)
+			vaddr = pc;
+		else if (addr_rel_to_vaddr(segs, nseg, addr_rel(pc, m->start, m->offset), &vaddr))
+			goto unknown;
+		struct symresult r;
+		symmodule_lookup(mod, vaddr, &r);
+		if (r.status == SYM_NONE || !r.nframes)
+			goto unknown;
+		if (set_frames(c, l, &r))
+			return JH_ENOMEM;
+		resolved++;
+		if (r.status == SYM_DWARF) {
+			m->has_functions = m->has_filenames = true;
+			if (r.frames[0].line)
+				m->has_line_numbers = true;
+			if (r.nframes > 1)
+				m->has_inline_frames = true;
+		} else {
+			m->has_functions = true;
+		}
+		continue;
+unknown:
+		if (set_unknown(c, l))
+			return JH_ENOMEM;
+	}
+	if (m->is_main) {
+		c->st->main_pcs += n;
+		c->st->main_resolved += resolved;
+	}
+	return 0;
+}
+
+int symbolize_profile(struct profile *p, struct symcache *sc,
+		      const struct symbolize_options *o, struct symbolize_stats *st,
+		      char *err, size_t errlen)
+{
+	struct ctx c = { p, sc, o, st, err, errlen };
+	memset(st, 0, sizeof(*st));
+	/* No maps but a BINARY: look every address up in it directly, as
+	 * jeprof's fallback entry does (right for non-PIE programs). */
+	if (!p->has_maps && o->binary) {
+		int64_t path = intern(&c, o->binary);
+		if (path < 0)
+			return jh_err(err, errlen, JH_ENOMEM, "out of memory");
+		struct pf_mapping m = { .start = 0, .limit = UINT64_MAX, .offset = 0,
+					.path = (uint32_t)path, .exec = true, .is_main = true };
+		int64_t id = profile_mapping(p, &m);
+		if (id < 0)
+			return jh_err(err, errlen, JH_ENOMEM, "out of memory");
+		p->main_mapping = (uint32_t)id;
+		for (size_t i = 0; i < p->nlocs; i++)
+			if (p->locs[i].mapping == UINT32_MAX)
+				p->locs[i].mapping = (uint32_t)id;
+	}
+	uint32_t *ids = malloc((p->nlocs + 1) * sizeof(*ids));
+	if (!ids)
+		return jh_err(err, errlen, JH_ENOMEM, "out of memory");
+	size_t n = 0;
+	st->pcs = p->nlocs;
+	for (size_t i = 0; i < p->nlocs; i++) {
+		struct pf_location *l = &p->locs[i];
+		if (l->sym != PF_SYM_NOTYET)
+			continue;
+		if (p->npresyms) {
+			uint32_t names = profile_presym_find(p, addr_pc(l->addr, l->leaf));
+			if (names) {
+				if (set_presym(&c, l, names))
+					goto oom;
+				continue;
+			}
+		}
+		ids[n++] = (uint32_t)i;
+	}
+	qsort_r(ids, n, sizeof(*ids), cmp_loc_by_pc, p);
+	for (size_t i = 0; i < n;) {
+		size_t j = i;
+		uint32_t mi = p->locs[ids[i]].mapping;
+		while (j < n && p->locs[ids[j]].mapping == mi)
+			j++;
+		if (do_mapping(&c, mi, ids + i, j - i))
+			goto oom;
+		i = j;
+	}
+	free(ids);
+	return 0;
+oom:
+	free(ids);
+	return jh_err(err, errlen, JH_ENOMEM, "out of memory while symbolizing");
+}

@@ -1,0 +1,36 @@
+/*
+ * symbolize: the one file that joins the profile model and the libdw
+ * backend.  It decides which object file each mapping stands for (BINARY,
+ * "(deleted)", --lib_prefix), converts addresses once, asks the backend for
+ * every unique pc and writes functions and lines into the model.
+ */
+#ifndef JHEAP_SYMBOLIZE_H
+#define JHEAP_SYMBOLIZE_H
+
+#include <stddef.h>
+#include "analyzer/profile.h"
+#include "symbolize/symcache.h"
+
+struct symbolize_options {
+	const char *binary;                 /* BINARY from the command line, or NULL */
+	const char *const *lib_prefixes;    /* NULL-terminated, may be NULL */
+	bool no_symbolize;                  /* name every frame module+offset only */
+	void (*warn)(void *ctx, const char *msg);
+	void *ctx;
+};
+
+struct symbolize_stats {
+	size_t pcs, pcs_dwarf, pcs_symtab, pcs_unknown, pcs_presym;
+	size_t modules, modules_failed;
+	size_t main_pcs, main_resolved;
+	bool binary_mismatch;               /* BINARY does not match the dump */
+};
+
+/* Fills lines and functions for every location of P.  Problems with single
+ * modules are warnings (their frames are named "lib.so+0x1a2b"); the stats
+ * tell the caller how complete the result is.  Returns 0 or JH_ENOMEM. */
+int symbolize_profile(struct profile *p, struct symcache *sc,
+		      const struct symbolize_options *o, struct symbolize_stats *st,
+		      char *err, size_t errlen);
+
+#endif

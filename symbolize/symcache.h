@@ -1,0 +1,104 @@
+/*
+ * symcache: the libdw symbolization backend.
+ *
+ * It knows object files and addresses, nothing about profiles: callers ask
+ * "which frames does link-time address V of file F hold?" and get the
+ * inline chain, innermost first.  Everything is cached for the life of the
+ * symcache: one open handle per object file (opened lazily, failures
+ * remembered), one interval index per DWARF compilation unit (built on
+ * first touch), and the strings it hands out.
+ */
+#ifndef JHEAP_SYMCACHE_H
+#define JHEAP_SYMCACHE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct symcache;
+struct symmodule;
+
+struct symcache_options {
+	/* Extra folders searched for separate debug files, tried before the
+	 * standard ones (build-id under each dir's .build-id/xx/yyyy.debug, and
+	 * DIR/<path of the object>, DIR/<path>.debug, DIR/<debuglink name>).
+	 * NULL-terminated; may be NULL. Borrowed for the symcache's life. */
+	const char *const *debuginfo_dirs;
+};
+
+/* One frame. All strings belong to the symcache and live until
+ * symcache_free(); any of them may be NULL when unknown. */
+struct symframe {
+	const char *name;     /* demangled full name, e.g. "ns::Holder<int>::add(int)";
+	                         DIE name when nothing better; NULL when unknown */
+	const char *linkage;  /* mangled (system) name, NULL when there is none */
+	const char *file;     /* source file of the pc inside this frame: for the
+	                         innermost frame the line-table row of the pc, for
+	                         outer frames the DW_AT_call_file of the inlined
+	                         callee below it */
+	int line;             /* 0 when unknown */
+	int column;           /* 0 when unknown */
+	const char *decl_file;/* file where the function is declared (DW_AT_decl_file) */
+	int decl_line;        /* DW_AT_decl_line of the function, 0 if unknown */
+	int inlined;          /* 1 if this frame is an inlined copy inside the next one */
+};
+
+enum symstatus {
+	SYM_NONE = 0,    /* nothing covers this address (no symbol, no DWARF) */
+	SYM_SYMTAB = 1,  /* only an ELF symbol (.symtab/.dynsym) whose [value, value+size)
+	                    covers the pc; one frame, no file/line */
+	SYM_DWARF = 2,   /* DWARF subprogram found; frames carry file:line when the
+	                    line table has them */
+};
+
+struct symresult {
+	enum symstatus status;
+	unsigned nframes;               /* 0 when status == SYM_NONE */
+	const struct symframe *frames;  /* innermost first; frames[nframes-1] is the
+	                                   real (non-inlined) function. Owned by the
+	                                   symcache, valid until symcache_free(). */
+};
+
+/* A PT_LOAD program header of the main ELF file (not of the debug file). */
+struct symsegment {
+	uint64_t offset, filesz, vaddr, memsz;
+	uint32_t flags;  /* PF_X | PF_W | PF_R */
+};
+
+/* New empty cache. Returns NULL only when out of memory. */
+struct symcache *symcache_new(const struct symcache_options *opts);
+/* Frees every module and string. symcache_free(NULL) is a no-op. */
+void symcache_free(struct symcache *sc);
+
+/* The module for the object file at PATH, opened on first request and cached
+ * (also when opening failed: the same error is returned again without
+ * touching the disk). On failure returns NULL and writes a message such as
+ * "cannot open '/x/lib.so': No such file or directory" or
+ * "'/x/y' is not an ELF file" into err. The module belongs to the cache. */
+struct symmodule *symcache_module(struct symcache *sc, const char *path,
+				  char *err, size_t errlen);
+
+/* Program headers of the module's ELF file: the PT_LOAD entries in file
+ * order. *n receives their count. Owned by the module. */
+const struct symsegment *symmodule_segments(const struct symmodule *m, size_t *n);
+
+/* ELF type: 2 = ET_EXEC, 3 = ET_DYN, as in e_type. */
+int symmodule_elf_type(const struct symmodule *m);
+
+/* GNU build id bytes of the module's file, or NULL with *len = 0. */
+const unsigned char *symmodule_build_id(const struct symmodule *m, size_t *len);
+
+/* Path of the file the DWARF was read from (the object itself or its separate
+ * debug file), or NULL when the module has no DWARF at all. */
+const char *symmodule_debug_path(const struct symmodule *m);
+
+/* Frames for link-time address VADDR (already the lookup pc: callers have
+ * applied the -1 for return addresses). Never fails: an unknown address is
+ * SYM_NONE. The result stays valid until symcache_free(). Calling it twice
+ * with the same address is cheap. */
+void symmodule_lookup(struct symmodule *m, uint64_t vaddr, struct symresult *out);
+
+/* Demangle a C++ (Itanium) or Rust (legacy or v0) symbol. Returns a new
+ * malloc'd string the caller frees, or NULL when NAME is not mangled. */
+char *symcache_demangle(const char *name);
+
+#endif
