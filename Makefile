@@ -43,7 +43,14 @@ $(BUILD)/tests/%: tests/unit/%.c tests/unit/unit.h $(BUILD)/libjheap.a
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libjheap.a $(LIBS)
 
-unit: $(UNIT_BINS)
+TOOL_SRCS := $(sort $(wildcard tests/tools/*.c))
+TOOL_BINS := $(TOOL_SRCS:tests/tools/%.c=$(BUILD)/tests/tools/%)
+
+$(BUILD)/tests/tools/%: tests/tools/%.c $(BUILD)/libjheap.a
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libjheap.a $(LIBS)
+
+unit: $(UNIT_BINS) $(TOOL_BINS)
 
 clean:
 	rm -rf $(BUILD)

@@ -203,7 +203,8 @@ static int read_addr(struct parser *ps, const char **s, const char *e, uint64_t 
 	const char *digits = q;
 	while (q < e && hexdig(*q) >= 0) {
 		if (v >> 60)
-			return perr(ps, JH_EFORMAT, "address '%.40s' is longer than 64 bits", *s);
+			return perr(ps, JH_EFORMAT, "address '%.*s' is longer than 64 bits",
+				    (int)(e - *s > 40 ? 40 : e - *s), *s);
 		v = v << 4 | (uint64_t)hexdig(*q);
 		q++;
 	}
@@ -382,14 +383,17 @@ static int parse_v2(struct parser *ps, const char *hdr, size_t hlen)
 		if (ps->last_unterminated)
 			return perr(ps, JH_EFORMAT, "the file ends in the middle of a line (truncated dump?)");
 		return perr(ps, JH_EFORMAT,
-			    "expected a stack '@ 0x...', a counts line 't*: N: N [N: N]' or 'MAPPED_LIBRARIES:', found '%.40s'",
-			    line);
+			    "expected a stack '@ 0x...', a counts line 't*: N: N [N: N]' or 'MAPPED_LIBRARIES:', found '%.*s'",
+			    (int)(len > 40 ? 40 : len), line);
 	}
 	if (r < 0)
 		return r;
+	if (ps->cur >= 0 && !ps->cur_has_counts && ps->last_unterminated)
+		return perr(ps, JH_EFORMAT, "the file ends in the middle of a stack record (truncated dump?)");
 	if (check_stack_done(ps))
 		return JH_EFORMAT;
-	pwarn(ps, "no MAPPED_LIBRARIES section (truncated dump?): addresses can only be symbolized in the BINARY given on the command line");
+	if (!p->npresyms)
+		pwarn(ps, "no MAPPED_LIBRARIES section (truncated dump?): addresses can only be symbolized in the BINARY given on the command line");
 	return 0;
 }
 
@@ -535,8 +539,11 @@ int parse_buffer(struct profile *p, const char *name, const char *buf, size_t le
 		if (!llen)
 			continue;
 		if (line[0] == '%') {
-			if (starts(line, llen, "%warn"))
-				pwarn(&ps, "WARNING: %.*s", (int)(llen > 5 ? llen - 5 : 0), line + 5);
+			if (starts(line, llen, "%warn")) {
+				const char *w = line + 5, *we = line + llen;
+				skip_sp(&w, we);
+				pwarn(&ps, "WARNING: %.*s", (int)(we - w), w);
+			}
 			else
 				pwarn(&ps, "ignoring unknown command '%.*s'", (int)(llen > 60 ? 60 : llen), line);
 			continue;
@@ -582,8 +589,8 @@ int parse_buffer(struct profile *p, const char *name, const char *buf, size_t le
 		rc = perr(&ps, JH_EFORMAT, "this is a CPU profile; jheap reads heap profiles");
 	else
 		rc = perr(&ps, JH_EFORMAT,
-			  "not a heap profile: expected 'heap_v2/PERIOD' or 'heap profile:', found '%.40s'",
-			  line);
+			  "not a heap profile: expected 'heap_v2/PERIOD' or 'heap profile:', found '%.*s'",
+			  (int)(llen > 40 ? 40 : llen), line);
 out:
 	free(ps.frames);
 	profile_resolve_mappings(p);

@@ -1,0 +1,244 @@
+/* Parser and unsampling: values checked against jeprof's figures in
+ * spec/jeprof-format.md section 2 and against hand-computed expectations. */
+#include <math.h>
+#include "analyzer/parse.h"
+#include "analyzer/unsample.h"
+#include "unit.h"
+
+static int parse(struct profile *p, const char *text, char *err, size_t errlen)
+{
+	profile_init(p);
+	return parse_buffer(p, "t.heap", text, strlen(text), NULL, err, errlen);
+}
+
+static int near(double a, double b, double tol)
+{
+	return fabs(a - b) <= tol;
+}
+
+TEST(unsample_v2_matches_jeprof)
+{
+	/* jeprof prints these (R = 524288): 113: 7232 -> 925752.50 objects,
+	 * 59248160.07 B; 1499: 61650842 -> 19868.13 and 817136110.40;
+	 * 1: 82338 -> 6.88 and 566534.14 */
+	double n = 113, s = 7232;
+	unsample_pair(UNSAMPLE_V2, 524288, &n, &s);
+	CHECK(near(n, 925752.50, 0.01));
+	CHECK(near(s, 59248160.07, 0.01));
+	n = 1499, s = 61650842;
+	unsample_pair(UNSAMPLE_V2, 524288, &n, &s);
+	CHECK(near(n, 19868.13, 0.01));
+	CHECK(near(s, 817136110.40, 0.01));
+	n = 1, s = 82338;
+	unsample_pair(UNSAMPLE_V2, 524288, &n, &s);
+	CHECK(near(n, 6.88, 0.01));
+	CHECK(near(s, 566534.14, 0.01));
+	n = 0, s = 0;
+	unsample_pair(UNSAMPLE_V2, 524288, &n, &s);
+	CHECK(n == 0 && s == 0);
+}
+
+TEST(unsample_v1_no_division_by_zero)
+{
+	double n = 0, s = 0;
+	unsample_pair(UNSAMPLE_V1, 131072, &n, &s);
+	CHECK(n == 0 && s == 0);
+	n = 10, s = 1000; /* mean 100 B, ratio 100/131072 */
+	unsample_pair(UNSAMPLE_V1, 131072, &n, &s);
+	CHECK(near(n, 10 * 131072.0 / 100, 1e-6));
+	CHECK(near(s, 1000 * 131072.0 / 100, 1e-6));
+	n = 2, s = 400000; /* ratio >= 1: unchanged */
+	unsample_pair(UNSAMPLE_V1, 131072, &n, &s);
+	CHECK(n == 2 && s == 400000);
+}
+
+static const char v2[] =
+	"heap_v2/1\n"
+	"  t*: 3: 300 [5: 500]\n"
+	"  t0: 1: 100 [1: 100]\n"
+	"  t7: 2: 200 [4: 400] worker thread\n"
+	"@ 0x7f0000001010 0x555500001234 0x555500001300\r\n"
+	"  t*: 1: 112 [1: 112]\n"
+	"  t0: 1: 112 [1: 112]\n"
+	"@ 0x7f0000001010 0x555500001250\n"
+	"  t*: 2: 20480 [4: 40960]\n"
+	"  t7: 2: 20480 [4: 40960]\n"
+	"\n"
+	"MAPPED_LIBRARIES:\n"
+	"555500000000-555500001000 r--p 00000000 fe:00 42   /opt/my app/server\n"
+	"555500001000-555500002000 r-xp 00001000 fe:00 42   /opt/my app/server\n"
+	"7f0000000000-7f0000010000 r-xp 00000000 fe:00 43   /usr/lib/libjemalloc.so.2\n"
+	"7f0000020000-7f0000030000 r-xp 00000000 fe:00 44   /tmp/libplug.so (deleted)\n"
+	"7ffc00000000-7ffc00002000 r-xp 00000000 00:00 0    [vdso]\n";
+
+TEST(heap_v2_records_threads_maps)
+{
+	struct profile p;
+	char err[256] = "";
+	CHECK_INT(parse(&p, v2, err, sizeof(err)), 0);
+	CHECK_STR(err, "");
+	CHECK_INT(p.format, PF_FMT_HEAP_V2);
+	CHECK_INT(p.period, 1);
+	CHECK_INT(p.nsamples, 2);
+	CHECK_INT(p.nlocs, 4); /* 0x7f..1010 is a leaf in both stacks */
+	CHECK(p.has_alloc);
+	CHECK(p.has_maps);
+	/* R = 1: 112-byte objects are scaled by 1/(1-e^-112), i.e. exactly 1 in doubles */
+	CHECK(profile_total(&p, PF_INUSE_SPACE) == 112 + 20480);
+	CHECK(profile_total(&p, PF_ALLOC_OBJECTS) == 5);
+	CHECK(p.header_total[PF_INUSE_SPACE] == 300);
+	CHECK_INT(p.nthreads, 2);
+	CHECK_INT(p.threads[1].uid, 7);
+	CHECK_STR(strtab_get(&p.strs, p.threads[1].name), "worker thread");
+	CHECK_INT(p.ntvals, 2);
+	CHECK_INT(p.tvals[1].thread, 1);
+	CHECK(p.tvals[1].v[PF_INUSE_SPACE] == 20480);
+	CHECK_INT(p.nmaps, 5);
+	CHECK_STR(strtab_get(&p.strs, p.maps[1].path), "/opt/my app/server");
+	CHECK(p.maps[3].deleted);
+	CHECK_STR(strtab_get(&p.strs, p.maps[3].path), "/tmp/libplug.so");
+	CHECK_INT(p.maps[4].kind, PF_MAP_VDSO);
+	CHECK_INT(p.main_mapping, 1);
+	CHECK(p.maps[1].is_main);
+	/* locations point at their mappings; frame 0 is the leaf */
+	CHECK(p.locs[0].leaf);
+	CHECK_INT(p.locs[0].mapping, 2);
+	CHECK_INT(p.locs[1].mapping, 1);
+	CHECK(!p.locs[1].leaf);
+	profile_release(&p);
+}
+
+TEST(heap_v2_sampled_totals)
+{
+	struct profile p;
+	char err[256];
+	const char *t = "heap_v2/524288\n  t*: 114: 7296 [0: 0]\n"
+			"@ 0x1 0x2\n  t*: 113: 7232 [0: 0]\n  t0: 113: 7232 [0: 0]\n"
+			"@ 0x1 0x3\n  t*: 1: 82338 [0: 0]\n";
+	CHECK_INT(parse(&p, t, err, sizeof(err)), 0);
+	CHECK(near(profile_total(&p, PF_INUSE_SPACE), 59248160.07 + 566534.14, 0.02));
+	CHECK(!p.has_alloc);
+	CHECK(!p.has_maps);
+	profile_release(&p);
+}
+
+TEST(errors_name_file_and_line)
+{
+	struct profile p;
+	char err[256];
+	CHECK(parse(&p, "heap_v2/1\n@ 0x1\n  t*: 1: x [0: 0]\n", err, sizeof(err)) < 0);
+	CHECK_STR(err, "t.heap:3: expected a byte count");
+	profile_release(&p);
+	CHECK(parse(&p, "heap_v2/1\n@ 0x1 0xzz\n", err, sizeof(err)) < 0);
+	CHECK_STR(err, "t.heap:2: expected a hex address, found '0xzz'");
+	profile_release(&p);
+	CHECK(parse(&p, "heap_v2/1\n@ 0x1\n  t*: 1: 99999999999999999999 [0: 0]\n", err, sizeof(err)) < 0);
+	CHECK_STR(err, "t.heap:3: a byte count does not fit in 64 bits");
+	profile_release(&p);
+	CHECK(parse(&p, "heap_v2/1\n@ 0x1\n  t*: -1: 8 [0: 0]\n", err, sizeof(err)) < 0);
+	CHECK_STR(err, "t.heap:3: an object count is negative");
+	profile_release(&p);
+	CHECK(parse(&p, "heap_v2/1\n@ 0x1\n  t*: 1: 8 [0: 0]\n@ 0x2\n", err, sizeof(err)) < 0);
+	CHECK_STR(err, "t.heap:4: stack record has no 't*:' counts line (truncated dump?)");
+	profile_release(&p);
+	CHECK(parse(&p, "", err, sizeof(err)) < 0);
+	CHECK_STR(err, "t.heap: the file is empty");
+	profile_release(&p);
+	CHECK(parse(&p, "\177ELF\2\1\1", err, sizeof(err)) < 0);
+	CHECK_STR(err, "t.heap: an ELF file (a program or library), not a heap profile");
+	profile_release(&p);
+	CHECK(parse(&p, "hello world\n", err, sizeof(err)) < 0);
+	CHECK_STR(err, "t.heap:1: not a heap profile: expected 'heap_v2/PERIOD' or 'heap profile:', found 'hello world'");
+	profile_release(&p);
+	CHECK(parse(&p, "--- contention\n", err, sizeof(err)) < 0);
+	CHECK_STR(err, "t.heap:1: this is a contention profile; jheap reads heap profiles");
+	profile_release(&p);
+	CHECK(parse(&p, "heap_v2/1\nMAPPED_LIBRARIES:\n1000-2000 r-xp 0 fe:00\n", err, sizeof(err)) < 0);
+	CHECK_STR(err, "t.heap:3: expected an inode number in a maps line");
+	profile_release(&p);
+}
+
+TEST(gperftools_variants)
+{
+	struct profile p;
+	char err[256];
+	/* heap/N: v1 with R = N/2; the 0: 0 entry must not divide by zero */
+	const char *t = "heap profile:   2:  2000 [  3:  3000] @ heap/262144\n"
+			"   2:  2000 [   2:  2000] @ 0x10 0x20\n"
+			"   0:     0 [   1:  1000] @ 0x10 0x30\n";
+	CHECK_INT(parse(&p, t, err, sizeof(err)), 0);
+	CHECK_INT(p.format, PF_FMT_GPERF);
+	/* mean 1000 B, R = 131072: ratio = 1000/131072, divide by it */
+	CHECK(near(profile_total(&p, PF_INUSE_SPACE), 2000 * 131072.0 / 1000, 1e-6));
+	CHECK(near(profile_total(&p, PF_ALLOC_SPACE), 3 * 131072.0, 1e-6));
+	profile_release(&p);
+	/* heapprofile: no adjustment */
+	t = "heap profile: 1: 10 [1: 10] @ heapprofile\n1: 10 [1: 10] @ 0x10\n";
+	CHECK_INT(parse(&p, t, err, sizeof(err)), 0);
+	CHECK(profile_total(&p, PF_INUSE_SPACE) == 10);
+	profile_release(&p);
+	/* no @: v1 at 128 KiB when the header pairs are equal */
+	t = "heap profile: 1: 10 [1: 10]\n1: 10 [1: 10] @ 0x10\n";
+	CHECK_INT(parse(&p, t, err, sizeof(err)), 0);
+	CHECK(near(profile_total(&p, PF_INUSE_SPACE), 131072, 1e-6));
+	profile_release(&p);
+	/* no @ and different pairs: none */
+	t = "heap profile: 1: 10 [2: 20]\n1: 10 [2: 20] @ 0x10\n";
+	CHECK_INT(parse(&p, t, err, sizeof(err)), 0);
+	CHECK(profile_total(&p, PF_INUSE_SPACE) == 10);
+	profile_release(&p);
+	/* _v2: Poisson with the period */
+	t = "heap profile: 1: 10 [1: 10] @ heap_v2/524288\n113: 7232 [0: 0] @ 0x10\n";
+	CHECK_INT(parse(&p, t, err, sizeof(err)), 0);
+	CHECK(near(profile_total(&p, PF_INUSE_SPACE), 59248160.07, 0.01));
+	profile_release(&p);
+}
+
+TEST(symbolized_profile)
+{
+	struct profile p;
+	char err[256];
+	const char *t = "--- symbol\nbinary=./prog\n0x0000000000001233 main\n"
+			"0x1240 outer--inner\n---\n--- heap\n"
+			"heap_v2/1\n@ 0x7 0x1234 0x1241\n  t*: 1: 64 [0: 0]\n";
+	CHECK_INT(parse(&p, t, err, sizeof(err)), 0);
+	CHECK_STR(strtab_get(&p.strs, p.presym_binary), "./prog");
+	CHECK_STR(strtab_get(&p.strs, profile_presym_find(&p, 0x1233)), "main");
+	CHECK_STR(strtab_get(&p.strs, profile_presym_find(&p, 0x1240)), "outer--inner");
+	CHECK(profile_total(&p, PF_INUSE_SPACE) == 64);
+	profile_release(&p);
+}
+
+TEST(merge_sums_and_subtracts)
+{
+	struct profile a, b, sum;
+	char err[256];
+	const char *t = "heap_v2/1\n@ 0x1 0x2\n  t*: 1: 100 [0: 0]\n  t3: 1: 100 [0: 0]\n";
+	CHECK_INT(parse(&a, t, err, sizeof(err)), 0);
+	CHECK_INT(parse(&b, t, err, sizeof(err)), 0);
+	profile_init(&sum);
+	CHECK_INT(profile_merge(&sum, &a, 1, err, sizeof(err)), 0);
+	CHECK_INT(profile_merge(&sum, &b, 1, err, sizeof(err)), 0);
+	CHECK_INT(sum.nsamples, 1);
+	CHECK(profile_total(&sum, PF_INUSE_SPACE) == 200);
+	CHECK_INT(sum.ntvals, 1);
+	CHECK(sum.tvals[0].v[PF_INUSE_SPACE] == 200);
+	CHECK_INT(profile_merge(&sum, &a, -1, err, sizeof(err)), 0);
+	CHECK(profile_total(&sum, PF_INUSE_SPACE) == 100);
+	profile_release(&a);
+	profile_release(&b);
+	profile_release(&sum);
+}
+
+int main(void)
+{
+	RUN(unsample_v2_matches_jeprof);
+	RUN(unsample_v1_no_division_by_zero);
+	RUN(heap_v2_records_threads_maps);
+	RUN(heap_v2_sampled_totals);
+	RUN(errors_name_file_and_line);
+	RUN(gperftools_variants);
+	RUN(symbolized_profile);
+	RUN(merge_sums_and_subtracts);
+	return UNIT_END();
+}
