@@ -1,4 +1,11 @@
-# jheap: one non-recursive Makefile.  See README.md for the targets.
+# jheap: one non-recursive Makefile.
+#   make                 build build/jheap
+#   make demo            install missing packages, build, profile a bundled
+#                        workload under Debian's libjemalloc and report on it
+#   make check           install missing packages, build, run every test
+#   make install PREFIX=/usr/local
+#   make DEVELOPER=1     warnings are errors
+#   make check SANITIZE=address,undefined
 CC      ?= cc
 PREFIX  ?= /usr/local
 BUILD   ?= build
@@ -17,16 +24,26 @@ LDFLAGS += -fsanitize=$(SANITIZE)
 endif
 LIBS    := -ldw -lelf -lz -liberty -lpthread -lm
 
-SRCS     := $(sort $(wildcard analyzer/*.c symbolize/*.c output/*.c))
-MAIN_SRC := analyzer/main.c
-LIB_SRCS := $(filter-out $(MAIN_SRC),$(SRCS))
-OBJS     := $(SRCS:%.c=$(BUILD)/%.o)
-LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/%.o)
+SRCS      := $(sort $(wildcard analyzer/*.c symbolize/*.c output/*.c))
+MAIN_SRC  := analyzer/main.c
+LIB_SRCS  := $(filter-out $(MAIN_SRC),$(SRCS))
+OBJS      := $(SRCS:%.c=$(BUILD)/%.o)
+LIB_OBJS  := $(LIB_SRCS:%.c=$(BUILD)/%.o)
 UNIT_SRCS := $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
+TOOL_SRCS := $(sort $(wildcard tests/tools/*.c))
+TOOL_BINS := $(TOOL_SRCS:tests/tools/%.c=$(BUILD)/tests/tools/%)
 
-.PHONY: all clean
+.PHONY: all clean deps demo check unit unit-run install bench
 all: $(BUILD)/jheap
+
+# demo, check and bench first install what is missing (scripts/deps.sh
+# uses apt-get, through sudo when not root); a plain build does not.
+ifneq ($(filter demo check bench,$(MAKECMDGOALS)),)
+$(OBJS) $(UNIT_BINS) $(TOOL_BINS): | deps
+endif
+deps:
+	@sh scripts/deps.sh
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -43,16 +60,30 @@ $(BUILD)/tests/%: tests/unit/%.c tests/unit/unit.h $(BUILD)/libjheap.a
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libjheap.a $(LIBS)
 
-TOOL_SRCS := $(sort $(wildcard tests/tools/*.c))
-TOOL_BINS := $(TOOL_SRCS:tests/tools/%.c=$(BUILD)/tests/tools/%)
-
 $(BUILD)/tests/tools/%: tests/tools/%.c $(BUILD)/libjheap.a
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libjheap.a $(LIBS)
 
 unit: $(UNIT_BINS) $(TOOL_BINS)
 
+# Unit tests print "N passed, N failed"; the symbolizer's fixtures are
+# compiled at test time into $(BUILD)/fixtures.
+unit-run: unit
+	@set -e; for t in $(UNIT_BINS); do \
+		JHEAP_FIXTURES=$(abspath $(BUILD))/fixtures $$t; done
+
+check: all unit-run
+	@bash tests/run.sh
+
+demo: all
+	@bash scripts/demo.sh $(BUILD)
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1
+	install -m 755 $(BUILD)/jheap $(DESTDIR)$(PREFIX)/bin/jheap
+	install -m 644 man/jheap.1 $(DESTDIR)$(PREFIX)/share/man/man1/jheap.1
+
 clean:
 	rm -rf $(BUILD)
 
--include $(OBJS:.o=.d)
+-include $(OBJS:.o=.d) $(UNIT_BINS:=.d) $(TOOL_BINS:=.d)

@@ -3,7 +3,9 @@
 #include "analyzer/util.h"
 
 enum opt_id {
-	O_TEXT, O_INUSE_SPACE, O_INUSE_OBJECTS, O_ALLOC_SPACE, O_ALLOC_OBJECTS,
+	O_TEXT, O_COLLAPSED, O_FLAMEGRAPH, O_DOT, O_SVG, O_PDF, O_PNG, O_PROTO,
+	O_SPEEDSCOPE, O_CALLGRIND, O_RAW, O_SYMBOLIZED, O_NODEFRACTION,
+	O_EDGEFRACTION, O_MAXDEGREE, O_INUSE_SPACE, O_INUSE_OBJECTS, O_ALLOC_SPACE, O_ALLOC_OBJECTS,
 	O_SHOW_BYTES, O_FUNCTIONS, O_LINES, O_FILES, O_ADDRESSES, O_CUM,
 	O_NODECOUNT, O_FULL_NAMES, O_KEEP_ALLOCATOR, O_BASE, O_DROP_NEGATIVE,
 	O_DEBUGINFO_DIR, O_LIB_PREFIX, O_NO_SYMBOLIZE, O_OUTPUT, O_QUIET,
@@ -21,6 +23,20 @@ struct option_def {
 /* The option table.  Keep it in step with man/jheap.1: a test compares them. */
 static const struct option_def options[] = {
 	{ "text", 0, O_TEXT, NULL, "print a table of flat and cumulative values (default)" },
+	{ "collapsed", 0, O_COLLAPSED, NULL, "folded stacks for flamegraph.pl and speedscope" },
+	{ "flamegraph", 0, O_FLAMEGRAPH, NULL, "an interactive SVG flame graph" },
+	{ "dot", 0, O_DOT, NULL, "a call graph in graphviz dot format" },
+	{ "svg", 0, O_SVG, NULL, "the call graph rendered as SVG (needs graphviz)" },
+	{ "pdf", 0, O_PDF, NULL, "the call graph rendered as PDF (needs graphviz)" },
+	{ "png", 0, O_PNG, NULL, "the call graph rendered as PNG (needs graphviz)" },
+	{ "proto", 0, O_PROTO, NULL, "gzipped pprof profile.proto for go tool pprof and profiling backends" },
+	{ "speedscope", 0, O_SPEEDSCOPE, NULL, "speedscope's JSON file format" },
+	{ "callgrind", 0, O_CALLGRIND, NULL, "callgrind format for KCachegrind and callgrind_annotate" },
+	{ "raw", 0, O_RAW, NULL, "jeprof's symbolized profile: analyze later without the binary" },
+	{ "symbolized", 0, O_SYMBOLIZED, NULL, "the same as --raw" },
+	{ "nodefraction", 0, O_NODEFRACTION, "F", "call graph: hide nodes below this fraction of the total (0.005)" },
+	{ "edgefraction", 0, O_EDGEFRACTION, "F", "call graph: hide edges below this fraction of the total (0.001)" },
+	{ "maxdegree", 0, O_MAXDEGREE, "N", "call graph: at most N edges into or out of a node (8)" },
 	{ "inuse_space", 0, O_INUSE_SPACE, NULL, "report bytes in use (default)" },
 	{ "inuse_objects", 0, O_INUSE_OBJECTS, NULL, "report objects in use" },
 	{ "alloc_space", 0, O_ALLOC_SPACE, NULL, "report bytes allocated over the run (needs prof_accum:true)" },
@@ -91,11 +107,50 @@ static int set_gran(struct cli *c, enum granularity g, int *seen, char *err, siz
 	return 0;
 }
 
+static int set_mode(struct cli *c, enum output_mode m, int *seen, char *err, size_t errlen)
+{
+	if (++*seen > 1 && c->mode != m)
+		return jh_err(err, errlen, JH_EUSAGE, "specify only one output format");
+	c->mode = m;
+	return 0;
+}
+
+static int number(const char *opt, const char *val, double *out, char *err, size_t errlen)
+{
+	char *end;
+	errno = 0;
+	double d = strtod(val, &end);
+	if (errno || end == val || *end || d < 0 || d != d)
+		return jh_err(err, errlen, JH_EUSAGE, "--%s expects a non-negative number, not '%s'",
+			      opt, val);
+	*out = d;
+	return 0;
+}
+
 static int apply(struct cli *c, const struct option_def *o, char *val, int *nvalue,
-		 int *ngran, char *err, size_t errlen)
+		 int *ngran, int *nmode, char *err, size_t errlen)
 {
 	switch (o->id) {
-	case O_TEXT: c->mode = MODE_TEXT; return 0;
+	case O_TEXT: return set_mode(c, MODE_TEXT, nmode, err, errlen);
+	case O_COLLAPSED: return set_mode(c, MODE_COLLAPSED, nmode, err, errlen);
+	case O_FLAMEGRAPH: return set_mode(c, MODE_FLAMEGRAPH, nmode, err, errlen);
+	case O_DOT: return set_mode(c, MODE_DOT, nmode, err, errlen);
+	case O_SVG: return set_mode(c, MODE_SVG, nmode, err, errlen);
+	case O_PDF: return set_mode(c, MODE_PDF, nmode, err, errlen);
+	case O_PNG: return set_mode(c, MODE_PNG, nmode, err, errlen);
+	case O_PROTO: return set_mode(c, MODE_PROTO, nmode, err, errlen);
+	case O_SPEEDSCOPE: return set_mode(c, MODE_SPEEDSCOPE, nmode, err, errlen);
+	case O_CALLGRIND: return set_mode(c, MODE_CALLGRIND, nmode, err, errlen);
+	case O_RAW: case O_SYMBOLIZED: return set_mode(c, MODE_RAW, nmode, err, errlen);
+	case O_NODEFRACTION: return number(o->name, val, &c->nodefraction, err, errlen);
+	case O_EDGEFRACTION: return number(o->name, val, &c->edgefraction, err, errlen);
+	case O_MAXDEGREE: {
+		double d;
+		if (number(o->name, val, &d, err, errlen))
+			return JH_EUSAGE;
+		c->maxdegree = (long)d;
+		return 0;
+	}
 	case O_INUSE_SPACE: return set_value(c, PF_INUSE_SPACE, nvalue, err, errlen);
 	case O_INUSE_OBJECTS: return set_value(c, PF_INUSE_OBJECTS, nvalue, err, errlen);
 	case O_ALLOC_SPACE: return set_value(c, PF_ALLOC_SPACE, nvalue, err, errlen);
@@ -145,7 +200,10 @@ int cli_parse(struct cli *c, int argc, char **argv, char *err, size_t errlen)
 	memset(c, 0, sizeof(*c));
 	c->value = PF_INUSE_SPACE;
 	c->nodecount = -1;
-	int nvalue = 0, ngran = 0;
+	c->nodefraction = 0.005;
+	c->edgefraction = 0.001;
+	c->maxdegree = 8;
+	int nvalue = 0, ngran = 0, nmode = 0;
 	bool only_args = false;
 	for (int i = 1; i < argc; i++) {
 		char *a = argv[i];
@@ -190,7 +248,7 @@ int cli_parse(struct cli *c, int argc, char **argv, char *err, size_t errlen)
 					      o->name, o->arg);
 			val = argv[++i];
 		}
-		int rc = apply(c, o, val, &nvalue, &ngran, err, errlen);
+		int rc = apply(c, o, val, &nvalue, &ngran, &nmode, err, errlen);
 		if (rc)
 			return rc == JH_ENOMEM ? jh_err(err, errlen, rc, "out of memory") : rc;
 	}

@@ -12,6 +12,16 @@
 
 enum output_mode {
 	MODE_TEXT = 0,
+	MODE_COLLAPSED,
+	MODE_FLAMEGRAPH,
+	MODE_DOT,
+	MODE_SVG,
+	MODE_PDF,
+	MODE_PNG,
+	MODE_PROTO,
+	MODE_SPEEDSCOPE,
+	MODE_CALLGRIND,
+	MODE_RAW,
 };
 
 struct cli {
@@ -21,6 +31,8 @@ struct cli {
 	bool no_symbolize;
 	enum granularity gran;
 	long nodecount;                 /* -1 when not given */
+	double nodefraction, edgefraction;
+	long maxdegree;
 	const char *output;             /* -o FILE, or NULL for stdout */
 	const char **debuginfo_dirs;    /* NULL-terminated */
 	const char **lib_prefixes;      /* NULL-terminated */

@@ -9,6 +9,7 @@
 #include "analyzer/parse.h"
 #include "analyzer/profile.h"
 #include "analyzer/util.h"
+#include "output/output.h"
 #include "output/text.h"
 #include "symbolize/symbolize.h"
 
@@ -92,7 +93,48 @@ static void drop_negative(struct profile *p)
 				p->samples[i].v[j] = 0;
 }
 
-static int report(struct run *r, struct profile *p, FILE *out)
+static int write_report(struct run *r, const struct report *rep, FILE *out)
+{
+	char err[1024] = "";
+	int rc = 0;
+	switch (r->cli.mode) {
+	case MODE_TEXT: {
+		struct text_options to = { .units = rep->units, .nodecount = rep->nodecount,
+					   .thread = rep->thread };
+		text_write(out, rep->a, &to);
+		break;
+	}
+	case MODE_COLLAPSED: rc = output_collapsed(out, rep, err, sizeof(err)); break;
+	case MODE_FLAMEGRAPH: rc = output_flamegraph(out, rep, err, sizeof(err)); break;
+	case MODE_DOT: rc = output_dot(out, rep, err, sizeof(err)); break;
+	case MODE_SVG: rc = output_graphviz(out, rep, "svg", err, sizeof(err)); break;
+	case MODE_PDF: rc = output_graphviz(out, rep, "pdf", err, sizeof(err)); break;
+	case MODE_PNG: rc = output_graphviz(out, rep, "png", err, sizeof(err)); break;
+	case MODE_PROTO: rc = output_proto(out, rep, err, sizeof(err)); break;
+	case MODE_SPEEDSCOPE: rc = output_speedscope(out, rep, err, sizeof(err)); break;
+	case MODE_CALLGRIND: rc = output_callgrind(out, rep, err, sizeof(err)); break;
+	case MODE_RAW: rc = output_raw(out, rep, err, sizeof(err)); break;
+	}
+	if (rc) {
+		fprintf(stderr, "jheap: %s\n", err);
+		return rc == JH_EUSAGE ? EXIT_USAGE : EXIT_DATA;
+	}
+	return EXIT_OK;
+}
+
+/* The program's name as reports show it: BINARY as typed, else the main
+ * executable from the dump, else a symbolized profile's "binary=". */
+static const char *program_name(const struct profile *p, const char *binary)
+{
+	if (binary)
+		return binary;
+	if (p->main_mapping != UINT32_MAX)
+		return strtab_get(&p->strs, p->maps[p->main_mapping].path);
+	return strtab_get(&p->strs, p->presym_binary);
+}
+
+static int report(struct run *r, struct profile *p, const char *binary,
+		  const char *const *paths, FILE *out)
 {
 	struct cli *c = &r->cli;
 	struct agg_options ao = {
@@ -105,13 +147,17 @@ static int report(struct run *r, struct profile *p, FILE *out)
 		fprintf(stderr, "jheap: out of memory\n");
 		return EXIT_DATA;
 	}
-	struct text_options to = {
-		.units = text_units(c->value, c->show_bytes),
-		.nodecount = c->nodecount,
+	struct report rep = {
+		.p = p, .a = &a, .value = c->value, .units = text_units(c->value, c->show_bytes),
+		.gran = c->gran, .full_names = c->full_names, .keep_allocator = c->keep_allocator,
+		.diff = c->nbases > 0, .no_symbolize = c->no_symbolize,
+		.nodecount = c->nodecount, .nodefraction = c->nodefraction,
+		.edgefraction = c->edgefraction, .maxdegree = c->maxdegree,
+		.program = program_name(p, binary), .profile_paths = paths,
 	};
-	text_write(out, &a, &to);
+	int rc = write_report(r, &rep, out);
 	aggregate_release(&a);
-	return EXIT_OK;
+	return rc;
 }
 
 static int run(struct run *r, int argc, char **argv)
@@ -204,7 +250,7 @@ static int run(struct run *r, int argc, char **argv)
 			fprintf(stderr, "jheap: cannot write '%s': %s\n", c->output, strerror(errno));
 			rc = EXIT_DATA;
 		} else {
-			rc = report(r, &p, out);
+			rc = report(r, &p, binary, (const char *const *)c->args + first, out);
 			if (out != stdout && fclose(out)) {
 				fprintf(stderr, "jheap: cannot write '%s': %s\n", c->output, strerror(errno));
 				rc = EXIT_DATA;

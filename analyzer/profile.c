@@ -400,8 +400,10 @@ int profile_merge(struct profile *dst, const struct profile *src, double sign,
 			goto oom;
 		}
 		sid[i] = (uint32_t)id;
-		for (int j = 0; j < PF_NVALUES; j++)
+		for (int j = 0; j < PF_NVALUES; j++) {
 			dst->samples[id].v[j] += sign * s->v[j];
+			dst->samples[id].base[j] += sign < 0 ? -sign * s->v[j] : sign * s->base[j];
+		}
 	}
 	for (size_t i = 0; i < src->ntvals; i++) {
 		const struct pf_thread_value *tv = &src->tvals[i];

@@ -79,7 +79,9 @@ struct pf_function {
 
 struct pf_sample {
 	uint32_t stack0, depth;  /* stacks[stack0 .. stack0+depth) location ids, leaf first */
-	double v[PF_NVALUES];    /* unsampled values */
+	double v[PF_NVALUES];    /* unsampled values (after minus base with --base) */
+	double base[PF_NVALUES]; /* the --base profiles' share, positive: before = base,
+	                            after = v + base */
 };
 
 struct pf_thread {
@@ -169,7 +171,8 @@ void profile_resolve_mappings(struct profile *p);
 
 /* Adds SRC into DST with every value multiplied by SIGN: mappings, locations
  * (same address and mapping), samples (same location vector) and thread
- * values merge; presymbols are copied. */
+ * values merge; presymbols are copied.  With a negative SIGN, SRC's values
+ * are also added to the samples' base[] (the "before" side of a diff). */
 int profile_merge(struct profile *dst, const struct profile *src, double sign,
 		  char *err, size_t errlen);
 

@@ -1,0 +1,51 @@
+/*
+ * output: every report format reads the same model and aggregate.
+ *
+ * main() parses, merges, symbolizes and aggregates once, then hands a
+ * struct report to one of these writers.  A writer never symbolizes and
+ * never changes the model.  Each returns 0, or a negative JH_ code with a
+ * message in err (for example graphviz missing); main() prints it.
+ */
+#ifndef JHEAP_OUTPUT_H
+#define JHEAP_OUTPUT_H
+
+#include <stdbool.h>
+#include <stdio.h>
+#include "analyzer/aggregate.h"
+#include "analyzer/profile.h"
+#include "output/text.h"
+
+struct report {
+	const struct profile *p;
+	const struct aggregate *a;   /* built for value and gran below, allocator frames cut */
+	enum pf_value value;         /* the chosen sample value (--inuse_space ...) */
+	enum units units;            /* how text-like outputs print values */
+	enum granularity gran;
+	bool full_names;             /* --full-names */
+	bool keep_allocator;         /* --keep-allocator-frames */
+	bool diff;                   /* --base was given: samples carry base[] too */
+	bool no_symbolize;           /* --no-symbolize */
+	long nodecount;              /* -1: the format's default (dot: 80, text: all) */
+	double nodefraction;         /* default 0.005 */
+	double edgefraction;         /* default 0.001 */
+	long maxdegree;              /* default 8 */
+	const char *program;         /* BINARY as typed, else the main executable's
+	                                path from the dump, else "binary=" of a
+	                                symbolized profile; may be "" */
+	const char *const *profile_paths; /* the PROFILE arguments, NULL-terminated */
+	const char *thread;          /* "t3" when reporting one thread, else NULL */
+};
+
+int output_collapsed(FILE *out, const struct report *r, char *err, size_t errlen);
+int output_flamegraph(FILE *out, const struct report *r, char *err, size_t errlen);
+int output_dot(FILE *out, const struct report *r, char *err, size_t errlen);
+/* --svg, --pdf, --png: the dot text rendered by graphviz's "dot -TFORMAT",
+ * run with execvp and an argument vector (never a shell). */
+int output_graphviz(FILE *out, const struct report *r, const char *format,
+		    char *err, size_t errlen);
+int output_proto(FILE *out, const struct report *r, char *err, size_t errlen);
+int output_speedscope(FILE *out, const struct report *r, char *err, size_t errlen);
+int output_callgrind(FILE *out, const struct report *r, char *err, size_t errlen);
+int output_raw(FILE *out, const struct report *r, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,9 @@
+/* --speedscope: being written. */
+#include "analyzer/util.h"
+#include "output/output.h"
+
+int output_speedscope(FILE *out, const struct report *r, char *err, size_t errlen)
+{
+	return jh_err(err, errlen, JH_EUSAGE, "this output format is not implemented yet");
+}
+
