@@ -1,0 +1,84 @@
+#!/bin/bash
+test_description='a real program the project did not write (Debian python3.11-dbg): jheap agrees with jeprof'
+. "$(dirname "$0")/lib.sh"
+
+# python3.11d is Debian's debug build of CPython (-O0, full DWARF, not
+# stripped).  With PYTHONMALLOC=malloc every object goes through jemalloc.
+PY=/usr/bin/python3.11d
+JEMALLOC=/usr/lib/x86_64-linux-gnu/libjemalloc.so.2
+[ -x "$JHEAP" ] || test_skip "no $JHEAP"
+[ -x "$PY" ] || test_skip "python3.11-dbg is not installed"
+test_have_prog "$JEPROF" || test_skip "no jeprof"
+
+test_expect_success 'make interval dumps of python3.11d (sampled, prof_accum)' '
+	PYTHONMALLOC=malloc LD_PRELOAD=$JEMALLOC \
+	MALLOC_CONF=prof:true,lg_prof_interval:24,lg_prof_sample:10,prof_accum:true,prof_prefix:$TRASH_DIRECTORY/py \
+	"$PY" -c "
+import json, collections
+d = [{\"k%d\" % i: list(range(i % 50))} for i in range(60000)]
+s = json.dumps(d)
+x = [s[i:i+100] for i in range(0, len(s), 100)]
+c = collections.Counter(s)
+" &&
+	ls py.*.i*.heap >dumps && test $(wc -l <dumps) -ge 3
+'
+
+# compare MODE: every function both tools name must have the same flat and
+# cum; rows only jeprof has must be one of its known misnamings:
+#  - "name@hex": jeprof splits distinct functions sharing a short name
+#    (static copies of one inline function in several files); jheap merges
+#    them into one row, as pprof does;
+#  - a libstdc++ address jeprof names after the nearest exported symbol
+#    (std::__throw_ios_failure), which jheap shows as libstdc++.so.6+0x...;
+#  - libc's internal aliases (__GI_*) that jeprof takes from nm where
+#    jheap uses the DWARF name;
+#  - a function jheap knows to be inlined ("name (inline)", from DWARF)
+#    where jeprof, which reads no inline frames for stripped libraries,
+#    shows "name": the values must still agree.
+compare() {
+	"$JHEAP" --text $1 "$PY" "$heap" >jheap.txt &&
+	"$JEPROF" --text $1 "$PY" "$heap" >jeprof.txt 2>/dev/null &&
+	head -n 1 jheap.txt >total.jheap && head -n 1 jeprof.txt >total.jeprof &&
+	test_cmp total.jeprof total.jheap &&
+	awk "
+		NR == FNR { if (FNR > 1) { n = \$6; for (i = 7; i <= NF; i++) n = n \" \" \$i; f[n] = \$1; c[n] = \$4 } next }
+		FNR > 1 {
+			n = \$6; for (i = 7; i <= NF; i++) n = n \" \" \$i
+			if (n in f) { both++; if (f[n] != \$1 || c[n] != \$4) { bad++; print \"differ:\", n, f[n], c[n], \"jeprof:\", \$1, \$4 } }
+			else if ((n \" (inline)\") in f) { both++; if (f[n \" (inline)\"] != \$1 || c[n \" (inline)\"] != \$4) { bad++; print \"differ:\", n } }
+			else if (n !~ /@[0-9a-f]+\$/ && n !~ /^std::__throw_ios_failure/ && n !~ /^__GI_/) { odd++; print \"jeprof only:\", n }
+		}
+		END { print both + 0, bad + 0, odd + 0 > \"counts\" }" jheap.txt jeprof.txt &&
+	read both bad odd <counts &&
+	echo "$1: $both functions compared, $bad differ, $odd unexplained" &&
+	test "$both" -ge 100 && test "$bad" -eq 0 && test "$odd" -eq 0
+}
+
+for mode in --show_bytes --inuse_objects --alloc_space --alloc_objects; do
+	test_expect_success "every function agrees with jeprof ($mode)" '
+		heap=$(tail -n 1 dumps) && compare '$mode'
+	'
+done
+
+test_expect_success 'the top rows are real python functions, no allocator frames' '
+	heap=$(tail -n 1 dumps) &&
+	"$JHEAP" --text --nodecount=5 "$PY" "$heap" >top &&
+	sed -n 2p top | grep -q " _PyMem_RawMalloc\$" &&
+	! grep -E " (malloc|calloc|realloc|je_|prof_|imalloc|operator new)" top
+'
+
+test_expect_success 'the binary is found from the dump when not given' '
+	heap=$(tail -n 1 dumps) &&
+	"$JHEAP" --text "$PY" "$heap" >with &&
+	"$JHEAP" --text "$heap" >without &&
+	test_cmp with without
+'
+
+test_expect_success 'several interval dumps are summed' '
+	a=$(sed -n 1p dumps) && b=$(sed -n 2p dumps) &&
+	"$JHEAP" --text --show_bytes "$a" "$b" | head -n 1 >sum &&
+	"$JEPROF" --text --show_bytes "$PY" "$a" "$b" 2>/dev/null | head -n 1 >expected &&
+	test_cmp expected sum
+'
+
+test_done
