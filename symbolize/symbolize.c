@@ -207,6 +207,21 @@ static int do_mapping(struct ctx *c, uint32_t mi, const uint32_t *ids, size_t n)
 			     (unsigned long long)m->offset, path);
 		c->st->binary_mismatch = true;
 	}
+	if (mod && m->is_main && c->o->binary && !c->st->binary_mismatch &&
+	    strcmp(path, obj) && !access(path, R_OK)) {
+		/* The program named in the dump is still on disk: a BINARY
+		 * with another build id is not the one that wrote the dump. */
+		char err2[512];
+		struct symmodule *orig = symcache_module(c->sc, path, err2, sizeof(err2));
+		size_t la = 0, lb = 0;
+		const unsigned char *ba = symmodule_build_id(mod, &la);
+		const unsigned char *bb = orig ? symmodule_build_id(orig, &lb) : NULL;
+		if (ba && bb && (la != lb || memcmp(ba, bb, la))) {
+			warn(c, "'%s' does not match the dump: its build id differs from that of '%s', the program named in the dump",
+			     obj, path);
+			c->st->binary_mismatch = true;
+		}
+	}
 	if (!mod) {
 		c->st->modules_failed++;
 		warn(c, "%s; its frames are shown as %s+0xOFFSET", err, base_name(path));
@@ -269,21 +284,37 @@ int symbolize_profile(struct profile *p, struct symcache *sc,
 {
 	struct ctx c = { p, sc, o, st, err, errlen };
 	memset(st, 0, sizeof(*st));
-	/* No maps but a BINARY: look every address up in it directly, as
-	 * jeprof's fallback entry does (right for non-PIE programs). */
-	if (!p->has_maps && o->binary) {
-		int64_t path = intern(&c, o->binary);
-		if (path < 0)
-			return jh_err(err, errlen, JH_ENOMEM, "out of memory");
-		struct pf_mapping m = { .start = 0, .limit = UINT64_MAX, .offset = 0,
-					.path = (uint32_t)path, .exec = true, .is_main = true };
-		int64_t id = profile_mapping(p, &m);
-		if (id < 0)
-			return jh_err(err, errlen, JH_ENOMEM, "out of memory");
-		p->main_mapping = (uint32_t)id;
-		for (size_t i = 0; i < p->nlocs; i++)
-			if (p->locs[i].mapping == UINT32_MAX)
-				p->locs[i].mapping = (uint32_t)id;
+	/* No maps but a BINARY: look addresses up in it directly, as jeprof's
+	 * fallback entry does.  Only a non-PIE program has known addresses
+	 * without maps, and only those inside its segments are its own. */
+	if (!p->has_maps && o->binary && !o->no_symbolize) {
+		char merr[512];
+		struct symmodule *mod = symcache_module(sc, o->binary, merr, sizeof(merr));
+		size_t nseg = 0;
+		const struct symsegment *segs = mod ? symmodule_segments(mod, &nseg) : NULL;
+		if (!mod) {
+			warn(&c, "%s", merr);
+		} else if (symmodule_elf_type(mod) != ET_EXEC) {
+			warn(&c, "the dump has no MAPPED_LIBRARIES section and '%s' is position-independent: its load address is unknown, so no address can be symbolized",
+			     o->binary);
+		} else {
+			int64_t path = intern(&c, o->binary);
+			if (path < 0)
+				return jh_err(err, errlen, JH_ENOMEM, "out of memory");
+			struct pf_mapping m = { .start = 0, .limit = UINT64_MAX, .offset = 0,
+						.path = (uint32_t)path, .exec = true, .is_main = true };
+			int64_t id = profile_mapping(p, &m);
+			if (id < 0)
+				return jh_err(err, errlen, JH_ENOMEM, "out of memory");
+			p->main_mapping = (uint32_t)id;
+			for (size_t i = 0; i < p->nlocs; i++) {
+				uint64_t pc = addr_pc(p->locs[i].addr, p->locs[i].leaf);
+				for (size_t s = 0; s < nseg; s++)
+					if (p->locs[i].mapping == UINT32_MAX && (segs[s].flags & PF_X) &&
+					    pc >= segs[s].vaddr && pc - segs[s].vaddr < segs[s].memsz)
+						p->locs[i].mapping = (uint32_t)id;
+			}
+		}
 	}
 	uint32_t *ids = malloc((p->nlocs + 1) * sizeof(*ids));
 	if (!ids)

@@ -1,0 +1,148 @@
+#!/bin/bash
+test_description='finding the program and its libraries: BINARY, copies, strip, debug files, lib_prefix, errors'
+. "$(dirname "$0")/lib.sh"
+
+[ -x "$JHEAP" ] || test_skip "no $JHEAP"
+test_need_profiles
+
+B=$PROFILES/w_basic
+H=$PROFILES/w_basic.exact.heap
+S=$PROFILES/w_shlib
+SH=$PROFILES/w_shlib.exact.heap
+
+# alloc_malloc holds 100 x 10240 bytes (testdata/w_basic.c's table)
+has_alloc_malloc() {
+	grep -q "^ 1024000 .* alloc_malloc\$" "$1"
+}
+
+test_expect_success 'reference report with the binary found from the dump' '
+	"$JHEAP" --show_bytes "$H" >ref && has_alloc_malloc ref
+'
+
+test_expect_success 'a copy of the binary elsewhere, given on the command line' '
+	cp "$B" copy &&
+	"$JHEAP" --show_bytes ./copy "$H" >out &&
+	test_cmp ref out
+'
+
+test_expect_success 'a stripped binary alone gives module+offset names, exit 1' '
+	strip -s -o stripped "$B" &&
+	"$JHEAP" --show_bytes ./stripped "$H" >out 2>err
+	test $? -eq 1 &&
+	grep "w_basic+0x" out && ! grep alloc_malloc out &&
+	grep "none of the .* addresses in the main program resolve" err
+'
+
+test_expect_success 'separate debug info through --debuginfo-dir (build id)' '
+	objcopy --only-keep-debug "$B" w_basic.debug &&
+	id=$(readelf -n "$B" | sed -n "s/.*Build ID: //p") &&
+	mkdir -p dbg/.build-id/${id%${id#??}} &&
+	cp w_basic.debug dbg/.build-id/${id%${id#??}}/${id#??}.debug &&
+	"$JHEAP" --show_bytes --debuginfo-dir=dbg ./stripped "$H" >out &&
+	test_cmp ref out
+'
+
+test_expect_success 'separate debug info through .gnu_debuglink next to the binary' '
+	mkdir -p link && objcopy --strip-debug "$B" link/w_basic &&
+	objcopy --add-gnu-debuglink=w_basic.debug link/w_basic &&
+	cp w_basic.debug link/ &&
+	"$JHEAP" --show_bytes link/w_basic "$H" >out &&
+	test_cmp ref out
+'
+
+test_expect_success 'a binary that does not match the dump: warning, exit 1' '
+	"$JHEAP" --show_bytes "$PROFILES/w_threads" "$H" >out 2>err
+	test $? -eq 1 && test -s err && cat err &&
+	! has_alloc_malloc out
+'
+
+test_expect_success 'a missing binary named in the maps: warning, module+offset names, exit 1' '
+	sed "s|$B\$|/nonexistent/w_basic|" "$H" >moved.heap &&
+	"$JHEAP" --show_bytes moved.heap >out 2>err
+	test $? -eq 1 &&
+	grep "cannot open .*/nonexistent/w_basic" err && grep "w_basic+0x" out
+'
+
+test_expect_success '--lib_prefix finds a program moved under another root' '
+	mkdir -p root/nonexistent && cp "$B" root/nonexistent/w_basic &&
+	"$JHEAP" --show_bytes --lib_prefix=$TRASH_DIRECTORY/root/ moved.heap >out &&
+	test_cmp ref out
+'
+
+test_expect_success '--lib_prefix drops leading folders one at a time' '
+	mkdir -p flat && cp "$B" flat/w_basic &&
+	"$JHEAP" --show_bytes --lib_prefix=/nowhere,$TRASH_DIRECTORY/flat moved.heap >out &&
+	test_cmp ref out
+'
+
+test_expect_success 'a "(deleted)" program is read from its path without the suffix' '
+	sed "s|$B\$|$B (deleted)|" "$H" >deleted.heap &&
+	grep -q "(deleted)" deleted.heap &&
+	"$JHEAP" --show_bytes deleted.heap >out &&
+	test_cmp ref out
+'
+
+test_expect_success 'the shared library of the project is symbolized (names not ending in .so work)' '
+	"$JHEAP" --show_bytes "$SH" >ref.sh &&
+	cp "$PROFILES/libwshared.so" libwshared.plugin &&
+	sed "s|$PROFILES/libwshared.so\$|$TRASH_DIRECTORY/libwshared.plugin|" "$SH" >plugin.heap &&
+	grep -q libwshared.plugin plugin.heap &&
+	"$JHEAP" --show_bytes plugin.heap >out &&
+	test_cmp ref.sh out
+'
+
+test_expect_success 'the main program is found from the maps when BINARY is absent (PIE and non-PIE)' '
+	"$JHEAP" --show_bytes "$PROFILES/w_basic_nopie.exact.heap" >nopie &&
+	has_alloc_malloc nopie &&
+	"$JHEAP" --show_bytes "$PROFILES/w_basic_nopie" "$PROFILES/w_basic_nopie.exact.heap" >nopie2 &&
+	test_cmp nopie nopie2
+'
+
+test_expect_success 'a dump without MAPPED_LIBRARIES still symbolizes a non-PIE BINARY' '
+	sed "/^MAPPED_LIBRARIES:/,\$d" "$PROFILES/w_basic_nopie.exact.heap" >nomaps.heap &&
+	"$JHEAP" --show_bytes "$PROFILES/w_basic_nopie" nomaps.heap >out 2>err &&
+	grep "no MAPPED_LIBRARIES" err &&
+	grep "^       0 .* 1024000 .* alloc_malloc\$" out &&
+	grep "^ 5071872 .* 0x00007f" out
+'
+
+test_expect_success 'a missing profile: message naming it, exit 1' '
+	"$JHEAP" "$B" no-such.heap 2>err
+	test $? -eq 1 && grep "cannot open .no-such.heap.: No such file or directory" err
+'
+
+test_expect_success 'a file that is not a heap profile: exit 1' '
+	echo "hello" >hello.txt &&
+	"$JHEAP" hello.txt 2>err
+	test $? -eq 1 && grep "hello.txt:1: not a heap profile" err
+'
+
+test_expect_success 'a truncated dump: file and line, exit 1' '
+	head -c 300 "$H" >trunc.heap &&
+	"$JHEAP" trunc.heap 2>err
+	test $? -eq 1 && grep "trunc.heap:[0-9]*: .*truncated" err
+'
+
+test_expect_success 'two binaries: usage error, exit 2' '
+	"$JHEAP" "$B" "$B" "$H" 2>err
+	test $? -eq 2 && grep "not a heap profile; only the first argument may be the program" err
+'
+
+test_expect_success '--alloc_space without prof_accum: a clear message, exit 1' '
+	"$JHEAP" --alloc_space "$H" 2>err
+	test $? -eq 1 && grep "prof_accum" err
+'
+
+test_expect_success 'conflicting options: usage error, exit 2' '
+	"$JHEAP" --inuse_objects --alloc_space "$H" 2>err
+	test $? -eq 2 && grep "at most one of" err &&
+	"$JHEAP" --lines --files "$H" 2>err
+	test $? -eq 2
+'
+
+test_expect_success 'a write error (full disk) is reported, exit 1' '
+	"$JHEAP" "$H" >/dev/full 2>err
+	test $? -eq 1 && grep "error writing" err
+'
+
+test_done
