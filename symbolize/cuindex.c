@@ -1,0 +1,793 @@
+/*
+ * cuindex: one walk over a compilation unit's DIEs, then binary searches.
+ * See cuindex.h for the contract.
+ */
+#include "symbolize/cuindex.h"
+
+#include <dwarf.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* DIE trees deeper than this are not descended further (real code nests a
+ * few dozen levels at most; the bound keeps the walk's stack fixed). */
+#define WALK_MAX_DEPTH 512
+/* A unit with more function ranges than this is refused (bounded memory). */
+#define MAX_IVALS (1u << 26)
+
+struct scope {
+	Dwarf_Die die;
+	void *slot;
+	int32_t parent;    /* enclosing scope id, -1 at the top */
+	uint16_t depth;    /* number of enclosing scopes */
+	uint16_t tag;
+};
+
+/* One address range of a scope.  up is the nearest earlier interval (in
+ * sorted order) that contains this one: the containment tree a lookup climbs
+ * when the interval it lands on ends before the pc. */
+struct ival {
+	uint64_t lo, hi;
+	uint32_t scope;
+	uint32_t depth;
+	int32_t up;
+};
+
+/* A line-table row; the libdw row is read again only for the answer. */
+struct lrow {
+	uint64_t addr;
+	Dwarf_Line *line;
+	int end;
+};
+
+struct cuindex {
+	Dwarf_Die cudie;
+	struct scope *scopes;
+	size_t nscopes, capscopes;
+	struct ival *ivals;
+	size_t nivals, capivals;
+	uint64_t *maxhi;       /* maxhi[i] = max(ivals[0..i].hi) */
+	size_t *top;           /* indices of intervals without an enclosing one */
+	size_t ntop;
+	struct lrow *rows;
+	size_t nrows;
+	Dwarf_Files *files;
+	size_t nfiles;
+	int files_state;       /* 0 not read, 1 read, -1 unreadable */
+	struct cuindex_range *valid;
+	size_t nvalid;
+	const char *comp_dir;
+};
+
+/* Grow *P (an array of elements of size ELSZ with capacity *CAP) to hold at
+ * least NEED elements.  Returns 0, or -1 when out of memory or too big. */
+static int cuindex_grow(void **p, size_t *cap, size_t need, size_t elsz)
+{
+	if (need <= *cap)
+		return 0;
+	if (need > MAX_IVALS)
+		return -1;
+	size_t ncap = *cap ? *cap * 2 : 64;
+	while (ncap < need)
+		ncap *= 2;
+	void *np = realloc(*p, ncap * elsz);
+	if (!np)
+		return -1;
+	*p = np;
+	*cap = ncap;
+	return 0;
+}
+
+static int cuindex_valid(const struct cuindex *ci, uint64_t lo, uint64_t hi)
+{
+	if (lo >= hi)
+		return 0;
+	if (ci->nvalid == 0)
+		return 1;
+	for (size_t i = 0; i < ci->nvalid; i++)
+		if (lo >= ci->valid[i].lo && lo < ci->valid[i].hi)
+			return 1;
+	return 0;
+}
+
+static int64_t cuindex_push_range(struct cuindex *ci, int64_t id, Dwarf_Die *die,
+				  int tag, int32_t parent, uint64_t lo, uint64_t hi)
+{
+	uint16_t depth = parent >= 0 ? ci->scopes[parent].depth + 1 : 0;
+
+	if (!cuindex_valid(ci, lo, hi))
+		return id;
+	if (id < 0) {
+		if (cuindex_grow((void **)&ci->scopes, &ci->capscopes,
+				 ci->nscopes + 1, sizeof *ci->scopes))
+			return -2;
+		id = (int64_t)ci->nscopes++;
+		struct scope *s = &ci->scopes[id];
+		s->die = *die;
+		s->slot = NULL;
+		s->parent = parent;
+		s->depth = depth;
+		s->tag = (uint16_t)tag;
+	}
+	if (cuindex_grow((void **)&ci->ivals, &ci->capivals, ci->nivals + 1,
+			 sizeof *ci->ivals))
+		return -2;
+	struct ival *v = &ci->ivals[ci->nivals++];
+	v->lo = lo;
+	v->hi = hi;
+	v->scope = (uint32_t)id;
+	v->depth = depth;
+	v->up = -1;
+	return id;
+}
+
+struct pcattrs {
+	Dwarf_Attribute low, high;
+	int has_low, has_high, has_ranges;
+};
+
+static int cuindex_pc_attr(Dwarf_Attribute *a, void *arg)
+{
+	struct pcattrs *p = arg;
+
+	switch (dwarf_whatattr(a)) {
+	case DW_AT_low_pc:
+		p->low = *a;
+		p->has_low = 1;
+		break;
+	case DW_AT_high_pc:
+		p->high = *a;
+		p->has_high = 1;
+		break;
+	case DW_AT_ranges:
+		p->has_ranges = 1;
+		break;
+	}
+	return DWARF_CB_OK;
+}
+
+static int cuindex_is_addr_form(unsigned form)
+{
+	switch (form) {
+	case DW_FORM_addr:
+	case DW_FORM_addrx:
+	case DW_FORM_addrx1:
+	case DW_FORM_addrx2:
+	case DW_FORM_addrx3:
+	case DW_FORM_addrx4:
+	case DW_FORM_GNU_addr_index:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/* Record DIE as a scope if it has code ranges.  Returns the new scope id,
+ * -1 when the DIE has no usable range, -2 when out of memory.  The common
+ * low_pc/high_pc pair is read in one pass over the attributes (dwarf_ranges
+ * would look each attribute up again); DW_AT_ranges goes to dwarf_ranges,
+ * which knows DWARF 4 .debug_ranges and DWARF 5 rnglists alike. */
+static int64_t cuindex_add_scope(struct cuindex *ci, Dwarf_Die *die, int tag,
+				 int32_t parent)
+{
+	struct pcattrs p = { .has_low = 0 };
+	int64_t id = -1;
+
+	if (dwarf_getattrs(die, cuindex_pc_attr, &p, 0) < 0)
+		return -1;
+	if (p.has_low && p.has_high) {
+		Dwarf_Addr lo, hi;
+		Dwarf_Word len;
+		if (dwarf_formaddr(&p.low, &lo) != 0)
+			return -1;
+		if (cuindex_is_addr_form(dwarf_whatform(&p.high))) {
+			if (dwarf_formaddr(&p.high, &hi) != 0)
+				return -1;
+		} else if (dwarf_formudata(&p.high, &len) == 0) {
+			hi = lo + len;
+		} else {
+			return -1;
+		}
+		return cuindex_push_range(ci, id, die, tag, parent, lo, hi);
+	}
+	if (!p.has_ranges)
+		return -1;
+	Dwarf_Addr base, lo, hi;
+	ptrdiff_t off = 0;
+	while ((off = dwarf_ranges(die, off, &base, &lo, &hi)) > 0) {
+		id = cuindex_push_range(ci, id, die, tag, parent, lo, hi);
+		if (id == -2)
+			return -2;
+	}
+	return id;
+}
+
+/* Tags whose children can hold code scopes.  Type DIEs are not entered:
+ * compilers put member function definitions at namespace level (with
+ * DW_AT_specification), and skipping class bodies saves most of the walk. */
+static int cuindex_descend(int tag)
+{
+	switch (tag) {
+	case DW_TAG_namespace:
+	case DW_TAG_module:
+	case DW_TAG_lexical_block:
+	case DW_TAG_try_block:
+	case DW_TAG_catch_block:
+	case DW_TAG_with_stmt:
+	case DW_TAG_common_block:
+	case DW_TAG_entry_point:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+struct walkframe {
+	Dwarf_Die die;
+	int32_t scope;
+};
+
+static int cuindex_walk(struct cuindex *ci)
+{
+	struct walkframe *stack = malloc(WALK_MAX_DEPTH * sizeof *stack);
+	size_t sp = 0;
+	Dwarf_Die child;
+
+	if (!stack)
+		return -1;
+	if (dwarf_child(&ci->cudie, &child) == 0) {
+		stack[0].die = child;
+		stack[0].scope = -1;
+		sp = 1;
+	}
+	while (sp > 0) {
+		struct walkframe *f = &stack[sp - 1];
+		int tag = dwarf_tag(&f->die);
+		int32_t inner = f->scope;
+		int descend;
+
+		if (tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine) {
+			int64_t id = cuindex_add_scope(ci, &f->die, tag, f->scope);
+			if (id == -2) {
+				free(stack);
+				return -1;
+			}
+			if (id >= 0)
+				inner = (int32_t)id;
+			/* Without code of its own (a declaration, an abstract
+			 * instance, a copy the linker discarded) nothing below
+			 * has any either. */
+			descend = id >= 0;
+		} else {
+			descend = cuindex_descend(tag);
+		}
+		if (descend && sp < WALK_MAX_DEPTH && dwarf_haschildren(&f->die) > 0
+		    && dwarf_child(&f->die, &child) == 0) {
+			stack[sp].die = child;
+			stack[sp].scope = inner;
+			sp++;
+			continue;
+		}
+		while (sp > 0) {
+			Dwarf_Die next;
+			if (dwarf_siblingof(&stack[sp - 1].die, &next) == 0) {
+				stack[sp - 1].die = next;
+				break;
+			}
+			sp--;
+		}
+	}
+	free(stack);
+	return 0;
+}
+
+static int cuindex_ival_cmp(const void *a, const void *b)
+{
+	const struct ival *x = a, *y = b;
+
+	if (x->lo != y->lo)
+		return x->lo < y->lo ? -1 : 1;
+	if (x->depth != y->depth)
+		return x->depth < y->depth ? -1 : 1;
+	if (x->hi != y->hi)
+		return x->hi > y->hi ? -1 : 1;
+	return x->scope < y->scope ? -1 : x->scope > y->scope;
+}
+
+struct sortkey {
+	uint64_t lo;
+	uint64_t idx;
+};
+
+#define RADIX_BITS 11
+#define RADIX_SIZE (1u << RADIX_BITS)
+
+/* Sort the intervals by start.  Big units take a stable LSD radix sort on
+ * (lo - min lo): the walk produced them in DIE pre-order, so among equal
+ * starts an enclosing scope stays before what it encloses, the order the
+ * link sweep needs.  qsort's merge sort on the full records was a fifth of
+ * the build time of a large unit. */
+static int cuindex_sort(struct cuindex *ci)
+{
+	size_t n = ci->nivals;
+
+	if (n < 256) {
+		qsort(ci->ivals, n, sizeof *ci->ivals, cuindex_ival_cmp);
+		return 0;
+	}
+	struct sortkey *k = malloc(n * sizeof *k), *t = malloc(n * sizeof *t);
+	size_t *count = malloc(RADIX_SIZE * sizeof *count);
+	struct ival *out = malloc(n * sizeof *out);
+	if (!k || !t || !count || !out) {
+		free(k);
+		free(t);
+		free(count);
+		free(out);
+		return -1;
+	}
+	uint64_t min = UINT64_MAX, max = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (ci->ivals[i].lo < min)
+			min = ci->ivals[i].lo;
+		if (ci->ivals[i].lo > max)
+			max = ci->ivals[i].lo;
+	}
+	for (size_t i = 0; i < n; i++) {
+		k[i].lo = ci->ivals[i].lo - min;
+		k[i].idx = i;
+	}
+	for (unsigned shift = 0; shift < 64 && ((max - min) >> shift) != 0; shift += RADIX_BITS) {
+		memset(count, 0, RADIX_SIZE * sizeof *count);
+		for (size_t i = 0; i < n; i++)
+			count[(k[i].lo >> shift) & (RADIX_SIZE - 1)]++;
+		size_t sum = 0;
+		for (size_t d = 0; d < RADIX_SIZE; d++) {
+			size_t c = count[d];
+			count[d] = sum;
+			sum += c;
+		}
+		for (size_t i = 0; i < n; i++)
+			t[count[(k[i].lo >> shift) & (RADIX_SIZE - 1)]++] = k[i];
+		struct sortkey *swap = k;
+		k = t;
+		t = swap;
+	}
+	for (size_t i = 0; i < n; i++)
+		out[i] = ci->ivals[k[i].idx];
+	free(ci->ivals);
+	ci->ivals = out;
+	ci->capivals = n;
+	free(k);
+	free(t);
+	free(count);
+	return 0;
+}
+
+/* Sort the intervals and link each to the nearest earlier one containing
+ * it (a stack sweep: O(n) after the sort). */
+static int cuindex_link(struct cuindex *ci)
+{
+	size_t n = ci->nivals;
+
+	if (n == 0)
+		return 0;
+	if (cuindex_sort(ci))
+		return -1;
+	int32_t *stk = malloc(n * sizeof *stk);
+	ci->maxhi = malloc(n * sizeof *ci->maxhi);
+	ci->top = malloc(n * sizeof *ci->top);
+	if (!stk || !ci->maxhi || !ci->top) {
+		free(stk);
+		return -1;
+	}
+	size_t sp = 0;
+	uint64_t mx = 0;
+	for (size_t i = 0; i < n; i++) {
+		struct ival *v = &ci->ivals[i];
+		while (sp > 0 && ci->ivals[stk[sp - 1]].hi < v->hi)
+			sp--;
+		v->up = sp > 0 ? stk[sp - 1] : -1;
+		if (v->up < 0)
+			ci->top[ci->ntop++] = i;
+		stk[sp++] = (int32_t)i;
+		if (v->hi > mx)
+			mx = v->hi;
+		ci->maxhi[i] = mx;
+	}
+	free(stk);
+	return 0;
+}
+
+static int cuindex_read_lines(struct cuindex *ci)
+{
+	Dwarf_Lines *lines;
+	size_t n;
+
+	if (dwarf_getsrclines(&ci->cudie, &lines, &n) != 0 || n == 0)
+		return 0;
+	if (n > MAX_IVALS)
+		return -1;
+	ci->rows = malloc(n * sizeof *ci->rows);
+	if (!ci->rows)
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		Dwarf_Line *l = dwarf_onesrcline(lines, i);
+		Dwarf_Addr a;
+		bool end = false;
+		if (!l || dwarf_lineaddr(l, &a) != 0)
+			continue;
+		dwarf_lineendsequence(l, &end);
+		/* Rows of discarded functions restart at 0; an end row sits one
+		 * past its code, hence the +1. */
+		if (!end && !cuindex_valid(ci, a, a + 1))
+			continue;
+		if (end && a > 0 && !cuindex_valid(ci, a - 1, a))
+			continue;
+		struct lrow *r = &ci->rows[ci->nrows++];
+		r->addr = a;
+		r->line = l;
+		r->end = end;
+	}
+	return 0;
+}
+
+struct cuindex *cuindex_new(Dwarf_Die *cudie, const struct cuindex_range *valid,
+			    size_t nvalid)
+{
+	struct cuindex *ci = calloc(1, sizeof *ci);
+
+	if (!ci)
+		return NULL;
+	ci->cudie = *cudie;
+	Dwarf_Attribute a;
+	ci->comp_dir = dwarf_formstring(dwarf_attr(cudie, DW_AT_comp_dir, &a));
+	if (nvalid > 0) {
+		ci->valid = malloc(nvalid * sizeof *valid);
+		if (!ci->valid)
+			goto fail;
+		memcpy(ci->valid, valid, nvalid * sizeof *valid);
+		ci->nvalid = nvalid;
+	}
+	if (cuindex_walk(ci) || cuindex_link(ci) || cuindex_read_lines(ci))
+		goto fail;
+	return ci;
+fail:
+	cuindex_free(ci);
+	return NULL;
+}
+
+void cuindex_free(struct cuindex *ci)
+{
+	if (!ci)
+		return;
+	free(ci->scopes);
+	free(ci->ivals);
+	free(ci->maxhi);
+	free(ci->top);
+	free(ci->rows);
+	free(ci->valid);
+	free(ci);
+}
+
+size_t cuindex_lookup(const struct cuindex *ci, uint64_t pc, uint32_t *chain,
+		      size_t max)
+{
+	size_t lo = 0, hi = ci->nivals;
+
+	/* first interval starting above pc */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (ci->ivals[mid].lo <= pc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == 0)
+		return 0;
+	int64_t k = (int64_t)lo - 1;
+	while (k >= 0 && ci->ivals[k].hi <= pc)
+		k = ci->ivals[k].up;
+	if (k < 0) {
+		/* Only reached when ranges overlap without nesting (broken
+		 * DWARF): scan back while anything earlier can still reach pc. */
+		for (int64_t j = (int64_t)lo - 1; j >= 0 && ci->maxhi[j] > pc; j--)
+			if (ci->ivals[j].hi > pc) {
+				k = j;
+				break;
+			}
+		if (k < 0)
+			return 0;
+	}
+	size_t n = 0;
+	int64_t s = ci->ivals[k].scope;
+	while (s >= 0 && n < max) {
+		chain[n++] = (uint32_t)s;
+		if (ci->scopes[s].tag == DW_TAG_subprogram)
+			break;
+		s = ci->scopes[s].parent;
+	}
+	return n;
+}
+
+Dwarf_Die *cuindex_scope_die(struct cuindex *ci, uint32_t id)
+{
+	return &ci->scopes[id].die;
+}
+
+int cuindex_scope_tag(const struct cuindex *ci, uint32_t id)
+{
+	return ci->scopes[id].tag;
+}
+
+void **cuindex_scope_slot(struct cuindex *ci, uint32_t id)
+{
+	return &ci->scopes[id].slot;
+}
+
+int cuindex_line(const struct cuindex *ci, uint64_t pc, struct cuindex_line *out)
+{
+	size_t lo = 0, hi = ci->nrows;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (ci->rows[mid].addr <= pc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	/* lo - 1 is the last row at or below pc; with several rows at one
+	 * address that is the last of them, as llvm-symbolizer and addr2line
+	 * choose. */
+	if (lo == 0 || ci->rows[lo - 1].end)
+		return -1;
+	Dwarf_Line *l = ci->rows[lo - 1].line;
+	int line = 0, col = 0;
+	dwarf_lineno(l, &line);
+	dwarf_linecol(l, &col);
+	out->file = dwarf_linesrc(l, NULL, NULL);
+	out->line = line;
+	out->column = col;
+	return 0;
+}
+
+const char *cuindex_file(struct cuindex *ci, uint64_t idx)
+{
+	if (ci->files_state == 0)
+		ci->files_state = dwarf_getsrcfiles(&ci->cudie, &ci->files,
+						    &ci->nfiles) == 0 ? 1 : -1;
+	if (ci->files_state < 0 || idx >= ci->nfiles)
+		return NULL;
+	return dwarf_filesrc(ci->files, idx, NULL, NULL);
+}
+
+const char *cuindex_comp_dir(const struct cuindex *ci)
+{
+	return ci->comp_dir;
+}
+
+Dwarf_Die *cuindex_cudie(struct cuindex *ci)
+{
+	return &ci->cudie;
+}
+
+/* ---- the unit map ---- */
+
+/* Units walked only to find where their code is (no CU ranges, no aranges);
+ * the bound keeps a file of many code-less units cheap. */
+#define MAX_RANGELESS_WALKS 4096
+
+struct cuent {
+	Dwarf_Die cudie;
+	Dwarf_Off off;
+	struct cuindex *ci;
+	int state;         /* 0 not built, 1 built, -1 failed */
+	int placed;        /* 1 ranges from the CU DIE, 2 from aranges */
+};
+
+struct curange {
+	uint64_t lo, hi;
+	uint32_t cu;
+};
+
+struct cuindex_map {
+	Dwarf *dw;
+	struct cuent *cus;
+	size_t ncus;
+	struct curange *ranges;
+	size_t nranges, capranges;
+	uint64_t *maxhi;
+	struct cuindex_range *valid;
+	size_t nvalid;
+};
+
+static int cuindex_map_add(struct cuindex_map *map, uint64_t lo, uint64_t hi, size_t cu)
+{
+	if (cuindex_grow((void **)&map->ranges, &map->capranges, map->nranges + 1,
+			 sizeof *map->ranges))
+		return -1;
+	map->ranges[map->nranges++] = (struct curange){ lo, hi, (uint32_t)cu };
+	if (!map->cus[cu].placed)
+		map->cus[cu].placed = 1;
+	return 0;
+}
+
+static struct cuindex *cuindex_map_unit(struct cuindex_map *map, size_t cu)
+{
+	struct cuent *c = &map->cus[cu];
+
+	if (c->state == 0) {
+		c->ci = cuindex_new(&c->cudie, map->valid, map->nvalid);
+		c->state = c->ci ? 1 : -1;
+	}
+	return c->ci;
+}
+
+static size_t cuindex_map_by_offset(const struct cuindex_map *map, Dwarf_Off off)
+{
+	size_t lo = 0, hi = map->ncus;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (map->cus[mid].off < off)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < map->ncus && map->cus[lo].off == off ? lo : SIZE_MAX;
+}
+
+static int cuindex_map_rangeless(struct cuindex_map *map)
+{
+	Dwarf_Aranges *ar;
+	size_t nar, walks = 0;
+	struct cuindex tmp = { .valid = map->valid, .nvalid = map->nvalid };
+
+	if (dwarf_getaranges(map->dw, &ar, &nar) == 0) {
+		for (size_t i = 0; i < nar; i++) {
+			Dwarf_Addr a;
+			Dwarf_Word len;
+			Dwarf_Off off;
+			Dwarf_Arange *one = dwarf_onearange(ar, i);
+			if (!one || dwarf_getarangeinfo(one, &a, &len, &off) != 0)
+				continue;
+			size_t cu = cuindex_map_by_offset(map, off);
+			if (cu == SIZE_MAX || map->cus[cu].placed == 1
+			    || !cuindex_valid(&tmp, a, a + len))
+				continue;
+			if (cuindex_map_add(map, a, a + len, cu))
+				return -1;
+			map->cus[cu].placed = 2;
+		}
+	}
+	for (size_t cu = 0; cu < map->ncus && walks < MAX_RANGELESS_WALKS; cu++) {
+		if (map->cus[cu].placed)
+			continue;
+		walks++;
+		struct cuindex *ci = cuindex_map_unit(map, cu);
+		for (size_t i = 0; ci && i < ci->ntop; i++) {
+			const struct ival *v = &ci->ivals[ci->top[i]];
+			if (cuindex_map_add(map, v->lo, v->hi, cu))
+				return -1;
+		}
+	}
+	return 0;
+}
+
+static int cuindex_range_cmp(const void *a, const void *b)
+{
+	const struct curange *x = a, *y = b;
+
+	if (x->lo != y->lo)
+		return x->lo < y->lo ? -1 : 1;
+	if (x->hi != y->hi)
+		return x->hi < y->hi ? -1 : 1;
+	return x->cu < y->cu ? -1 : x->cu > y->cu;
+}
+
+static int cuindex_map_read(struct cuindex_map *map)
+{
+	Dwarf_CU *cu = NULL, *next;
+	Dwarf_Half version;
+	uint8_t type;
+	Dwarf_Die cudie, subdie;
+	size_t cap = 0, missing = 0;
+	struct cuindex tmp = { .valid = map->valid, .nvalid = map->nvalid };
+
+	while (dwarf_get_units(map->dw, cu, &next, &version, &type, &cudie, &subdie) == 0) {
+		cu = next;
+		if (type == DW_UT_skeleton && dwarf_tag(&subdie) == DW_TAG_compile_unit)
+			cudie = subdie;
+		else if (type != DW_UT_compile && type != DW_UT_partial)
+			continue;
+		if (cuindex_grow((void **)&map->cus, &cap, map->ncus + 1, sizeof *map->cus))
+			return -1;
+		size_t i = map->ncus++;
+		memset(&map->cus[i], 0, sizeof map->cus[i]);
+		map->cus[i].cudie = cudie;
+		map->cus[i].off = dwarf_dieoffset(&cudie);
+		Dwarf_Addr base, lo, hi;
+		ptrdiff_t off = 0;
+		while ((off = dwarf_ranges(&cudie, off, &base, &lo, &hi)) > 0)
+			if (cuindex_valid(&tmp, lo, hi) && cuindex_map_add(map, lo, hi, i))
+				return -1;
+		if (!map->cus[i].placed)
+			missing++;
+	}
+	if (missing && cuindex_map_rangeless(map))
+		return -1;
+	if (map->nranges == 0)
+		return 0;
+	qsort(map->ranges, map->nranges, sizeof *map->ranges, cuindex_range_cmp);
+	map->maxhi = malloc(map->nranges * sizeof *map->maxhi);
+	if (!map->maxhi)
+		return -1;
+	uint64_t mx = 0;
+	for (size_t i = 0; i < map->nranges; i++) {
+		if (map->ranges[i].hi > mx)
+			mx = map->ranges[i].hi;
+		map->maxhi[i] = mx;
+	}
+	return 0;
+}
+
+struct cuindex_map *cuindex_map_new(Dwarf *dw, const struct cuindex_range *valid,
+				    size_t nvalid)
+{
+	struct cuindex_map *map = calloc(1, sizeof *map);
+
+	if (!map)
+		return NULL;
+	map->dw = dw;
+	if (nvalid > 0) {
+		map->valid = malloc(nvalid * sizeof *valid);
+		if (!map->valid)
+			goto fail;
+		memcpy(map->valid, valid, nvalid * sizeof *valid);
+		map->nvalid = nvalid;
+	}
+	if (cuindex_map_read(map))
+		goto fail;
+	return map;
+fail:
+	cuindex_map_free(map);
+	return NULL;
+}
+
+void cuindex_map_free(struct cuindex_map *map)
+{
+	if (!map)
+		return;
+	for (size_t i = 0; i < map->ncus; i++)
+		cuindex_free(map->cus[i].ci);
+	free(map->cus);
+	free(map->ranges);
+	free(map->maxhi);
+	free(map->valid);
+	free(map);
+}
+
+size_t cuindex_map_find(struct cuindex_map *map, uint64_t pc, struct cuindex **out,
+			size_t max)
+{
+	size_t lo = 0, hi = map->nranges, n = 0;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (map->ranges[mid].lo <= pc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	/* Units overlap only in broken or hand-made DWARF; maxhi bounds the
+	 * walk back to the ranges that can still reach pc. */
+	for (size_t j = lo; j-- > 0 && map->maxhi[j] > pc && n < max;) {
+		if (map->ranges[j].hi <= pc)
+			continue;
+		struct cuindex *ci = cuindex_map_unit(map, map->ranges[j].cu);
+		size_t k;
+		for (k = 0; k < n && out[k] != ci; k++)
+			;
+		if (ci && k == n)
+			out[n++] = ci;
+	}
+	return n;
+}

@@ -1,0 +1,105 @@
+/*
+ * cuindex: an address index over one DWARF compilation unit.
+ *
+ * Built once, the first time any address of the unit is asked for: one walk
+ * of the unit's DIE tree collects every DW_TAG_subprogram and
+ * DW_TAG_inlined_subroutine with code ranges into a table sorted by start
+ * address, and the unit's line table is copied into a compact sorted array.
+ * After that each address is a binary search plus a short walk up a
+ * containment chain, instead of the full tree walk dwarf_getscopes does per
+ * address.
+ *
+ * It deals in libdw objects only; names, demangling and string ownership are
+ * the caller's business (symcache.c).  Strings it returns point into libdw's
+ * own data and live as long as the Dwarf handle the unit came from.
+ */
+#ifndef JHEAP_CUINDEX_H
+#define JHEAP_CUINDEX_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <elfutils/libdw.h>
+
+struct cuindex;
+
+/* A half-open address range [lo, hi) in the unit's DWARF address space. */
+struct cuindex_range {
+	uint64_t lo, hi;
+};
+
+/* Line-table answer for one address. file points into libdw's data. */
+struct cuindex_line {
+	const char *file;
+	int line;
+	int column;
+};
+
+/* Deepest inline nesting a lookup reports; deeper chains are cut at the
+ * outer end (real code stays far below this). */
+#define CUINDEX_MAX_CHAIN 128
+
+/* Index the unit whose CU DIE is CUDIE (copied).  VALID lists the address
+ * ranges that can hold code (the executable PT_LOAD segments, in DWARF
+ * addresses); a function range starting outside all of them is dropped, so
+ * the zero-based leftovers of functions the linker discarded cannot shadow
+ * real code.  NVALID == 0 accepts every range.  VALID is copied.
+ * Returns NULL when out of memory or when the unit cannot be read; the
+ * caller owns the result and frees it with cuindex_free(). */
+struct cuindex *cuindex_new(Dwarf_Die *cudie, const struct cuindex_range *valid,
+			    size_t nvalid);
+/* cuindex_free(NULL) is a no-op. */
+void cuindex_free(struct cuindex *ci);
+
+/* Scopes (function and inlined-call DIEs) containing PC, innermost first,
+ * ending at the enclosing DW_TAG_subprogram.  Writes at most MAX scope ids
+ * into CHAIN and returns how many; 0 when no function of this unit covers
+ * PC. */
+size_t cuindex_lookup(const struct cuindex *ci, uint64_t pc, uint32_t *chain,
+		      size_t max);
+
+/* The DIE of scope ID (owned by the index) and its tag. */
+Dwarf_Die *cuindex_scope_die(struct cuindex *ci, uint32_t id);
+int cuindex_scope_tag(const struct cuindex *ci, uint32_t id);
+
+/* A pointer-sized slot per scope that the index never looks at; the caller
+ * uses it to cache what it derived from the scope (names).  Starts NULL. */
+void **cuindex_scope_slot(struct cuindex *ci, uint32_t id);
+
+/* Line-table row for PC: the last row at or below PC in its sequence.
+ * Returns 0 and fills *out, or -1 when no row covers PC. */
+int cuindex_line(const struct cuindex *ci, uint64_t pc, struct cuindex_line *out);
+
+/* Name of file number IDX of the unit's file table (as DW_AT_call_file and
+ * DW_AT_decl_file number them), or NULL. */
+const char *cuindex_file(struct cuindex *ci, uint64_t idx);
+
+/* ---- the units of one Dwarf: which unit holds an address ----
+ *
+ * Unit ranges come from each CU DIE (DW_AT_low_pc/high_pc or DW_AT_ranges),
+ * not from .debug_aranges alone: clang writes no aranges, and elfutils 0.188
+ * finds nothing for units without them.  Units with no ranges on their DIE
+ * fall back to .debug_aranges, then to the function ranges of a walk. */
+struct cuindex_map;
+
+/* Read the unit headers of DW (borrowed; it must outlive the map) and their
+ * ranges, keeping those that start inside VALID (see cuindex_new; copied).
+ * Unit indexes are built on first use.  Returns NULL when out of memory;
+ * the caller frees the map with cuindex_map_free(). */
+struct cuindex_map *cuindex_map_new(Dwarf *dw, const struct cuindex_range *valid,
+				    size_t nvalid);
+/* Frees the map and every unit index it built; NULL is a no-op. */
+void cuindex_map_free(struct cuindex_map *map);
+
+/* Indexes of the units whose ranges hold PC, building them as needed: at
+ * most MAX written to OUT (owned by the map), the unit starting nearest
+ * below PC first.  Returns how many. */
+size_t cuindex_map_find(struct cuindex_map *map, uint64_t pc, struct cuindex **out,
+			size_t max);
+
+/* DW_AT_comp_dir of the unit, or NULL. */
+const char *cuindex_comp_dir(const struct cuindex *ci);
+
+/* The CU DIE the index was built from. */
+Dwarf_Die *cuindex_cudie(struct cuindex *ci);
+
+#endif

@@ -1,0 +1,857 @@
+/*
+ * symcache: object files opened through libdwfl, addresses answered from
+ * per-unit interval indexes (cuindex.c), every answer cached.
+ *
+ * Address spaces: callers speak link-time vaddrs.  Each file is reported to
+ * libdwfl at base 0 with add_p_vaddr, so the module bias is 0 and module
+ * addresses equal vaddrs for ET_EXEC and ET_DYN alike (passing
+ * add_p_vaddr=false would bias a DSO whose first PT_LOAD is not at 0); the
+ * bias is still read back and applied, so nothing depends on that.  DWARF
+ * addresses may carry their own bias (a prelinked separate debug file):
+ * dwarf pc = vaddr + bias - dwbias.
+ *
+ * Not thread-safe: one symcache per thread.
+ */
+#include "symbolize/symcache.h"
+#include "symbolize/cuindex.h"
+
+#include <dwarf.h>
+#include <elfutils/libdwfl.h>
+#include <elfutils/libdwelf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* uthash must never exit(): a failed insert just leaves the entry out (the
+ * answer is then computed again next time, which is only slower). */
+static int symcache_hash_oom;
+#define HASH_NONFATAL_OOM 1
+#define uthash_nonfatal_oom(obj) ((void)(obj), symcache_hash_oom = 1)
+#include <uthash.h>
+
+#define ARENA_CHUNK (64 * 1024)
+#define MAX_NAME_LEN (1u << 20)      /* longer strings from a file are cut */
+#define MAX_CU_CANDIDATES 8          /* overlapping units tried per pc */
+
+/* ---- arena: every string, result and module record of the cache ---- */
+
+struct chunk {
+	struct chunk *next;
+	size_t used, cap;
+	max_align_t data[];
+};
+
+static void *symcache_arena_alloc(struct chunk **head, size_t n)
+{
+	const size_t align = sizeof(max_align_t);
+
+	if (n > SIZE_MAX / 2)
+		return NULL;
+	n = (n + align - 1) & ~(align - 1);
+	struct chunk *c = *head;
+	if (!c || c->cap - c->used < n) {
+		size_t cap = n > ARENA_CHUNK ? n : ARENA_CHUNK;
+		c = malloc(sizeof *c + cap);
+		if (!c)
+			return NULL;
+		c->used = 0;
+		c->cap = cap;
+		/* A big block gets its own chunk behind the current one so the
+		 * current chunk's free space is not lost. */
+		if (*head && n > ARENA_CHUNK / 4) {
+			c->next = (*head)->next;
+			(*head)->next = c;
+		} else {
+			c->next = *head;
+			*head = c;
+		}
+	}
+	void *p = (char *)c->data + c->used;
+	c->used += n;
+	return p;
+}
+
+/* ---- the cache ---- */
+
+struct istr {
+	UT_hash_handle hh;
+	const char *dem;   /* demangled form, NULL when not mangled */
+	int dem_done;
+	char s[];
+};
+
+struct pcent {
+	UT_hash_handle hh;
+	uint64_t pc;
+	struct symresult res;
+};
+
+/* A function symbol of the module's symbol table (module addresses). */
+struct elfsym {
+	uint64_t value, size;
+	const char *name;         /* libdwfl's string, lives as long as the Dwfl */
+	int bind;                 /* 2 global, 1 weak, 0 local */
+};
+
+/* What a scope's DIE says about its function, derived once per scope. */
+struct scopeinfo {
+	const char *name, *linkage, *decl_file;
+	int decl_line;
+};
+
+struct symmodule {
+	UT_hash_handle hh;
+	struct symcache *sc;
+	const char *path;
+	const char *err;          /* set: opening failed with this message */
+	Dwfl *dwfl;
+	Dwfl_Module *mod;
+	Dwarf_Addr bias;
+	int elf_type;
+	struct symsegment *segs;
+	size_t nsegs;
+	unsigned char *build_id;
+	size_t build_id_len;
+	Dwarf *dw;
+	Dwarf_Addr dwbias;
+	const char *debug_path;
+	int lang_c;               /* scratch: language of the unit being named */
+	int map_state;            /* 0 not read, 1 read, -1 failed */
+	struct cuindex_map *map;
+	struct cuindex_range *valid;
+	size_t nvalid;
+	int syms_state;           /* 0 not read, 1 read, -1 none */
+	struct elfsym *syms;
+	uint64_t *sym_maxend;
+	size_t nsyms;
+	struct pcent *pcs;
+};
+
+struct symcache {
+	struct chunk *arena;
+	struct istr *strings;
+	struct symmodule *modules;
+	char *debuginfo_path;     /* libdwfl search path, NULL for its default */
+	char **user_dirs;         /* absolute copies of the options' dirs */
+	size_t nuser_dirs;
+	Dwfl_Callbacks callbacks;
+};
+
+static void *symcache_alloc(struct symcache *sc, size_t n)
+{
+	void *p = symcache_arena_alloc(&sc->arena, n);
+	if (p)
+		memset(p, 0, n);
+	return p;
+}
+
+static struct istr *symcache_intern_ent(struct symcache *sc, const char *s, size_t len)
+{
+	struct istr *e;
+
+	if (len > MAX_NAME_LEN)
+		len = MAX_NAME_LEN;
+	HASH_FIND(hh, sc->strings, s, len, e);
+	if (e)
+		return e;
+	e = symcache_arena_alloc(&sc->arena, sizeof *e + len + 1);
+	if (!e)
+		return NULL;
+	memset(e, 0, sizeof *e);
+	memcpy(e->s, s, len);
+	e->s[len] = '\0';
+	HASH_ADD_KEYPTR(hh, sc->strings, e->s, len, e);
+	return e;
+}
+
+/* One shared copy of S, owned by the cache; NULL for NULL or out of memory. */
+static const char *symcache_intern(struct symcache *sc, const char *s)
+{
+	if (!s)
+		return NULL;
+	struct istr *e = symcache_intern_ent(sc, s, strlen(s));
+	return e ? e->s : NULL;
+}
+
+/* The demangled form of LINKAGE (interned), computed once per name. */
+static const char *symcache_demangled(struct symcache *sc, const char *linkage)
+{
+	struct istr *e = symcache_intern_ent(sc, linkage, strlen(linkage));
+
+	if (!e)
+		return NULL;
+	if (!e->dem_done) {
+		char *d = symcache_demangle(e->s);
+		e->dem = d ? symcache_intern(sc, d) : NULL;
+		e->dem_done = 1;
+		free(d);
+	}
+	return e->dem;
+}
+
+/* ---- separate debug files ---- */
+
+static int symcache_same_build_id(Dwfl_Module *mod, int fd)
+{
+	const unsigned char *want;
+	GElf_Addr vaddr;
+	int wantlen = dwfl_module_build_id(mod, &want, &vaddr);
+	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	int ok = 0;
+
+	if (!elf)
+		return 0;
+	if (elf_kind(elf) == ELF_K_ELF) {
+		const void *have;
+		ssize_t havelen = dwelf_elf_gnu_build_id(elf, &have);
+		if (wantlen > 0)
+			ok = havelen == wantlen && memcmp(have, want, wantlen) == 0;
+		else
+			ok = 1;
+	}
+	elf_end(elf);
+	return ok;
+}
+
+/* libdwfl's standard search (build-id, then .gnu_debuglink, with the user's
+ * dirs first in the path), then DIR/<path of the object>[.debug] for each
+ * user dir, a layout the standard search only tries without a debuglink. */
+static int symcache_find_debuginfo(Dwfl_Module *mod, void **userdata,
+				   const char *modname, GElf_Addr base,
+				   const char *file_name, const char *debuglink_file,
+				   GElf_Word debuglink_crc, char **debuginfo_file_name)
+{
+	int fd = dwfl_standard_find_debuginfo(mod, userdata, modname, base, file_name,
+					      debuglink_file, debuglink_crc,
+					      debuginfo_file_name);
+	struct symmodule *m = userdata ? *userdata : NULL;
+
+	if (fd >= 0 || !m || !file_name || file_name[0] != '/')
+		return fd;
+	struct stat mainst;
+	if (stat(m->path, &mainst) != 0)
+		return -1;
+	for (size_t i = 0; i < m->sc->nuser_dirs; i++) {
+		for (int suffix = 0; suffix < 2; suffix++) {
+			char *cand;
+			if (asprintf(&cand, "%s%s%s", m->sc->user_dirs[i], file_name,
+				     suffix ? ".debug" : "") < 0)
+				return -1;
+			struct stat st;
+			fd = open(cand, O_RDONLY | O_CLOEXEC);
+			if (fd >= 0 && fstat(fd, &st) == 0
+			    && !(st.st_dev == mainst.st_dev && st.st_ino == mainst.st_ino)
+			    && symcache_same_build_id(mod, fd)) {
+				*debuginfo_file_name = cand;
+				return fd;
+			}
+			if (fd >= 0)
+				close(fd);
+			free(cand);
+		}
+	}
+	errno = 0;
+	return -1;
+}
+
+static int symcache_set_dirs(struct symcache *sc, const char *const *dirs)
+{
+	size_t n = 0, len = sizeof ":.debug:/usr/lib/debug";
+	char cwd[4096];
+
+	while (dirs && dirs[n])
+		n++;
+	if (n == 0)
+		return 0;
+	sc->user_dirs = calloc(n, sizeof *sc->user_dirs);
+	if (!sc->user_dirs)
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		const char *d = dirs[i];
+		char *abs;
+		/* libdwfl reads a relative dir as relative to the object's
+		 * folder; the user meant the current directory. */
+		if (d[0] != '/') {
+			if (!getcwd(cwd, sizeof cwd))
+				continue;
+			if (asprintf(&abs, "%s/%s", cwd, d) < 0)
+				return -1;
+		} else if (!(abs = strdup(d))) {
+			return -1;
+		}
+		size_t al = strlen(abs);
+		while (al > 1 && abs[al - 1] == '/')
+			abs[--al] = '\0';
+		sc->user_dirs[sc->nuser_dirs++] = abs;
+		len += al + 1;
+	}
+	sc->debuginfo_path = malloc(len);
+	if (!sc->debuginfo_path)
+		return -1;
+	char *p = sc->debuginfo_path;
+	for (size_t i = 0; i < sc->nuser_dirs; i++) {
+		/* ':' separates path elements; such a dir is only tried by
+		 * the DIR/<path> fallback. */
+		if (strchr(sc->user_dirs[i], ':'))
+			continue;
+		p += sprintf(p, "%s:", sc->user_dirs[i]);
+	}
+	strcpy(p, ":.debug:/usr/lib/debug");
+	return 0;
+}
+
+struct symcache *symcache_new(const struct symcache_options *opts)
+{
+	struct symcache *sc = calloc(1, sizeof *sc);
+
+	if (!sc)
+		return NULL;
+	if (symcache_set_dirs(sc, opts ? opts->debuginfo_dirs : NULL)) {
+		symcache_free(sc);
+		return NULL;
+	}
+	sc->callbacks.find_elf = dwfl_build_id_find_elf;
+	sc->callbacks.find_debuginfo = symcache_find_debuginfo;
+	sc->callbacks.section_address = dwfl_offline_section_address;
+	sc->callbacks.debuginfo_path = sc->debuginfo_path ? &sc->debuginfo_path : NULL;
+	elf_version(EV_CURRENT);
+	return sc;
+}
+
+static void symcache_module_release(struct symmodule *m)
+{
+	cuindex_map_free(m->map);
+	free(m->syms);
+	free(m->sym_maxend);
+	HASH_CLEAR(hh, m->pcs);
+	if (m->dwfl)
+		dwfl_end(m->dwfl);
+}
+
+void symcache_free(struct symcache *sc)
+{
+	struct symmodule *m, *tmp;
+
+	if (!sc)
+		return;
+	HASH_ITER(hh, sc->modules, m, tmp) {
+		HASH_DEL(sc->modules, m);
+		symcache_module_release(m);
+	}
+	HASH_CLEAR(hh, sc->strings);
+	while (sc->arena) {
+		struct chunk *next = sc->arena->next;
+		free(sc->arena);
+		sc->arena = next;
+	}
+	for (size_t i = 0; i < sc->nuser_dirs; i++)
+		free(sc->user_dirs[i]);
+	free(sc->user_dirs);
+	free(sc->debuginfo_path);
+	free(sc);
+}
+
+/* ---- opening a module ---- */
+
+static int symcache_errf(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err && errlen) {
+		va_start(ap, fmt);
+		vsnprintf(err, errlen, fmt, ap);
+		va_end(ap);
+	}
+	return -1;
+}
+
+static int symcache_read_headers(struct symmodule *m, char *err, size_t errlen)
+{
+	Elf *elf = dwfl_module_getelf(m->mod, &m->bias);
+	GElf_Ehdr ehdr;
+	size_t phnum;
+
+	if (!elf || !gelf_getehdr(elf, &ehdr) || elf_getphdrnum(elf, &phnum) != 0)
+		return symcache_errf(err, errlen, "cannot read ELF headers of '%s': %s",
+				     m->path, dwfl_errmsg(-1));
+	m->elf_type = ehdr.e_type;
+	m->segs = symcache_alloc(m->sc, (phnum + 1) * sizeof *m->segs);
+	m->valid = symcache_alloc(m->sc, (phnum + 1) * sizeof *m->valid);
+	if (!m->segs || !m->valid)
+		return symcache_errf(err, errlen, "out of memory");
+	for (size_t i = 0; i < phnum; i++) {
+		GElf_Phdr ph;
+		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
+			continue;
+		struct symsegment *s = &m->segs[m->nsegs++];
+		s->offset = ph.p_offset;
+		s->filesz = ph.p_filesz;
+		s->vaddr = ph.p_vaddr;
+		s->memsz = ph.p_memsz;
+		s->flags = ph.p_flags;
+	}
+	const unsigned char *bits;
+	GElf_Addr bvaddr;
+	int blen = dwfl_module_build_id(m->mod, &bits, &bvaddr);
+	if (blen > 0 && (m->build_id = symcache_alloc(m->sc, (size_t)blen))) {
+		memcpy(m->build_id, bits, (size_t)blen);
+		m->build_id_len = (size_t)blen;
+	}
+	return 0;
+}
+
+static int symcache_open(struct symmodule *m, char *err, size_t errlen)
+{
+	unsigned char magic[SELFMAG];
+	int fd = open(m->path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return symcache_errf(err, errlen, "cannot open '%s': %s", m->path,
+				     strerror(errno));
+	ssize_t n = pread(fd, magic, sizeof magic, 0);
+	if (n < 0) {
+		int e = errno;
+		close(fd);
+		return symcache_errf(err, errlen, "cannot read '%s': %s", m->path,
+				     strerror(e));
+	}
+	if (n < (ssize_t)sizeof magic || memcmp(magic, ELFMAG, SELFMAG) != 0) {
+		close(fd);
+		return symcache_errf(err, errlen, "'%s' is not an ELF file", m->path);
+	}
+	m->dwfl = dwfl_begin(&m->sc->callbacks);
+	if (!m->dwfl) {
+		close(fd);
+		return symcache_errf(err, errlen, "cannot read '%s': %s", m->path,
+				     dwfl_errmsg(-1));
+	}
+	const char *base = strrchr(m->path, '/');
+	dwfl_report_begin(m->dwfl);
+	m->mod = dwfl_report_elf(m->dwfl, base ? base + 1 : m->path, m->path, fd, 0, true);
+	if (!m->mod) {
+		close(fd);  /* libdwfl takes the fd only on success */
+		return symcache_errf(err, errlen, "cannot read ELF file '%s': %s",
+				     m->path, dwfl_errmsg(-1));
+	}
+	dwfl_report_end(m->dwfl, NULL, NULL);
+	void **ud;
+	dwfl_module_info(m->mod, &ud, NULL, NULL, NULL, NULL, NULL, NULL);
+	*ud = m;
+	if (symcache_read_headers(m, err, errlen))
+		return -1;
+	for (size_t i = 0; i < m->nsegs; i++)
+		if (m->segs[i].flags & PF_X) {
+			struct cuindex_range *r = &m->valid[m->nvalid++];
+			r->lo = m->segs[i].vaddr + m->bias;
+			r->hi = r->lo + m->segs[i].memsz;
+		}
+	/* Finding the DWARF (maybe in a separate file) is cheap next to
+	 * reading it; units are read on the first lookup. */
+	m->dw = dwfl_module_getdwarf(m->mod, &m->dwbias);
+	if (m->dw) {
+		const char *mainfile = NULL, *debugfile = NULL;
+		dwfl_module_info(m->mod, NULL, NULL, NULL, NULL, NULL, &mainfile, &debugfile);
+		m->debug_path = symcache_intern(m->sc, debugfile ? debugfile
+						: mainfile ? mainfile : m->path);
+		for (size_t i = 0; i < m->nvalid; i++) {
+			m->valid[i].lo -= m->dwbias;
+			m->valid[i].hi -= m->dwbias;
+		}
+	}
+	return 0;
+}
+
+struct symmodule *symcache_module(struct symcache *sc, const char *path,
+				  char *err, size_t errlen)
+{
+	struct symmodule *m;
+
+	if (!sc || !path)
+		return NULL;
+	HASH_FIND_STR(sc->modules, path, m);
+	if (!m) {
+		char msg[1024];
+		m = symcache_alloc(sc, sizeof *m);
+		if (!m || !(m->path = symcache_intern(sc, path))) {
+			symcache_errf(err, errlen, "out of memory");
+			return NULL;
+		}
+		m->sc = sc;
+		if (symcache_open(m, msg, sizeof msg)) {
+			symcache_module_release(m);
+			memset(m, 0, sizeof *m);
+			m->sc = sc;
+			m->path = symcache_intern(sc, path);
+			m->err = symcache_intern(sc, msg);
+			if (!m->path || !m->err) {
+				symcache_errf(err, errlen, "%s", msg);
+				return NULL;
+			}
+		}
+		symcache_hash_oom = 0;
+		HASH_ADD_KEYPTR(hh, sc->modules, m->path, strlen(m->path), m);
+		if (symcache_hash_oom) {
+			symcache_module_release(m);
+			symcache_errf(err, errlen, "out of memory");
+			return NULL;
+		}
+	}
+	if (m->err) {
+		symcache_errf(err, errlen, "%s", m->err);
+		return NULL;
+	}
+	return m;
+}
+
+const struct symsegment *symmodule_segments(const struct symmodule *m, size_t *n)
+{
+	*n = m ? m->nsegs : 0;
+	return m ? m->segs : NULL;
+}
+
+int symmodule_elf_type(const struct symmodule *m)
+{
+	return m ? m->elf_type : 0;
+}
+
+const unsigned char *symmodule_build_id(const struct symmodule *m, size_t *len)
+{
+	*len = m ? m->build_id_len : 0;
+	return m && m->build_id_len ? m->build_id : NULL;
+}
+
+const char *symmodule_debug_path(const struct symmodule *m)
+{
+	return m ? m->debug_path : NULL;
+}
+
+/* ---- answers ---- */
+
+static int symcache_lang_c(Dwarf_Die *cudie)
+{
+	switch (dwarf_srclang(cudie)) {
+	case DW_LANG_C89:
+	case DW_LANG_C:
+	case DW_LANG_C99:
+	case DW_LANG_C11:
+	case DW_LANG_Mips_Assembler:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/* A source file name as the reference tools print it: libdw gives names
+ * relative to the compilation directory when the unit recorded them so, and
+ * addr2line, eu-addr2line and llvm-symbolizer all put DW_AT_comp_dir in
+ * front (even when that doubles a relative comp_dir such as glibc's
+ * "./csu"); jheap does the same so its paths match theirs. */
+static const char *symcache_srcfile(struct symmodule *m, struct cuindex *ci,
+				    const char *name)
+{
+	const char *dir = cuindex_comp_dir(ci);
+	char buf[4096];
+
+	if (!name || name[0] == '/' || !dir || !dir[0])
+		return symcache_intern(m->sc, name);
+	if ((size_t)snprintf(buf, sizeof buf, "%s/%s", dir, name) >= sizeof buf)
+		return symcache_intern(m->sc, name);
+	return symcache_intern(m->sc, buf);
+}
+
+static const struct scopeinfo *symcache_scopeinfo(struct symmodule *m,
+						  struct cuindex *ci, uint32_t id)
+{
+	void **slot = cuindex_scope_slot(ci, id);
+	if (*slot)
+		return *slot;
+
+	struct scopeinfo *si = symcache_alloc(m->sc, sizeof *si);
+	if (!si)
+		return NULL;
+	Dwarf_Die *die = cuindex_scope_die(ci, id);
+	Dwarf_Attribute a;
+	const char *link = NULL, *name = NULL;
+	/* dwarf_attr_integrate follows DW_AT_abstract_origin and
+	 * DW_AT_specification, where inlined copies and out-of-class method
+	 * definitions keep their names. */
+	if (dwarf_attr_integrate(die, DW_AT_linkage_name, &a)
+	    || dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &a))
+		link = dwarf_formstring(&a);
+	if (dwarf_attr_integrate(die, DW_AT_name, &a))
+		name = dwarf_formstring(&a);
+	if (link) {
+		si->linkage = symcache_intern(m->sc, link);
+		si->name = symcache_demangled(m->sc, link);
+		if (!si->name)
+			si->name = name ? symcache_intern(m->sc, name) : si->linkage;
+	} else if (name) {
+		si->name = symcache_intern(m->sc, name);
+		/* A C function's symbol is its plain name. */
+		if (m->lang_c)
+			si->linkage = si->name;
+	}
+	si->decl_file = symcache_srcfile(m, ci, dwarf_decl_file(die));
+	dwarf_decl_line(die, &si->decl_line);
+	*slot = si;
+	return si;
+}
+
+static int symcache_udata(Dwarf_Die *die, int at, Dwarf_Word *v)
+{
+	Dwarf_Attribute a;
+	return dwarf_attr(die, at, &a) && dwarf_formudata(&a, v) == 0 ? 0 : -1;
+}
+
+/* Frames for chain[0..n) of CI at DWARF address PC into F. */
+static void symcache_dwarf_frames(struct symmodule *m, struct cuindex *ci,
+				  const uint32_t *chain, size_t n, uint64_t pc,
+				  struct symframe *f)
+{
+	m->lang_c = symcache_lang_c(cuindex_cudie(ci));
+	for (size_t i = 0; i < n; i++) {
+		const struct scopeinfo *si = symcache_scopeinfo(m, ci, chain[i]);
+		memset(&f[i], 0, sizeof f[i]);
+		if (si) {
+			f[i].name = si->name;
+			f[i].linkage = si->linkage;
+			f[i].decl_file = si->decl_file;
+			f[i].decl_line = si->decl_line;
+		}
+		f[i].inlined = i + 1 < n;
+		if (i == 0) {
+			struct cuindex_line ln;
+			if (cuindex_line(ci, pc, &ln) == 0) {
+				f[i].file = symcache_srcfile(m, ci, ln.file);
+				f[i].line = ln.line;
+				f[i].column = ln.column;
+			}
+		} else {
+			/* The call site of the inlined callee below is where this
+			 * frame is executing. */
+			Dwarf_Die *callee = cuindex_scope_die(ci, chain[i - 1]);
+			Dwarf_Word v;
+			if (symcache_udata(callee, DW_AT_call_file, &v) == 0)
+				f[i].file = symcache_srcfile(m, ci, cuindex_file(ci, v));
+			if (symcache_udata(callee, DW_AT_call_line, &v) == 0 && v <= INT32_MAX)
+				f[i].line = (int)v;
+			if (symcache_udata(callee, DW_AT_call_column, &v) == 0 && v <= INT32_MAX)
+				f[i].column = (int)v;
+		}
+	}
+}
+
+/* ---- the ELF symbol table ----
+ *
+ * libdwfl picks the table (.symtab of the file or of its debug file, else
+ * .dynsym, plus MiniDebugInfo), but its address search scans every symbol
+ * per call and names aliases by table order; a sorted copy answers in
+ * O(log n) and prefers the public name among aliases. */
+
+static int symcache_sym_cmp(const void *a, const void *b)
+{
+	const struct elfsym *x = a, *y = b;
+
+	if (x->value != y->value)
+		return x->value < y->value ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+static int symcache_read_syms(struct symmodule *m)
+{
+	int n = dwfl_module_getsymtab(m->mod);
+	size_t k = 0;
+
+	if (n <= 1)
+		return -1;
+	m->syms = malloc((size_t)n * sizeof *m->syms);
+	if (!m->syms)
+		return -1;
+	for (int i = 1; i < n; i++) {
+		GElf_Sym sym;
+		GElf_Addr addr;
+		GElf_Word shndx;
+		const char *name = dwfl_module_getsym_info(m->mod, i, &sym, &addr, &shndx,
+							   NULL, NULL);
+		int type = GELF_ST_TYPE(sym.st_info), bind = GELF_ST_BIND(sym.st_info);
+		if (!name || !name[0] || shndx == SHN_UNDEF
+		    || (type != STT_FUNC && type != STT_GNU_IFUNC && type != STT_NOTYPE))
+			continue;
+		m->syms[k].value = addr;
+		m->syms[k].size = sym.st_size;
+		m->syms[k].name = name;
+		m->syms[k].bind = bind == STB_GLOBAL ? 2 : bind == STB_WEAK ? 1 : 0;
+		k++;
+	}
+	m->nsyms = k;
+	if (k == 0)
+		return -1;
+	qsort(m->syms, k, sizeof *m->syms, symcache_sym_cmp);
+	m->sym_maxend = malloc(k * sizeof *m->sym_maxend);
+	if (!m->sym_maxend)
+		return -1;
+	uint64_t mx = 0;
+	for (size_t i = 0; i < k; i++) {
+		uint64_t end = m->syms[i].value + (m->syms[i].size ? m->syms[i].size : 1);
+		if (end > mx)
+			mx = end;
+		m->sym_maxend[i] = mx;
+	}
+	return 0;
+}
+
+/* Among aliases: global over weak over local, a size over none, no
+ * "@VERSION", fewer leading underscores, shorter, then byte order. */
+static int symcache_sym_better(const struct elfsym *a, const struct elfsym *b)
+{
+	if (a->bind != b->bind)
+		return a->bind > b->bind;
+	if (!a->size != !b->size)
+		return a->size != 0;
+	int av = strchr(a->name, '@') != NULL, bv = strchr(b->name, '@') != NULL;
+	if (av != bv)
+		return !av;
+	size_t au = strspn(a->name, "_"), bu = strspn(b->name, "_");
+	if (au != bu)
+		return au < bu;
+	size_t al = strlen(a->name), bl = strlen(b->name);
+	if (al != bl)
+		return al < bl;
+	return strcmp(a->name, b->name) < 0;
+}
+
+/* The raw name of the symbol whose [value, value + size) holds module
+ * address A (a sizeless symbol only at its exact address); among nested
+ * symbols the one starting last.  NULL when none covers A. */
+static const char *symcache_symbol(struct symmodule *m, uint64_t a)
+{
+	const struct elfsym *best = NULL;
+	size_t lo = 0, hi, steps = 0;
+
+	if (m->syms_state == 0)
+		m->syms_state = symcache_read_syms(m) == 0 ? 1 : -1;
+	if (m->syms_state < 0)
+		return NULL;
+	hi = m->nsyms;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (m->syms[mid].value <= a)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t j = lo; j-- > 0 && m->sym_maxend[j] > a && steps < 4096; steps++) {
+		const struct elfsym *s = &m->syms[j];
+		if (best && s->value < best->value)
+			break;
+		if (a - s->value < s->size || (s->size == 0 && a == s->value))
+			if (!best || symcache_sym_better(s, best))
+				best = s;
+	}
+	return best ? best->name : NULL;
+}
+
+static void symcache_symtab_frame(struct symmodule *m, const char *raw, struct symframe *f)
+{
+	size_t len = strcspn(raw, "@");
+
+	memset(f, 0, sizeof *f);
+	f->linkage = symcache_intern(m->sc, raw);
+	f->name = symcache_demangled(m->sc, raw);
+	if (!f->name) {
+		/* The displayed name drops the symbol version ("memcpy@@GLIBC_2.14"). */
+		struct istr *e = symcache_intern_ent(m->sc, raw, len);
+		f->name = e ? e->s : f->linkage;
+	}
+}
+
+static void symcache_resolve(struct symmodule *m, uint64_t vaddr, struct symresult *res)
+{
+	struct symframe frames[CUINDEX_MAX_CHAIN];
+	uint32_t chain[CUINDEX_MAX_CHAIN];
+	struct cuindex *line_ci = NULL, *cands[MAX_CU_CANDIDATES];
+	size_t n = 0;
+	uint64_t a = vaddr + m->bias, pc = a - m->dwbias;
+
+	res->status = SYM_NONE;
+	res->nframes = 0;
+	res->frames = NULL;
+	if (m->dw && m->map_state == 0) {
+		m->map = cuindex_map_new(m->dw, m->valid, m->nvalid);
+		m->map_state = m->map ? 1 : -1;
+	}
+	if (m->map) {
+		size_t nc = cuindex_map_find(m->map, pc, cands, MAX_CU_CANDIDATES);
+		for (size_t i = 0; i < nc && n == 0; i++) {
+			struct cuindex *ci = cands[i];
+			if (!line_ci)
+				line_ci = ci;
+			n = cuindex_lookup(ci, pc, chain, CUINDEX_MAX_CHAIN);
+			if (n > 0) {
+				symcache_dwarf_frames(m, ci, chain, n, pc, frames);
+				res->status = SYM_DWARF;
+			}
+		}
+	}
+	const char *raw = NULL;
+	if (n == 0 || !frames[n - 1].name)
+		raw = symcache_symbol(m, a);
+	if (n == 0 && raw) {
+		/* An assembler unit has lines but no functions: the symbol
+		 * names it, the line table still places it. */
+		symcache_symtab_frame(m, raw, &frames[0]);
+		struct cuindex_line ln;
+		if (line_ci && cuindex_line(line_ci, pc, &ln) == 0) {
+			frames[0].file = symcache_srcfile(m, line_ci, ln.file);
+			frames[0].line = ln.line;
+			frames[0].column = ln.column;
+		}
+		res->status = SYM_SYMTAB;
+		n = 1;
+	} else if (n > 0 && raw) {
+		struct symframe sf;
+		symcache_symtab_frame(m, raw, &sf);
+		frames[n - 1].name = sf.name;
+		if (!frames[n - 1].linkage)
+			frames[n - 1].linkage = sf.linkage;
+	}
+	if (n == 0)
+		return;
+	struct symframe *out = symcache_alloc(m->sc, n * sizeof *out);
+	if (!out) {
+		res->status = SYM_NONE;
+		return;
+	}
+	memcpy(out, frames, n * sizeof *out);
+	res->frames = out;
+	res->nframes = (unsigned)n;
+}
+
+void symmodule_lookup(struct symmodule *m, uint64_t vaddr, struct symresult *out)
+{
+	struct pcent *e;
+
+	out->status = SYM_NONE;
+	out->nframes = 0;
+	out->frames = NULL;
+	if (!m || m->err)
+		return;
+	HASH_FIND(hh, m->pcs, &vaddr, sizeof vaddr, e);
+	if (e) {
+		*out = e->res;
+		return;
+	}
+	e = symcache_alloc(m->sc, sizeof *e);
+	if (!e)
+		return;
+	e->pc = vaddr;
+	symcache_resolve(m, vaddr, &e->res);
+	HASH_ADD(hh, m->pcs, pc, sizeof e->pc, e);
+	*out = e->res;
+}

@@ -1,0 +1,410 @@
+# tests/lib.sh: a small test library in the style of git's t/test-lib.sh.
+# A test script sources it, runs test_expect_success blocks and ends with
+# test_done:
+#
+#   #!/bin/bash
+#   test_description='what this script covers'
+#   . "$(dirname "$0")/lib.sh"
+#   test_expect_success 'total is right' '
+#       "$JHEAP" --text x y >actual &&
+#       test_cmp expected actual
+#   '
+#   test_done
+#
+# Each body runs in a subshell (variables it sets do not survive it; files
+# do) inside the script's own scratch directory, $TRASH_DIRECTORY, which is
+# emptied when the script starts and kept afterwards for inspection.
+# Output of a failed body is printed, prefixed with "# "; -v (or VERBOSE=1)
+# prints the output of every body.
+#
+# Environment (all optional):
+#   JHEAP     the jheap binary            (default <srcdir>/build/jheap)
+#   PROFILES  the generated profiles       (default <srcdir>/build/profiles;
+#             made by tests/mkprofiles.sh when missing or out of date)
+#   JEPROF    the reference jeprof        (default jeprof)
+#   UPDATE=1  test_golden rewrites the golden files instead of comparing
+#   TEST_RESULTS_DIR  where test_done writes <script>.counts (for run.sh)
+# <srcdir> is the directory above tests/, which is also $(pwd) when the
+# tests run from the top of the tree (make check).
+
+set -u
+export LC_ALL=C
+unset CDPATH
+
+TEST_NAME=$(basename "$0" .sh)
+TEST_DIRECTORY=$(cd "$(dirname "$0")" && pwd)
+SRCDIR=$(cd "$TEST_DIRECTORY/.." && pwd)
+GOLDEN_DIR=$TEST_DIRECTORY/golden
+
+# Make a path absolute against the directory the script was started from:
+# the tests cd into their scratch directory.
+test_abspath_() {
+	case $1 in
+	/*) printf '%s\n' "$1" ;;
+	*) printf '%s\n' "$PWD/$1" ;;
+	esac
+}
+
+BUILD_DIR=$(test_abspath_ "${BUILD_DIR:-$SRCDIR/build}")
+JHEAP=$(test_abspath_ "${JHEAP:-$BUILD_DIR/jheap}")
+PROFILES=$(test_abspath_ "${PROFILES:-$BUILD_DIR/profiles}")
+JEPROF=${JEPROF:-jeprof}
+UPDATE=${UPDATE:-}
+VERBOSE=${VERBOSE:-}
+TEST_RESULTS_DIR=${TEST_RESULTS_DIR:-}
+export JHEAP PROFILES JEPROF BUILD_DIR SRCDIR
+
+while [ $# -gt 0 ]; do
+	case $1 in
+	-v | --verbose) VERBOSE=1 ;;
+	*) echo "$0: unknown option '$1'" >&2; exit 2 ;;
+	esac
+	shift
+done
+
+TRASH_DIRECTORY=$BUILD_DIR/trash/$TEST_NAME
+rm -rf "$TRASH_DIRECTORY"
+mkdir -p "$TRASH_DIRECTORY" || { echo "$0: cannot create $TRASH_DIRECTORY" >&2; exit 1; }
+cd "$TRASH_DIRECTORY" || exit 1
+
+test_count=0
+test_passed=0
+test_failed=0
+test_skipped=0
+test_prereqs_=" "
+test_failed_names_=
+
+say() {
+	printf '%s\n' "$*"
+}
+
+# test_set_prereq NAME: mark a prerequisite as satisfied.
+test_set_prereq() {
+	test_prereqs_="$test_prereqs_$1 "
+}
+
+# test_have_prereq A,B,...: true when all are set ("!A" means A is not).
+test_have_prereq() {
+	local p IFS=,
+	for p in $1; do
+		case $p in
+		!*) case $test_prereqs_ in *" ${p#!} "*) return 1 ;; esac ;;
+		*) case $test_prereqs_ in *" $p "*) ;; *) return 1 ;; esac ;;
+		esac
+	done
+	return 0
+}
+
+test_ok_() {
+	test_passed=$((test_passed + 1))
+	say "ok $test_count - $1"
+}
+
+test_failure_() {
+	test_failed=$((test_failed + 1))
+	test_failed_names_="$test_failed_names_ $test_count"
+	say "not ok $test_count - $1"
+	if [ -z "$VERBOSE" ] && [ -s "$2" ]; then
+		sed 's/^/#	/' "$2"
+	fi
+	say "#	in $TEST_NAME.sh, scratch directory $TRASH_DIRECTORY"
+}
+
+test_skip_one_() {
+	test_skipped=$((test_skipped + 1))
+	say "ok $test_count # skip $1 ($2)"
+}
+
+# Run a test body inside a function, so that "return 1" works in it.
+test_eval_() {
+	eval "$1"
+}
+
+# test_expect_success [PREREQ] 'description' 'body'
+test_expect_success() {
+	local prereq= desc body out rc
+	if [ $# -eq 3 ]; then
+		prereq=$1
+		shift
+	fi
+	if [ $# -ne 2 ]; then
+		echo "bug in $TEST_NAME.sh: test_expect_success needs 2 or 3 arguments" >&2
+		exit 1
+	fi
+	desc=$1 body=$2
+	test_count=$((test_count + 1))
+	if [ -n "$prereq" ] && ! test_have_prereq "$prereq"; then
+		test_skip_one_ "$desc" "missing $prereq"
+		return 0
+	fi
+	out=$TRASH_DIRECTORY/.out.$test_count
+	if [ -n "$VERBOSE" ]; then
+		say "# $desc"
+		(cd "$TRASH_DIRECTORY" && test_eval_ "$body") 2>&1 </dev/null | tee "$out"
+		rc=${PIPESTATUS[0]}
+	else
+		(cd "$TRASH_DIRECTORY" && test_eval_ "$body") >"$out" 2>&1 </dev/null
+		rc=$?
+	fi
+	if [ "$rc" -eq 0 ]; then
+		test_ok_ "$desc"
+	else
+		test_failure_ "$desc" "$out"
+	fi
+	return 0
+}
+
+# test_skip 'reason': skip the rest of the script (a missing tool or
+# binary), counting one skipped test, and exit.
+test_skip() {
+	test_count=$((test_count + 1))
+	test_skip_one_ "$TEST_NAME" "$1"
+	test_done
+}
+
+# test_done: print the counts, record them for run.sh and exit.
+test_done() {
+	if [ -n "$TEST_RESULTS_DIR" ]; then
+		mkdir -p "$TEST_RESULTS_DIR" &&
+			echo "$test_passed $test_failed $test_skipped" >"$TEST_RESULTS_DIR/$TEST_NAME.counts"
+	fi
+	say "1..$test_count"
+	if [ "$test_failed" -gt 0 ]; then
+		say "# $TEST_NAME: failed $test_failed of $test_count:$test_failed_names_"
+	fi
+	say "# $TEST_NAME: $test_passed passed, $test_failed failed, $test_skipped skipped"
+	[ "$test_failed" -eq 0 ] && exit 0
+	exit 1
+}
+
+# test_cmp EXPECTED ACTUAL
+test_cmp() {
+	diff -u "$1" "$2"
+}
+
+# test_golden NAME ACTUAL: compare ACTUAL with tests/golden/NAME; with
+# UPDATE=1 rewrite the golden file instead.  Name goldens after the flags
+# that made them (e.g. w_basic.exact--text--show_bytes).  Normalize paths
+# first (test_normalize).
+test_golden() {
+	local golden=$GOLDEN_DIR/$1
+	if [ -n "$UPDATE" ]; then
+		mkdir -p "$GOLDEN_DIR" && cp "$2" "$golden" &&
+			echo "updated $golden"
+		return
+	fi
+	if [ ! -f "$golden" ]; then
+		echo "no golden file $golden; run with UPDATE=1 to create it"
+		return 1
+	fi
+	diff -u "$golden" "$2"
+}
+
+# Escape a string for the left side of a sed s||| command.
+test_sed_quote_() {
+	printf '%s\n' "$1" | sed 's/[][\.*^$|/]/\\&/g'
+}
+
+# test_normalize <in >out: replace this machine's paths with placeholders,
+# longest first: @TRASH@, @PROFILES@, @BUILD@, @SRCDIR@.
+test_normalize() {
+	sed -e "s|$(test_sed_quote_ "$TRASH_DIRECTORY")|@TRASH@|g" \
+		-e "s|$(test_sed_quote_ "$PROFILES")|@PROFILES@|g" \
+		-e "s|$(test_sed_quote_ "$BUILD_DIR")|@BUILD@|g" \
+		-e "s|$(test_sed_quote_ "$SRCDIR")|@SRCDIR@|g"
+}
+
+# test_have_prog PROG: true when PROG is on $PATH (or an executable path).
+test_have_prog() {
+	command -v "$1" >/dev/null 2>&1
+}
+
+# test_need_profiles: make sure $PROFILES holds the workload dumps (runs
+# tests/mkprofiles.sh, which returns at once when they are up to date).
+# Failing to make them is a test failure, and ends the script.
+test_need_profiles() {
+	local log=$TRASH_DIRECTORY/.mkprofiles.log
+	test_count=$((test_count + 1))
+	if "$TEST_DIRECTORY/mkprofiles.sh" "$PROFILES" >"$log" 2>&1; then
+		test_ok_ "workload profiles are ready in $PROFILES"
+	else
+		test_failure_ "tests/mkprofiles.sh $PROFILES" "$log"
+		test_done
+	fi
+}
+
+# ---------------------------------------------------------------------
+# Text-report helpers.  A report (jeprof's and jheap's --text) is
+#   Total: <value> <unit>
+#   rows "%8s %6s %6s %8s %6s %s": flat flat% sum% cum cum% name
+
+# test_jeprof OUT ARGS...: run "$JEPROF ARGS..." into OUT (stdout only),
+# cached under $PROFILES/jeprof-cache (mkprofiles.sh empties it when it
+# makes new dumps): jeprof takes most of a second per run.
+test_jeprof() {
+	local out=$1 key cache f newest= last
+	shift
+	key=$(printf '%s\n' "$@" | md5sum) || return 1
+	eval "last=\${$#}"
+	cache=$PROFILES/jeprof-cache/${last##*/}.${key%% *}.txt
+	for f in "$@"; do
+		if [ -f "$f" ] && { [ -z "$newest" ] || [ "$f" -nt "$newest" ]; }; then
+			newest=$f
+		fi
+	done
+	if [ ! -s "$cache" ] || { [ -n "$newest" ] && [ "$newest" -nt "$cache" ]; }; then
+		mkdir -p "$PROFILES/jeprof-cache" || return 1
+		# per-process names: test_jeprof_bg may run the same key twice
+		"$JEPROF" "$@" >"$cache.tmp.$BASHPID" 2>"$cache.err.$BASHPID" || {
+			echo "jeprof failed: $JEPROF $*"
+			cat "$cache.err.$BASHPID"
+			rm -f "$cache.tmp.$BASHPID" "$cache.err.$BASHPID"
+			return 1
+		}
+		mv -f "$cache.tmp.$BASHPID" "$cache"
+		rm -f "$cache.err.$BASHPID"
+	fi
+	cp "$cache" "$out"
+}
+
+# test_jeprof_bg CMD ARGS...: run CMD (a function that ends up calling
+# test_jeprof) in the background to fill the jeprof cache, at most
+# $TEST_JOBS (default: twice the CPUs) at once; test_jeprof_wait waits for
+# all.  A cold cache otherwise costs most of a second per jeprof run.
+test_jeprof_bg() {
+	local max=${TEST_JOBS:-$((2 * $(nproc 2>/dev/null || echo 2)))}
+	while [ "$(jobs -rp | wc -l)" -ge "$max" ]; do
+		wait -n
+	done
+	("$@" >/dev/null 2>&1 </dev/null) &
+}
+
+test_jeprof_wait() {
+	wait
+}
+
+# report_total FILE: the number on the "Total:" line (first one).
+report_total() {
+	awk '$1 == "Total:" { print $2; exit }' "$1"
+}
+
+# report_row FILE NAME: print "flat cum" of the row named exactly NAME, or
+# nothing.  When no row has that exact name, a row whose name shortens to
+# NAME (jeprof's ShortFunctionName: argument lists, template arguments
+# and <addr> tags removed) is used; if several rows match, their values
+# are added.
+report_row() {
+	awk -v want="$2" '
+	function shorten(s,   t) {
+		while (1) {
+			t = s
+			gsub(/\([^()]*\)( const)?/, "", s)
+			if (s == t) break
+		}
+		while (1) {
+			t = s
+			gsub(/<[^<>]*>/, "", s)
+			if (s == t) break
+		}
+		# s/^.*\s+(\w+::)/$1/: drop a return type before "word::"
+		while (match(s, /[ \t]+[A-Za-z0-9_]+::/)) {
+			s = substr(s, RSTART)
+			sub(/^[ \t]+/, "", s)
+		}
+		sub(/[ \t]+$/, "", s)
+		return s
+	}
+	$1 == "Total:" || $1 == "Total" { next }
+	NF >= 6 {
+		name = $0
+		for (i = 0; i < 5; i++)
+			sub(/^ *[^ ]+/, "", name)
+		sub(/^ /, "", name)
+		if (name == want) {
+			ef += $1; ec += $4
+			if (!exact++) { es = $1 " " $4 }
+		} else if (shorten(name) == want) {
+			sf += $1; sc += $4
+			if (!short++) { ss = $1 " " $4 }
+		}
+	}
+	END {
+		# one row: its own strings; several: the sums
+		if (exact == 1) print es
+		else if (exact) printf "%.10g %.10g\n", ef, ec
+		else if (short == 1) print ss
+		else if (short) printf "%.10g %.10g\n", sf, sc
+	}' "$1"
+}
+
+# check_row FILE NAME FLAT CUM: the row NAME has these values; "-" skips
+# one; FLAT "none" means there must be no such row.  Prints what differs.
+check_row() {
+	local got flat cum
+	got=$(report_row "$1" "$2")
+	if [ "$3" = none ]; then
+		[ -z "$got" ] && return 0
+		echo "$1: expected no row '$2', got flat/cum $got"
+		return 1
+	fi
+	if [ -z "$got" ]; then
+		echo "$1: no row '$2' (expected flat $3, cum $4)"
+		return 1
+	fi
+	flat=${got% *} cum=${got#* }
+	if { [ "$3" != - ] && [ "$flat" != "$3" ]; } || { [ "$4" != - ] && [ "$cum" != "$4" ]; }; then
+		echo "$1: row '$2': expected flat $3 cum $4, got flat $flat cum $cum"
+		return 1
+	fi
+}
+
+# check_rows FILE <<EOF with lines "FLAT CUM NAME..." (NAME may contain
+# spaces; "-" skips a value).  Checks every line, then fails if any differed.
+check_rows() {
+	local f flat cum name rc=0
+	f=$1
+	while read -r flat cum name; do
+		case $flat in '' | '#'*) continue ;; esac
+		check_row "$f" "$name" "$flat" "$cum" || rc=1
+	done
+	return $rc
+}
+
+# check_total FILE VALUE: the Total: line shows VALUE.
+check_total() {
+	local got
+	got=$(report_total "$1")
+	if [ "$got" != "$2" ]; then
+		echo "$1: expected Total $2, got '${got}'"
+		return 1
+	fi
+}
+
+# heap_sum FILE MODE: the total jeprof should report for a heap_v2 FILE,
+# computed from the "t*" line of every stack record with jeprof's
+# unsampling (spec section 2.1: per record and per pair, in doubles).
+# MODE: inuse_space, inuse_objects, alloc_space or alloc_objects.
+# Prints the sum with 3 decimals (jeprof prints it truncated: %d).
+heap_sum() {
+	awk -v mode="$2" '
+	NR == 1 {
+		if ($0 !~ /^heap_v2\/[0-9]+/) { print "not a heap_v2 file" > "/dev/stderr"; exit 2 }
+		r = substr($0, 9) + 0
+	}
+	/^MAPPED_LIBRARIES:/ { exit }
+	/^@/ { instack = 1; next }
+	instack && $1 == "t*:" {
+		# t*: n1: s1 [n2: s2]
+		line = $0
+		gsub(/[\[\]:]/, " ", line)
+		split(line, f, " ")
+		n1 = f[2]; s1 = f[3]; n2 = f[4]; s2 = f[5]
+		if (mode ~ /^inuse/) { n = n1; s = s1 } else { n = n2; s = s2 }
+		if (n != 0) {
+			scale = 1 / (1 - exp(-((s / n) / r)))
+			n *= scale; s *= scale
+		}
+		sum += (mode ~ /objects$/) ? n : s
+	}
+	END { printf "%.3f\n", sum }' "$1"
+}

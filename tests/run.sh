@@ -1,0 +1,63 @@
+#!/bin/bash
+# tests/run.sh [SCRIPT...]: run the command-line tests (every
+# tests/t[0-9]*.sh, in order, or the scripts given) and print the summary
+# line "N passed, N failed" (plus ", N skipped" when some were skipped).
+# Exits non-zero when a test failed or a script died without finishing.
+# The environment (JHEAP, PROFILES, JEPROF, UPDATE, VERBOSE...) passes
+# through to the scripts; see tests/lib.sh.
+set -u
+export LC_ALL=C
+
+TEST_DIRECTORY=$(cd "$(dirname "$0")" && pwd)
+SRCDIR=$(cd "$TEST_DIRECTORY/.." && pwd)
+BUILD_DIR=${BUILD_DIR:-$SRCDIR/build}
+case $BUILD_DIR in /*) ;; *) BUILD_DIR=$PWD/$BUILD_DIR ;; esac
+export BUILD_DIR
+
+TEST_RESULTS_DIR=$BUILD_DIR/test-results
+rm -rf "$TEST_RESULTS_DIR"
+mkdir -p "$TEST_RESULTS_DIR" || exit 1
+export TEST_RESULTS_DIR
+
+if [ $# -gt 0 ]; then
+	# paths, or names under tests/ with or without .sh ("t0100" works too)
+	scripts=()
+	for a in "$@"; do
+		if [ -f "$a" ]; then
+			scripts+=("$a")
+		elif [ -f "$TEST_DIRECTORY/$a" ]; then
+			scripts+=("$TEST_DIRECTORY/$a")
+		else
+			m=("$TEST_DIRECTORY/${a%.sh}"*.sh)
+			scripts+=("${m[@]}")
+		fi
+	done
+else
+	scripts=("$TEST_DIRECTORY"/t[0-9]*.sh)
+fi
+
+passed=0 failed=0 skipped=0 broken=
+for t in "${scripts[@]}"; do
+	[ -f "$t" ] || { echo "run.sh: no test script '$t'" >&2; broken="$broken $t"; continue; }
+	name=$(basename "$t" .sh)
+	echo "*** $name ***"
+	bash "$t"
+	rc=$?
+	counts=$TEST_RESULTS_DIR/$name.counts
+	if [ -f "$counts" ]; then
+		read -r p f s <"$counts"
+		passed=$((passed + p)) failed=$((failed + f)) skipped=$((skipped + s))
+		if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
+			broken="$broken $name"
+		fi
+	else
+		echo "run.sh: $name exited with status $rc before test_done" >&2
+		broken="$broken $name"
+	fi
+done
+
+summary="$passed passed, $((failed + $(echo $broken | wc -w))) failed"
+[ "$skipped" -gt 0 ] && summary="$summary, $skipped skipped"
+[ -n "$broken" ] && echo "run.sh: scripts that did not finish cleanly:$broken" >&2
+echo "$summary"
+[ "$failed" -eq 0 ] && [ -z "$broken" ]
