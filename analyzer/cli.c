@@ -4,7 +4,7 @@
 
 enum opt_id {
 	O_TEXT, O_COLLAPSED, O_FLAMEGRAPH, O_DOT, O_SVG, O_PDF, O_PNG, O_PROTO,
-	O_SPEEDSCOPE, O_CALLGRIND, O_RAW, O_SYMBOLIZED, O_NODEFRACTION,
+	O_SPEEDSCOPE, O_CALLGRIND, O_RAW, O_SYMBOLIZED, O_SYMBOLS, O_NODEFRACTION,
 	O_EDGEFRACTION, O_MAXDEGREE, O_INUSE_SPACE, O_INUSE_OBJECTS, O_ALLOC_SPACE, O_ALLOC_OBJECTS,
 	O_SHOW_BYTES, O_FUNCTIONS, O_LINES, O_FILES, O_ADDRESSES, O_CUM,
 	O_NODECOUNT, O_FULL_NAMES, O_KEEP_ALLOCATOR, O_BASE, O_DROP_NEGATIVE,
@@ -34,6 +34,7 @@ static const struct option_def options[] = {
 	{ "callgrind", 0, O_CALLGRIND, NULL, "callgrind format for KCachegrind and callgrind_annotate" },
 	{ "raw", 0, O_RAW, NULL, "jeprof's symbolized profile: analyze later without the binary" },
 	{ "symbolized", 0, O_SYMBOLIZED, NULL, "the same as --raw" },
+	{ "symbols", 0, O_SYMBOLS, NULL, "read maps and addresses on standard input, print each address's function" },
 	{ "nodefraction", 0, O_NODEFRACTION, "F", "call graph: hide nodes below this fraction of the total (0.005)" },
 	{ "edgefraction", 0, O_EDGEFRACTION, "F", "call graph: hide edges below this fraction of the total (0.001)" },
 	{ "maxdegree", 0, O_MAXDEGREE, "N", "call graph: at most N edges into or out of a node (8)" },
@@ -142,6 +143,7 @@ static int apply(struct cli *c, const struct option_def *o, char *val, int *nval
 	case O_SPEEDSCOPE: return set_mode(c, MODE_SPEEDSCOPE, nmode, err, errlen);
 	case O_CALLGRIND: return set_mode(c, MODE_CALLGRIND, nmode, err, errlen);
 	case O_RAW: case O_SYMBOLIZED: return set_mode(c, MODE_RAW, nmode, err, errlen);
+	case O_SYMBOLS: return set_mode(c, MODE_SYMBOLS, nmode, err, errlen);
 	case O_NODEFRACTION: return number(o->name, val, &c->nodefraction, err, errlen);
 	case O_EDGEFRACTION: return number(o->name, val, &c->edgefraction, err, errlen);
 	case O_MAXDEGREE: {

@@ -22,6 +22,7 @@ enum output_mode {
 	MODE_SPEEDSCOPE,
 	MODE_CALLGRIND,
 	MODE_RAW,
+	MODE_SYMBOLS,
 };
 
 struct cli {

@@ -11,6 +11,7 @@
 #include "analyzer/util.h"
 #include "output/output.h"
 #include "output/text.h"
+#include "symbolize/maps.h"
 #include "symbolize/symbolize.h"
 
 #ifndef JHEAP_VERSION
@@ -114,6 +115,7 @@ static int write_report(struct run *r, const struct report *rep, FILE *out)
 	case MODE_SPEEDSCOPE: rc = output_speedscope(out, rep, err, sizeof(err)); break;
 	case MODE_CALLGRIND: rc = output_callgrind(out, rep, err, sizeof(err)); break;
 	case MODE_RAW: rc = output_raw(out, rep, err, sizeof(err)); break;
+	case MODE_SYMBOLS: break;
 	}
 	if (rc) {
 		fprintf(stderr, "jheap: %s\n", err);
@@ -160,6 +162,105 @@ static int report(struct run *r, struct profile *p, const char *binary,
 	return rc;
 }
 
+static bool is_alnum(char c)
+{
+	return (c >= '0' && c <= '9') || ((c | 32) >= 'a' && (c | 32) <= 'z') || c == '_';
+}
+
+static bool is_hex(char c)
+{
+	return (c >= '0' && c <= '9') || ((c | 32) >= 'a' && (c | 32) <= 'f');
+}
+
+/* The first word "0x<hex>" of LINE (jeprof's /\b(0x[0-9a-f]+)\b/i), or NULL. */
+static const char *find_hex_token(const char *line)
+{
+	for (const char *s = line; *s; s++) {
+		if (s[0] != '0' || (s[1] | 32) != 'x' || !is_hex(s[2]) || (s > line && is_alnum(s[-1])))
+			continue;
+		const char *e = s + 2;
+		while (is_hex(*e))
+			e++;
+		if (!is_alnum(*e))
+			return s;
+	}
+	return NULL;
+}
+
+/* --symbols: jeprof's PrintSymbols.  Standard input holds maps lines and
+ * lines with a "0x..." address (looked up as given, without the -1 of
+ * return addresses); one line per address is printed: the short name of
+ * its outermost function, or the address as 16 hex digits when unknown. */
+static int run_symbols(struct run *r, const char *binary)
+{
+	struct profile p;
+	char err[1024], *line = NULL;
+	size_t cap = 0;
+	ssize_t n;
+	uint32_t *order = NULL;
+	size_t norder = 0, cap_order = 0;
+	int rc = EXIT_OK;
+	if (profile_init(&p))
+		return EXIT_DATA;
+	while ((n = getline(&line, &cap, stdin)) > 0) {
+		const char *hex = find_hex_token(line);
+		if (hex) {
+			uint64_t a = strtoull(hex, NULL, 16);
+			int64_t id = profile_location(&p, a, true, UINT32_MAX);
+			if (id < 0 || JH_PUSH(order, norder, cap_order, (uint32_t)id))
+				goto oom;
+			continue;
+		}
+		struct maps_line ml;
+		if (maps_parse_line(line, (size_t)n - (line[n - 1] == '\n'), &ml, err, sizeof(err)))
+			continue;
+		struct pf_mapping m = { .start = ml.start, .limit = ml.end, .offset = ml.offset,
+					.exec = ml.exec, .deleted = ml.deleted,
+					.kind = ml.pathlen ? (ml.path[0] == '[' ? PF_MAP_SPECIAL : PF_MAP_FILE) : PF_MAP_ANON };
+		int64_t sid = strtab_intern_n(&p.strs, ml.path, ml.pathlen);
+		if (sid < 0)
+			goto oom;
+		m.path = (uint32_t)sid;
+		if (profile_mapping(&p, &m) < 0)
+			goto oom;
+		p.has_maps = true;
+	}
+	free(line);
+	line = NULL;
+	profile_resolve_mappings(&p);
+	struct symcache *sc = symcache_new(&(struct symcache_options){
+		.debuginfo_dirs = r->cli.debuginfo_dirs });
+	if (!sc)
+		goto oom;
+	struct symbolize_options so = { .binary = binary, .lib_prefixes = r->cli.lib_prefixes,
+					.warn = warn_cb, .ctx = r };
+	struct symbolize_stats st;
+	if (symbolize_profile(&p, sc, &so, &st, err, sizeof(err))) {
+		symcache_free(sc);
+		goto oom;
+	}
+	char buf[4096];
+	for (size_t i = 0; i < norder; i++) {
+		const struct pf_location *l = &p.locs[order[i]];
+		if (l->sym == PF_SYM_UNKNOWN || !l->nlines) {
+			printf("0x%016llx\n", (unsigned long long)l->addr);
+			continue;
+		}
+		const struct pf_line *outer = &p.lines[l->line0 + l->nlines - 1];
+		puts(aggregate_func_name(&p, outer->function, r->cli.full_names, buf, sizeof(buf)));
+	}
+	symcache_free(sc);
+	goto out;
+oom:
+	fprintf(stderr, "jheap: out of memory\n");
+	rc = EXIT_DATA;
+out:
+	free(line);
+	free(order);
+	profile_release(&p);
+	return rc;
+}
+
 static int run(struct run *r, int argc, char **argv)
 {
 	struct cli *c = &r->cli;
@@ -194,6 +295,8 @@ static int run(struct run *r, int argc, char **argv)
 			return EXIT_USAGE;
 		}
 	}
+	if (c->mode == MODE_SYMBOLS)
+		return run_symbols(r, binary);
 	if (first >= c->nargs) {
 		fprintf(stderr, "jheap: no profile given\nUsage: jheap [OPTIONS] [BINARY] PROFILE...\n");
 		return EXIT_USAGE;
