@@ -5,7 +5,7 @@
 enum opt_id {
 	O_TEXT, O_COLLAPSED, O_FLAMEGRAPH, O_DOT, O_SVG, O_PDF, O_PNG, O_PROTO,
 	O_SPEEDSCOPE, O_CALLGRIND, O_RAW, O_SYMBOLIZED, O_SYMBOLS, O_NODEFRACTION,
-	O_EDGEFRACTION, O_MAXDEGREE, O_INUSE_SPACE, O_INUSE_OBJECTS, O_ALLOC_SPACE, O_ALLOC_OBJECTS,
+	O_EDGEFRACTION, O_MAXDEGREE, O_THREAD, O_INUSE_SPACE, O_INUSE_OBJECTS, O_ALLOC_SPACE, O_ALLOC_OBJECTS,
 	O_SHOW_BYTES, O_FUNCTIONS, O_LINES, O_FILES, O_ADDRESSES, O_CUM,
 	O_NODECOUNT, O_FULL_NAMES, O_KEEP_ALLOCATOR, O_BASE, O_DROP_NEGATIVE,
 	O_DEBUGINFO_DIR, O_LIB_PREFIX, O_NO_SYMBOLIZE, O_OUTPUT, O_QUIET,
@@ -51,6 +51,7 @@ static const struct option_def options[] = {
 	{ "nodecount", 0, O_NODECOUNT, "N", "print at most N rows" },
 	{ "full-names", 0, O_FULL_NAMES, NULL, "show whole demangled names with parameters and templates" },
 	{ "keep-allocator-frames", 0, O_KEEP_ALLOCATOR, NULL, "do not remove the allocator's own frames" },
+	{ "thread", 0, O_THREAD, "N", "report thread N only, or every thread with --thread='*'" },
 	{ "base", 0, O_BASE, "FILE", "subtract the profile FILE (repeatable)" },
 	{ "drop_negative", 0, O_DROP_NEGATIVE, NULL, "with --base, clamp negative values to zero" },
 	{ "debuginfo-dir", 0, O_DEBUGINFO_DIR, "DIR", "also look for separate debug files in DIR (repeatable)" },
@@ -171,6 +172,18 @@ static int apply(struct cli *c, const struct option_def *o, char *val, int *nval
 			return jh_err(err, errlen, JH_EUSAGE,
 				      "--nodecount expects a number of rows, not '%s'", val);
 		c->nodecount = n;
+		return 0;
+	}
+	case O_THREAD: {
+		char *end;
+		if (strcmp(val, "*")) {
+			errno = 0;
+			long long t = strtoll(val, &end, 10);
+			if (errno || end == val || *end || t < 0)
+				return jh_err(err, errlen, JH_EUSAGE,
+					      "--thread expects a thread number or '*', not '%s'", val);
+		}
+		c->thread = val;
 		return 0;
 	}
 	case O_FULL_NAMES: c->full_names = true; return 0;

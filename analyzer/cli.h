@@ -35,6 +35,7 @@ struct cli {
 	double nodefraction, edgefraction;
 	long maxdegree;
 	const char *output;             /* -o FILE, or NULL for stdout */
+	const char *thread;             /* --thread=N or '*', or NULL */
 	const char **debuginfo_dirs;    /* NULL-terminated */
 	const char **lib_prefixes;      /* NULL-terminated */
 	const char **bases;             /* NULL-terminated */

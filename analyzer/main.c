@@ -124,6 +124,83 @@ static int write_report(struct run *r, const struct report *rep, FILE *out)
 	return EXIT_OK;
 }
 
+static int report_one(struct run *r, struct profile *p, const char *binary,
+		      const char *const *paths, const char *thread, FILE *out);
+
+static int cmp_thread_uid(const void *a, const void *b, void *arg)
+{
+	const struct profile *p = arg;
+	int64_t x = p->threads[*(const uint32_t *)a].uid, y = p->threads[*(const uint32_t *)b].uid;
+	return x < y ? -1 : x > y;
+}
+
+/* Without --thread, one report of the whole profile.  With --thread=N or
+ * '*', the samples' values are replaced by each thread's share in turn
+ * (already net of --base: thread values merge with the base's sign). */
+static int report(struct run *r, struct profile *p, const char *binary,
+		  const char *const *paths, FILE *out)
+{
+	struct cli *c = &r->cli;
+	if (!c->thread)
+		return report_one(r, p, binary, paths, NULL, out);
+	bool all = !strcmp(c->thread, "*");
+	if (all && c->mode != MODE_TEXT && c->mode != MODE_DOT && c->mode != MODE_COLLAPSED &&
+	    c->mode != MODE_CALLGRIND) {
+		fprintf(stderr, "jheap: --thread='*' writes one report per thread and works with --text, --dot, --collapsed and --callgrind; pick one thread for this format\n");
+		return EXIT_USAGE;
+	}
+	uint32_t *ids = malloc((p->nthreads + 1) * sizeof(*ids));
+	double (*saved)[2][PF_NVALUES] = malloc((p->nsamples + 1) * sizeof(*saved));
+	if (!ids || !saved) {
+		free(ids);
+		free(saved);
+		fprintf(stderr, "jheap: out of memory\n");
+		return EXIT_DATA;
+	}
+	size_t n = 0;
+	for (size_t i = 0; i < p->nthreads; i++)
+		if (all || p->threads[i].uid == strtoll(c->thread, NULL, 10))
+			ids[n++] = (uint32_t)i;
+	qsort_r(ids, n, sizeof(*ids), cmp_thread_uid, p);
+	int rc = EXIT_OK;
+	if (!n) {
+		fprintf(stderr, "jheap: the profile has no thread %s (%zu threads%s)\n", c->thread,
+			p->nthreads, p->nthreads ? "; try --thread='*'" : "");
+		rc = EXIT_DATA;
+	}
+	for (size_t i = 0; i < p->nsamples; i++) {
+		memcpy(saved[i][0], p->samples[i].v, sizeof(saved[i][0]));
+		memcpy(saved[i][1], p->samples[i].base, sizeof(saved[i][1]));
+	}
+	for (size_t k = 0; k < n && rc == EXIT_OK; k++) {
+		const struct pf_thread *t = &p->threads[ids[k]];
+		for (size_t i = 0; i < p->nsamples; i++) {
+			memset(p->samples[i].v, 0, sizeof(p->samples[i].v));
+			memset(p->samples[i].base, 0, sizeof(p->samples[i].base));
+		}
+		for (size_t i = 0; i < p->ntvals; i++) {
+			const struct pf_thread_value *tv = &p->tvals[i];
+			if (tv->thread != ids[k])
+				continue;
+			for (int j = 0; j < PF_NVALUES; j++)
+				p->samples[tv->sample].v[j] += tv->v[j];
+		}
+		char label[300];
+		const char *name = strtab_get(&p->strs, t->name);
+		snprintf(label, sizeof(label), "t%lld%s%s", (long long)t->uid, *name ? " " : "", name);
+		if (k && c->mode == MODE_TEXT)
+			fputc('\n', out);
+		rc = report_one(r, p, binary, paths, label, out);
+	}
+	for (size_t i = 0; i < p->nsamples; i++) {
+		memcpy(p->samples[i].v, saved[i][0], sizeof(saved[i][0]));
+		memcpy(p->samples[i].base, saved[i][1], sizeof(saved[i][1]));
+	}
+	free(ids);
+	free(saved);
+	return rc;
+}
+
 /* The program's name as reports show it: BINARY as typed, else the main
  * executable from the dump, else a symbolized profile's "binary=". */
 static const char *program_name(const struct profile *p, const char *binary)
@@ -135,8 +212,8 @@ static const char *program_name(const struct profile *p, const char *binary)
 	return strtab_get(&p->strs, p->presym_binary);
 }
 
-static int report(struct run *r, struct profile *p, const char *binary,
-		  const char *const *paths, FILE *out)
+static int report_one(struct run *r, struct profile *p, const char *binary,
+		      const char *const *paths, const char *thread, FILE *out)
 {
 	struct cli *c = &r->cli;
 	struct agg_options ao = {
@@ -156,6 +233,7 @@ static int report(struct run *r, struct profile *p, const char *binary,
 		.nodecount = c->nodecount, .nodefraction = c->nodefraction,
 		.edgefraction = c->edgefraction, .maxdegree = c->maxdegree,
 		.program = program_name(p, binary), .profile_paths = paths,
+		.thread = thread,
 	};
 	int rc = write_report(r, &rep, out);
 	aggregate_release(&a);
@@ -313,8 +391,6 @@ static int run(struct run *r, int argc, char **argv)
 		rc = load(r, &p, c->bases[i], -1);
 	if (rc)
 		goto out;
-	if (c->drop_negative)
-		drop_negative(&p);
 	if ((c->value == PF_ALLOC_SPACE || c->value == PF_ALLOC_OBJECTS) && !p.has_alloc &&
 	    p.nsamples) {
 		fprintf(stderr, "jheap: %s: the profile has no allocation counts (the program ran without MALLOC_CONF=prof_accum:true); use --inuse_space or --inuse_objects\n",
@@ -334,10 +410,13 @@ static int run(struct run *r, int argc, char **argv)
 		.no_symbolize = c->no_symbolize, .warn = warn_cb, .ctx = r,
 	};
 	struct symbolize_stats st;
-	if (symbolize_profile(&p, sc, &so, &st, err, sizeof(err))) {
+	if (symbolize_profile(&p, sc, &so, &st, err, sizeof(err)) ||
+	    (profile_fold_by_symbol(&p) && jh_err(err, sizeof(err), JH_ENOMEM, "out of memory"))) {
 		fprintf(stderr, "jheap: %s\n", err);
 		rc = EXIT_DATA;
 	} else {
+		if (c->drop_negative)
+			drop_negative(&p);
 		if (st.binary_mismatch)
 			r->degraded = true;
 		if (st.main_pcs && !st.main_resolved && !c->no_symbolize) {

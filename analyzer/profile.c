@@ -444,6 +444,137 @@ oom:
 	return jh_err(err, errlen, JH_ENOMEM, "out of memory while merging profiles");
 }
 
+/* --- folding by symbol --- */
+
+struct symloc_key { const struct profile *p; uint32_t loc; };
+
+static int symloc_eq(const void *ctx, uint32_t id)
+{
+	const struct symloc_key *k = ctx;
+	const struct pf_location *a = &k->p->locs[id], *b = &k->p->locs[k->loc];
+	if (a->nlines != b->nlines)
+		return 0;
+	for (uint32_t i = 0; i < a->nlines; i++) {
+		const struct pf_line *x = &k->p->lines[a->line0 + i], *y = &k->p->lines[b->line0 + i];
+		if (x->function != y->function || x->file != y->file || x->line != y->line ||
+		    x->column != y->column || x->inlined != y->inlined)
+			return 0;
+	}
+	return 1;
+}
+
+static uint64_t symloc_hash(const struct profile *p, const struct pf_location *l)
+{
+	uint64_t h = l->nlines;
+	for (uint32_t i = 0; i < l->nlines; i++) {
+		const struct pf_line *x = &p->lines[l->line0 + i];
+		h = jh_mix64(h ^ ((uint64_t)x->function << 32 | x->file)) ^
+		    ((uint64_t)(uint32_t)x->line << 1 | x->inlined);
+	}
+	return h;
+}
+
+struct tv_key { const struct pf_thread_value *tv; uint32_t sample, thread; };
+
+static int tv_eq(const void *ctx, uint32_t id)
+{
+	const struct tv_key *k = ctx;
+	return k->tv[id].sample == k->sample && k->tv[id].thread == k->thread;
+}
+
+int profile_fold_by_symbol(struct profile *p)
+{
+	int rc = JH_ENOMEM;
+	uint32_t *canon = malloc((p->nlocs + 1) * sizeof(*canon));
+	struct idmap index;
+	idmap_init(&index);
+	if (!canon)
+		return JH_ENOMEM;
+	bool changed = false;
+	for (size_t i = 0; i < p->nlocs; i++) {
+		const struct pf_location *l = &p->locs[i];
+		canon[i] = (uint32_t)i;
+		if (!l->nlines)
+			continue;
+		struct symloc_key k = { p, (uint32_t)i };
+		uint64_t h = symloc_hash(p, l);
+		uint32_t id = idmap_find(&index, h, symloc_eq, &k);
+		if (id != UINT32_MAX) {
+			canon[i] = id;
+			changed = true;
+		} else if (idmap_put(&index, h, (uint32_t)i)) {
+			goto out;
+		}
+	}
+	rc = 0;
+	if (!changed)
+		goto out;
+	rc = JH_ENOMEM;
+	/* rebuild the samples over canonical stacks */
+	struct pf_sample *old = p->samples;
+	uint32_t *oldstacks = p->stacks;
+	size_t nold = p->nsamples;
+	uint32_t *remap = malloc((nold + 1) * sizeof(*remap));
+	uint32_t *stack = NULL;
+	size_t cap_stack = 0;
+	if (!remap)
+		goto out;
+	p->samples = NULL;
+	p->stacks = NULL;
+	p->nsamples = p->cap_samples = p->nstacks = p->cap_stacks = 0;
+	idmap_release(&p->sample_index);
+	idmap_init(&p->sample_index);
+	for (size_t i = 0; i < nold; i++) {
+		const struct pf_sample *s = &old[i];
+		if (jh_grow(&stack, &cap_stack, s->depth + 1, sizeof(*stack)))
+			goto fail;
+		for (uint32_t j = 0; j < s->depth; j++)
+			stack[j] = canon[oldstacks[s->stack0 + j]];
+		int64_t id = profile_sample(p, stack, s->depth);
+		if (id < 0)
+			goto fail;
+		remap[i] = (uint32_t)id;
+		for (int j = 0; j < PF_NVALUES; j++) {
+			p->samples[id].v[j] += s->v[j];
+			p->samples[id].base[j] += s->base[j];
+		}
+	}
+	/* per-thread values: the same (sample, thread) may now appear twice */
+	struct idmap tvi;
+	idmap_init(&tvi);
+	size_t n = 0;
+	for (size_t i = 0; i < p->ntvals; i++) {
+		struct pf_thread_value tv = p->tvals[i];
+		tv.sample = remap[tv.sample];
+		struct tv_key k = { p->tvals, tv.sample, tv.thread };
+		uint64_t h = (uint64_t)tv.sample << 32 | tv.thread;
+		uint32_t id = idmap_find(&tvi, h, tv_eq, &k);
+		if (id != UINT32_MAX) {
+			for (int j = 0; j < PF_NVALUES; j++)
+				p->tvals[id].v[j] += tv.v[j];
+			continue;
+		}
+		p->tvals[n] = tv;
+		if (idmap_put(&tvi, h, (uint32_t)n)) {
+			idmap_release(&tvi);
+			goto fail;
+		}
+		n++;
+	}
+	p->ntvals = n;
+	idmap_release(&tvi);
+	rc = 0;
+fail:
+	free(old);
+	free(oldstacks);
+	free(remap);
+	free(stack);
+out:
+	free(canon);
+	idmap_release(&index);
+	return rc;
+}
+
 double profile_total(const struct profile *p, enum pf_value v)
 {
 	double t = 0;

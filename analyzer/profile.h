@@ -176,6 +176,13 @@ void profile_resolve_mappings(struct profile *p);
 int profile_merge(struct profile *dst, const struct profile *src, double sign,
 		  char *err, size_t errlen);
 
+/* After symbolization: locations with the same frames (function, file,
+ * line, inline chain) become one, and samples whose stacks are then equal
+ * are summed, with their base and per-thread values.  This is what lets two
+ * processes of one binary (different ASLR layouts) sum and cancel.
+ * Returns 0 or JH_ENOMEM. */
+int profile_fold_by_symbol(struct profile *p);
+
 /* Sum of value V over all samples. */
 double profile_total(const struct profile *p, enum pf_value v);
 

@@ -39,12 +39,12 @@ void text_format_percent(char *buf, size_t len, double v, double total)
 void text_write(FILE *out, const struct aggregate *a, const struct text_options *o)
 {
 	char total[64];
-	if (a->total != 0) {
-		text_format_value(total, sizeof(total), a->total, o->units);
-		fprintf(out, "Total%s%s%s: %s %s\n", o->thread ? " (" : "",
-			o->thread ? o->thread : "", o->thread ? ")" : "", total,
-			text_unit_name(o->units));
-	}
+	/* jeprof omits the line for a zero total; a diff that cancels
+	 * deserves to say so. */
+	text_format_value(total, sizeof(total), a->total, o->units);
+	fprintf(out, "Total%s%s%s: %s %s\n", o->thread ? " (" : "",
+		o->thread ? o->thread : "", o->thread ? ")" : "", total,
+		text_unit_name(o->units));
 	double running = 0;
 	for (size_t i = 0; i < a->norder; i++) {
 		if (o->nodecount > 0 && (long)i >= o->nodecount)
