@@ -22,7 +22,7 @@ ifneq ($(SANITIZE),)
 ALL_CFLAGS += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer
 LDFLAGS += -fsanitize=$(SANITIZE)
 endif
-LIBS    := -ldw -lelf -lz -liberty -lpthread -lm
+LIBS    := -ldw -lelf -lz -liberty -lpcre2-8 -lpthread -lm
 
 SRCS      := $(sort $(wildcard analyzer/*.c symbolize/*.c output/*.c))
 MAIN_SRC  := analyzer/main.c

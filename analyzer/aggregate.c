@@ -1,3 +1,5 @@
+#define PCRE2_CODE_UNIT_WIDTH 8
+#include <pcre2.h>
 #include "analyzer/aggregate.h"
 #include "analyzer/names.h"
 #include "analyzer/util.h"
@@ -12,12 +14,64 @@ const char *aggregate_func_name(const struct profile *p, uint32_t func, bool ful
 	return buf;
 }
 
-static int add_key(struct aggregate *a, const char *key)
+static int add_key(struct aggregate *a, const char *key, uint8_t flags)
 {
 	int64_t id = strtab_intern(&a->keys, key);
 	if (id < 0)
 		return (int)id;
+	if (jh_grow(&a->keyflags, &a->cap_keyflags, a->nlockeys + 1, 1))
+		return JH_ENOMEM;
+	a->keyflags[a->nlockeys] = flags;
 	return JH_PUSH(a->lockeys, a->nlockeys, a->cap_lockeys, (uint32_t)id);
+}
+
+struct filters {
+	pcre2_code *focus, *ignore, *retain, *exclude;
+	pcre2_match_data *md;
+};
+
+static int compile(struct aggregate *a, const char *opt, const char *re, pcre2_code **out)
+{
+	if (!re)
+		return 0;
+	int code;
+	PCRE2_SIZE off;
+	*out = pcre2_compile((PCRE2_SPTR)re, PCRE2_ZERO_TERMINATED, 0, &code, &off, NULL);
+	if (!*out) {
+		PCRE2_UCHAR msg[200];
+		pcre2_get_error_message(code, msg, sizeof(msg));
+		snprintf(a->errmsg, sizeof(a->errmsg), "--%s: bad regular expression '%s' at offset %zu: %s",
+			 opt, re, (size_t)off, (const char *)msg);
+		return JH_EUSAGE;
+	}
+	a->filtered = true;
+	return 0;
+}
+
+static bool matches(struct filters *f, pcre2_code *re, const char *s)
+{
+	return re && pcre2_match(re, (PCRE2_SPTR)s, PCRE2_ZERO_TERMINATED, 0, 0, f->md, NULL) >= 0;
+}
+
+/* AGG_F_* for one frame: retain/exclude test the short name (as shown,
+ * without " (inline)"); focus/ignore test the name, file:line and address. */
+static uint8_t frame_flags(struct filters *f, const char *name, const char *fileline,
+			   uint64_t pc)
+{
+	uint8_t fl = 0;
+	if ((f->retain && !matches(f, f->retain, name)) || matches(f, f->exclude, name))
+		fl |= AGG_F_DROP;
+	if (f->focus || f->ignore) {
+		char addr[32];
+		snprintf(addr, sizeof(addr), "%016llx", (unsigned long long)pc);
+		if (matches(f, f->focus, name) || matches(f, f->focus, fileline) ||
+		    matches(f, f->focus, addr))
+			fl |= AGG_F_FOCUS;
+		if (matches(f, f->ignore, name) || matches(f, f->ignore, fileline) ||
+		    matches(f, f->ignore, addr))
+			fl |= AGG_F_IGNORE;
+	}
+	return fl;
 }
 
 /* The display key of one frame, jeprof's TranslateStack rules. */
@@ -54,7 +108,8 @@ static void frame_key(const struct profile *p, const struct pf_location *l,
 	}
 }
 
-static int build_locinfo(struct aggregate *a, const struct profile *p, const struct agg_options *o)
+static int build_locinfo(struct aggregate *a, const struct profile *p, const struct agg_options *o,
+			 struct filters *f)
 {
 	a->locinfo = calloc(p->nlocs + 1, sizeof(*a->locinfo));
 	if (!a->locinfo)
@@ -77,12 +132,20 @@ static int build_locinfo(struct aggregate *a, const struct profile *p, const str
 			if (names_is_allocator(shortname))
 				li->allocator = true;
 			frame_key(p, l, ln, j + 1 < l->nlines, o, key, sizeof(key));
-			if (add_key(a, key))
+			uint8_t fl = 0;
+			if (a->filtered) {
+				char fileline[4200], nm[4096];
+				const char *file = strtab_get(&p->strs, ln->file);
+				snprintf(fileline, sizeof(fileline), "%s:%d", *file ? file : "??", ln->line);
+				fl = frame_flags(f, aggregate_func_name(p, ln->function, o->full_names, nm, sizeof(nm)),
+						 fileline, l->leaf ? l->addr : l->addr - 1);
+			}
+			if (add_key(a, key, fl))
 				return JH_ENOMEM;
 		}
 		if (!l->nlines) {
 			snprintf(key, sizeof(key), "0x%016llx", (unsigned long long)l->addr);
-			if (add_key(a, key))
+			if (add_key(a, key, a->filtered ? frame_flags(f, key, "??:0", l->addr) : 0))
 				return JH_ENOMEM;
 		}
 		li->nkeys = (uint32_t)a->nlockeys - li->key0;
@@ -95,27 +158,55 @@ int64_t aggregate_stack_keys(const struct aggregate *a, const struct profile *p,
 {
 	const struct pf_sample *s = &p->samples[sample];
 	size_t n = 0;
+	uint8_t seen = 0;
 	for (uint32_t i = 0; i < s->depth; i++) {
 		const struct agg_locinfo *li = &a->locinfo[p->stacks[s->stack0 + i]];
 		if (li->allocator) {
 			/* cut everything up to and including the outermost
 			 * allocator location */
 			n = 0;
+			seen = 0;
 			continue;
 		}
 		if (jh_grow(out, cap, n + li->nkeys, sizeof(**out)))
 			return JH_ENOMEM;
-		memcpy(*out + n, a->lockeys + li->key0, li->nkeys * sizeof(uint32_t));
-		n += li->nkeys;
+		if (!a->filtered) {
+			memcpy(*out + n, a->lockeys + li->key0, li->nkeys * sizeof(uint32_t));
+			n += li->nkeys;
+			continue;
+		}
+		for (uint32_t k = li->key0; k < li->key0 + li->nkeys; k++) {
+			if (a->keyflags[k] & AGG_F_DROP)
+				continue;
+			seen |= a->keyflags[k];
+			(*out)[n++] = a->lockeys[k];
+		}
 	}
+	if (a->filtered && ((a->want_focus && !(seen & AGG_F_FOCUS)) || (seen & AGG_F_IGNORE)))
+		return 0;
 	return (int64_t)n;
 }
 
 int aggregate_build(struct aggregate *a, const struct profile *p, const struct agg_options *o)
 {
 	memset(a, 0, sizeof(*a));
-	if (strtab_init(&a->keys) || build_locinfo(a, p, o))
-		return JH_ENOMEM;
+	struct filters f = { 0 };
+	int rc = 0;
+	if (compile(a, "focus", o->focus, &f.focus) || compile(a, "ignore", o->ignore, &f.ignore) ||
+	    compile(a, "retain", o->retain, &f.retain) || compile(a, "exclude", o->exclude, &f.exclude))
+		rc = JH_EUSAGE;
+	a->want_focus = f.focus != NULL;
+	if (!rc && a->filtered && !(f.md = pcre2_match_data_create(4, NULL)))
+		rc = JH_ENOMEM;
+	if (!rc && (strtab_init(&a->keys) || build_locinfo(a, p, o, &f)))
+		rc = JH_ENOMEM;
+	pcre2_code_free(f.focus);
+	pcre2_code_free(f.ignore);
+	pcre2_code_free(f.retain);
+	pcre2_code_free(f.exclude);
+	pcre2_match_data_free(f.md);
+	if (rc)
+		return rc;
 	if (o->keep_allocator)
 		for (size_t i = 0; i < p->nlocs; i++)
 			a->locinfo[i].allocator = false;
@@ -164,6 +255,7 @@ void aggregate_release(struct aggregate *a)
 	free(a->rows);
 	free(a->locinfo);
 	free(a->lockeys);
+	free(a->keyflags);
 	free(a->order);
 	memset(a, 0, sizeof(*a));
 }

@@ -23,6 +23,12 @@ struct agg_options {
 	enum granularity gran;
 	bool full_names;         /* demangled full names instead of jeprof's short ones */
 	bool keep_allocator;     /* do not cut allocator frames */
+	/* jeprof's filters, Perl-compatible regular expressions (PCRE2), NULL
+	 * when unused.  Applied after the allocator cut, in jeprof's order:
+	 * retain/exclude drop single frames by name, then focus keeps and
+	 * ignore drops whole stacks with a frame whose name, file:line or
+	 * address matches. */
+	const char *focus, *ignore, *retain, *exclude;
 };
 
 struct agg_row {
@@ -43,14 +49,21 @@ struct aggregate {
 	size_t nrows;
 	struct agg_locinfo *locinfo;
 	uint32_t *lockeys;
-	size_t nlockeys, cap_lockeys;
+	uint8_t *keyflags;       /* per lockeys entry: AGG_F_* */
+	size_t nlockeys, cap_lockeys, cap_keyflags;
+	bool filtered;           /* some filter is set */
+	bool want_focus;
+	char errmsg[256];        /* why aggregate_build failed (bad regex) */
 	double total;            /* sum over every sample, before any cutting */
 	double flat_total;       /* sum of flat: the 100% of the percentages */
 	uint32_t *order;         /* row ids sorted for printing */
 	size_t norder;
 };
 
-/* Computes the aggregate of P's samples. Returns 0 or JH_ENOMEM. */
+enum { AGG_F_DROP = 1, AGG_F_FOCUS = 2, AGG_F_IGNORE = 4 };
+
+/* Computes the aggregate of P's samples.  Returns 0, JH_ENOMEM, or
+ * JH_EUSAGE for a bad regular expression (message in a->errmsg). */
 int aggregate_build(struct aggregate *a, const struct profile *p, const struct agg_options *o);
 void aggregate_release(struct aggregate *a);
 
@@ -62,8 +75,9 @@ int aggregate_sort(struct aggregate *a, bool by_cum);
 const char *aggregate_func_name(const struct profile *p, uint32_t func, bool full,
 				char *buf, size_t len);
 
-/* Keys of sample S after allocator frames are cut, leaf first, into
- * *out (grown as needed); returns their count or a negative code. */
+/* Keys of sample S after allocator frames are cut and the filters applied,
+ * leaf first, into *out (grown as needed); returns their count (0 when the
+ * filters drop the whole stack) or a negative code. */
 int64_t aggregate_stack_keys(const struct aggregate *a, const struct profile *p,
 			     uint32_t sample, uint32_t **out, size_t *cap);
 

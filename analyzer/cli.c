@@ -5,7 +5,7 @@
 enum opt_id {
 	O_TEXT, O_COLLAPSED, O_FLAMEGRAPH, O_DOT, O_SVG, O_PDF, O_PNG, O_PROTO,
 	O_SPEEDSCOPE, O_CALLGRIND, O_RAW, O_SYMBOLIZED, O_SYMBOLS, O_NODEFRACTION,
-	O_EDGEFRACTION, O_MAXDEGREE, O_THREAD, O_INUSE_SPACE, O_INUSE_OBJECTS, O_ALLOC_SPACE, O_ALLOC_OBJECTS,
+	O_EDGEFRACTION, O_MAXDEGREE, O_THREAD, O_FOCUS, O_IGNORE, O_RETAIN, O_EXCLUDE, O_INUSE_SPACE, O_INUSE_OBJECTS, O_ALLOC_SPACE, O_ALLOC_OBJECTS,
 	O_SHOW_BYTES, O_FUNCTIONS, O_LINES, O_FILES, O_ADDRESSES, O_CUM,
 	O_NODECOUNT, O_FULL_NAMES, O_KEEP_ALLOCATOR, O_BASE, O_DROP_NEGATIVE,
 	O_DEBUGINFO_DIR, O_LIB_PREFIX, O_NO_SYMBOLIZE, O_OUTPUT, O_QUIET,
@@ -52,6 +52,10 @@ static const struct option_def options[] = {
 	{ "full-names", 0, O_FULL_NAMES, NULL, "show whole demangled names with parameters and templates" },
 	{ "keep-allocator-frames", 0, O_KEEP_ALLOCATOR, NULL, "do not remove the allocator's own frames" },
 	{ "thread", 0, O_THREAD, "N", "report thread N only, or every thread with --thread='*'" },
+	{ "focus", 0, O_FOCUS, "RE", "only stacks with a frame matching RE (name, file:line or address)" },
+	{ "ignore", 0, O_IGNORE, "RE", "drop stacks with a frame matching RE" },
+	{ "retain", 0, O_RETAIN, "RE", "keep only frames whose name matches RE" },
+	{ "exclude", 0, O_EXCLUDE, "RE", "remove frames whose name matches RE" },
 	{ "base", 0, O_BASE, "FILE", "subtract the profile FILE (repeatable)" },
 	{ "drop_negative", 0, O_DROP_NEGATIVE, NULL, "with --base, clamp negative values to zero" },
 	{ "debuginfo-dir", 0, O_DEBUGINFO_DIR, "DIR", "also look for separate debug files in DIR (repeatable)" },
@@ -186,6 +190,10 @@ static int apply(struct cli *c, const struct option_def *o, char *val, int *nval
 		c->thread = val;
 		return 0;
 	}
+	case O_FOCUS: c->focus = val; return 0;
+	case O_IGNORE: c->ignore = val; return 0;
+	case O_RETAIN: c->retain = val; return 0;
+	case O_EXCLUDE: c->exclude = val; return 0;
 	case O_FULL_NAMES: c->full_names = true; return 0;
 	case O_KEEP_ALLOCATOR: c->keep_allocator = true; return 0;
 	case O_BASE: return push(&c->bases, &c->nbases, val);

@@ -36,6 +36,7 @@ struct cli {
 	long maxdegree;
 	const char *output;             /* -o FILE, or NULL for stdout */
 	const char *thread;             /* --thread=N or '*', or NULL */
+	const char *focus, *ignore, *retain, *exclude; /* regular expressions */
 	const char **debuginfo_dirs;    /* NULL-terminated */
 	const char **lib_prefixes;      /* NULL-terminated */
 	const char **bases;             /* NULL-terminated */

@@ -218,13 +218,15 @@ static int report_one(struct run *r, struct profile *p, const char *binary,
 	struct cli *c = &r->cli;
 	struct agg_options ao = {
 		.value = c->value, .gran = c->gran, .full_names = c->full_names,
-		.keep_allocator = c->keep_allocator,
+		.keep_allocator = c->keep_allocator, .focus = c->focus, .ignore = c->ignore,
+		.retain = c->retain, .exclude = c->exclude,
 	};
 	struct aggregate a;
-	if (aggregate_build(&a, p, &ao) || aggregate_sort(&a, c->cum)) {
+	int brc = aggregate_build(&a, p, &ao);
+	if (brc || aggregate_sort(&a, c->cum)) {
+		fprintf(stderr, "jheap: %s\n", brc == JH_EUSAGE ? a.errmsg : "out of memory");
 		aggregate_release(&a);
-		fprintf(stderr, "jheap: out of memory\n");
-		return EXIT_DATA;
+		return brc == JH_EUSAGE ? EXIT_USAGE : EXIT_DATA;
 	}
 	struct report rep = {
 		.p = p, .a = &a, .value = c->value, .units = text_units(c->value, c->show_bytes),
