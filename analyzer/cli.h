@@ -23,6 +23,7 @@ enum output_mode {
 	MODE_CALLGRIND,
 	MODE_RAW,
 	MODE_SYMBOLS,
+	MODE_LIST,
 };
 
 struct cli {
@@ -40,8 +41,10 @@ struct cli {
 	const char **debuginfo_dirs;    /* NULL-terminated */
 	const char **lib_prefixes;      /* NULL-terminated */
 	const char **bases;             /* NULL-terminated */
+	const char **source_dirs;       /* NULL-terminated */
+	const char *list;               /* --list=RE */
 	const char **args;              /* positionals: [BINARY] PROFILE... */
-	size_t nargs, ndebug, nprefix, nbases;
+	size_t nargs, ndebug, nprefix, nbases, nsource;
 	bool help, version;
 };
 

@@ -115,6 +115,7 @@ static int write_report(struct run *r, const struct report *rep, FILE *out)
 	case MODE_SPEEDSCOPE: rc = output_speedscope(out, rep, err, sizeof(err)); break;
 	case MODE_CALLGRIND: rc = output_callgrind(out, rep, err, sizeof(err)); break;
 	case MODE_RAW: rc = output_raw(out, rep, err, sizeof(err)); break;
+	case MODE_LIST: rc = output_list(out, rep, err, sizeof(err)); break;
 	case MODE_SYMBOLS: break;
 	}
 	if (rc) {
@@ -235,7 +236,8 @@ static int report_one(struct run *r, struct profile *p, const char *binary,
 		.nodecount = c->nodecount, .nodefraction = c->nodefraction,
 		.edgefraction = c->edgefraction, .maxdegree = c->maxdegree,
 		.program = program_name(p, binary), .profile_paths = paths,
-		.thread = thread,
+		.thread = thread, .list = c->list,
+		.source_dirs = (const char *const *)c->source_dirs,
 	};
 	int rc = write_report(r, &rep, out);
 	aggregate_release(&a);

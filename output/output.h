@@ -34,6 +34,8 @@ struct report {
 	                                symbolized profile; may be "" */
 	const char *const *profile_paths; /* the PROFILE arguments, NULL-terminated */
 	const char *thread;          /* "t3" when reporting one thread, else NULL */
+	const char *list;            /* --list=RE */
+	const char *const *source_dirs; /* --source-dir, NULL-terminated, may be NULL */
 };
 
 int output_collapsed(FILE *out, const struct report *r, char *err, size_t errlen);
@@ -47,5 +49,7 @@ int output_proto(FILE *out, const struct report *r, char *err, size_t errlen);
 int output_speedscope(FILE *out, const struct report *r, char *err, size_t errlen);
 int output_callgrind(FILE *out, const struct report *r, char *err, size_t errlen);
 int output_raw(FILE *out, const struct report *r, char *err, size_t errlen);
+/* --list=RE: annotated source of every function matching r->list. */
+int output_list(FILE *out, const struct report *r, char *err, size_t errlen);
 
 #endif
