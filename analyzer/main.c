@@ -6,6 +6,7 @@
 
 #include "analyzer/aggregate.h"
 #include "analyzer/cli.h"
+#include "analyzer/growth.h"
 #include "analyzer/parse.h"
 #include "analyzer/profile.h"
 #include "analyzer/util.h"
@@ -23,6 +24,7 @@ enum { EXIT_OK = 0, EXIT_DATA = 1, EXIT_USAGE = 2 };
 struct run {
 	struct cli cli;
 	bool degraded;
+	struct growth *growth;   /* --growth: the series, else NULL */
 };
 
 static void warn_cb(void *ctx, const char *msg)
@@ -239,7 +241,12 @@ static int report_one(struct run *r, struct profile *p, const char *binary,
 		.thread = thread, .list = c->list,
 		.source_dirs = (const char *const *)c->source_dirs,
 	};
-	int rc = write_report(r, &rep, out);
+	int rc;
+	if (r->growth && c->mode == MODE_TEXT)
+		rc = growth_write_text(out, r->growth, p, &a, c->value, rep.units, c->nodecount)
+			? (fprintf(stderr, "jheap: out of memory\n"), EXIT_DATA) : EXIT_OK;
+	else
+		rc = write_report(r, &rep, out);
 	aggregate_release(&a);
 	return rc;
 }
@@ -389,8 +396,33 @@ static int run(struct run *r, int argc, char **argv)
 		return EXIT_DATA;
 	}
 	int rc = EXIT_OK;
-	for (size_t i = first; i < c->nargs && !rc; i++)
+	struct growth g;
+	growth_init(&g);
+	if (c->growth) {
+		if (c->nbases || c->thread) {
+			fprintf(stderr, "jheap: --growth reads a series of dumps of one process; it does not combine with --base or --thread\n");
+			rc = EXIT_USAGE;
+			goto out;
+		}
+		if (c->mode == MODE_RAW || c->mode == MODE_LIST) {
+			fprintf(stderr, "jheap: --growth works with --text, --collapsed, --flamegraph, --proto, --dot, --callgrind and --speedscope\n");
+			rc = EXIT_USAGE;
+			goto out;
+		}
+		if (c->nargs - first < 2) {
+			fprintf(stderr, "jheap: --growth needs at least two dumps, oldest first\n");
+			rc = EXIT_USAGE;
+			goto out;
+		}
+		r->growth = &g;
+	}
+	for (size_t i = first; i < c->nargs && !rc; i++) {
 		rc = load(r, &p, c->args[i], 1);
+		if (!rc && c->growth && growth_snapshot(&g, &p)) {
+			fprintf(stderr, "jheap: out of memory\n");
+			rc = EXIT_DATA;
+		}
+	}
 	for (size_t i = 0; i < c->nbases && !rc; i++)
 		rc = load(r, &p, c->bases[i], -1);
 	if (rc)
@@ -414,13 +446,17 @@ static int run(struct run *r, int argc, char **argv)
 		.no_symbolize = c->no_symbolize, .warn = warn_cb, .ctx = r,
 	};
 	struct symbolize_stats st;
+	uint32_t *remap = NULL;
 	if (symbolize_profile(&p, sc, &so, &st, err, sizeof(err)) ||
-	    (profile_fold_by_symbol(&p) && jh_err(err, sizeof(err), JH_ENOMEM, "out of memory"))) {
+	    (profile_fold_by_symbol(&p, &remap) && jh_err(err, sizeof(err), JH_ENOMEM, "out of memory")) ||
+	    (c->growth && growth_finish(&g, &p, remap) && jh_err(err, sizeof(err), JH_ENOMEM, "out of memory"))) {
 		fprintf(stderr, "jheap: %s\n", err);
 		rc = EXIT_DATA;
 	} else {
 		if (c->drop_negative)
 			drop_negative(&p);
+		if (c->growth && c->mode != MODE_TEXT)
+			growth_apply(&g, &p);
 		if (st.binary_mismatch)
 			r->degraded = true;
 		if (st.main_pcs && !st.main_resolved && !c->no_symbolize) {
@@ -444,7 +480,10 @@ static int run(struct run *r, int argc, char **argv)
 		}
 	}
 	symcache_free(sc);
+	free(remap);
 out:
+	growth_release(&g);
+	r->growth = NULL;
 	profile_release(&p);
 	if (!rc && r->degraded)
 		rc = EXIT_DATA;

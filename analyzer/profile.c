@@ -482,9 +482,11 @@ static int tv_eq(const void *ctx, uint32_t id)
 	return k->tv[id].sample == k->sample && k->tv[id].thread == k->thread;
 }
 
-int profile_fold_by_symbol(struct profile *p)
+int profile_fold_by_symbol(struct profile *p, uint32_t **remap_out)
 {
 	int rc = JH_ENOMEM;
+	if (remap_out)
+		*remap_out = NULL;
 	uint32_t *canon = malloc((p->nlocs + 1) * sizeof(*canon));
 	struct idmap index;
 	idmap_init(&index);
@@ -564,6 +566,10 @@ int profile_fold_by_symbol(struct profile *p)
 	p->ntvals = n;
 	idmap_release(&tvi);
 	rc = 0;
+	if (remap_out) {
+		*remap_out = remap;
+		remap = NULL;
+	}
 fail:
 	free(old);
 	free(oldstacks);

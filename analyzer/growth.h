@@ -1,0 +1,49 @@
+/*
+ * growth: a time series of dumps of one process (interval dumps
+ * jeprof.<pid>.<seq>.i<n>.heap, in order).  Each call site's value in each
+ * dump is fitted with a least-squares line; a site that grows steadily (a
+ * leak) has a positive slope and a fit near 1, a large but stable cache has
+ * a slope near 0, and a spike that is freed again fits badly.
+ */
+#ifndef JHEAP_GROWTH_H
+#define JHEAP_GROWTH_H
+
+#include <stdio.h>
+#include "analyzer/aggregate.h"
+#include "analyzer/profile.h"
+#include "output/text.h"
+
+struct growth {
+	size_t ndumps;
+	double **snap;        /* per dump: the profile's running sums after it was merged */
+	size_t *nsnap;        /* samples in each snapshot */
+	double *v;            /* [sample][dump][PF_NVALUES]: each dump's own values */
+	size_t nsamples;
+};
+
+void growth_init(struct growth *g);
+void growth_release(struct growth *g);
+
+/* Records P's values right after dump number g->ndumps was merged into it. */
+int growth_snapshot(struct growth *g, const struct profile *p);
+
+/* Turns the snapshots into per-dump values, following REMAP (old sample id
+ * -> new, from profile_fold_by_symbol; NULL when unchanged). */
+int growth_finish(struct growth *g, const struct profile *p, const uint32_t *remap);
+
+/* Replaces each sample's values by its fitted growth over the series
+ * (slope times the number of intervals, negative growth as 0), so any
+ * output format can show where memory grows. */
+void growth_apply(const struct growth *g, struct profile *p);
+
+/* The growth table: call sites (the leaf key of each stack after the
+ * allocator cut and the filters) ranked by slope times fit. */
+int growth_write_text(FILE *out, const struct growth *g, const struct profile *p,
+		      const struct aggregate *a, enum pf_value value, enum units units,
+		      long nodecount);
+
+/* Least-squares fit of Y[0..n) against 0..n-1: slope and R^2 (0 when Y is
+ * constant). */
+void growth_fit(const double *y, size_t n, double *slope, double *r2);
+
+#endif
