@@ -130,6 +130,35 @@ static int write_report(struct run *r, const struct report *rep, FILE *out)
 static int report_one(struct run *r, struct profile *p, const char *binary,
 		      const char *const *paths, const char *thread, FILE *out);
 
+/* jemalloc's dump names are <prefix>.<pid>.<seq>.<kind><n>.heap; returns
+ * <seq>, or -1 when PATH does not look like one. */
+static long long dump_sequence(const char *path)
+{
+	const char *end = strrchr(path, '/');
+	end = end ? end + 1 : path;
+	size_t n = strlen(end);
+	if (n < 5 || strcmp(end + n - 5, ".heap"))
+		return -1;
+	/* walk back over ".<kind><n>" to ".<seq>" */
+	const char *dot[3] = { NULL, NULL, NULL };
+	int found = 0;
+	for (const char *q = end + n - 5; q > end && found < 3; q--)
+		if (q[-1] == '.')
+			dot[found++] = q;
+	if (found < 2)
+		return -1;
+	const char *seq = dot[1];
+	char *stop;
+	long long v = strtoll(seq, &stop, 10);
+	return stop > seq && *stop == '.' ? v : -1;
+}
+
+static int cmp_sequence(const void *a, const void *b)
+{
+	long long x = dump_sequence(*(const char *const *)a), y = dump_sequence(*(const char *const *)b);
+	return x < y ? -1 : x > y;
+}
+
 static int cmp_thread_uid(const void *a, const void *b, void *arg)
 {
 	const struct profile *p = arg;
@@ -415,6 +444,13 @@ static int run(struct run *r, int argc, char **argv)
 			goto out;
 		}
 		r->growth = &g;
+		/* a glob sorts a.10.i10 before a.2.i2: order jemalloc's dumps by
+		 * their sequence number when every name carries one */
+		bool all = true;
+		for (size_t i = first; i < c->nargs; i++)
+			all &= dump_sequence(c->args[i]) >= 0;
+		if (all)
+			qsort(c->args + first, c->nargs - first, sizeof(*c->args), cmp_sequence);
 	}
 	for (size_t i = first; i < c->nargs && !rc; i++) {
 		rc = load(r, &p, c->args[i], 1);
