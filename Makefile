@@ -34,7 +34,7 @@ UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
 TOOL_SRCS := $(sort $(wildcard tests/tools/*.c))
 TOOL_BINS := $(TOOL_SRCS:tests/tools/%.c=$(BUILD)/tests/tools/%)
 
-.PHONY: all clean deps demo check unit unit-run install bench
+.PHONY: all clean deps demo check unit unit-run install bench fuzz
 all: $(BUILD)/jheap
 
 # demo, check and bench first install what is missing (scripts/deps.sh
@@ -82,6 +82,32 @@ install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1
 	install -m 755 $(BUILD)/jheap $(DESTDIR)$(PREFIX)/bin/jheap
 	install -m 644 man/jheap.1 $(DESTDIR)$(PREFIX)/share/man/man1/jheap.1
+
+# Fuzzing with clang's libFuzzer, ASan and UBSan: make fuzz FUZZ_SECONDS=N
+# runs each target for N seconds on a corpus seeded from testdata/fuzz/seeds;
+# crashes land in $(BUILD)/fuzz/crash-* (add them to testdata/fuzz/crashes/,
+# which tests/t0600 replays through jheap).
+FUZZ_SECONDS ?= 60
+FUZZ_CC      ?= clang
+FUZZ_FLAGS   := -std=gnu11 -g -O1 -D_GNU_SOURCE -I. -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined
+FUZZ_OBJS    := $(LIB_SRCS:%.c=$(BUILD)/fuzz/%.o)
+FUZZ_TARGETS := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(wildcard tests/fuzz/*.c))
+
+$(BUILD)/fuzz/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -c -o $@ $<
+
+$(BUILD)/fuzz/%: tests/fuzz/%.c $(FUZZ_OBJS)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_OBJS) $(LIBS)
+
+fuzz: $(FUZZ_TARGETS)
+	@for t in $(FUZZ_TARGETS); do \
+		name=$$(basename $$t); corpus=$(BUILD)/fuzz/corpus-$$name; mkdir -p $$corpus; \
+		echo "fuzzing $$name for $(FUZZ_SECONDS) s"; \
+		(cd $(BUILD)/fuzz && ./$$name -max_total_time=$(FUZZ_SECONDS) -max_len=65536 \
+			-print_final_stats=1 $(abspath $(BUILD))/fuzz/corpus-$$name $(abspath testdata/fuzz/seeds)) \
+			2>&1 | tail -n 25 || exit 1; \
+	done
 
 clean:
 	rm -rf $(BUILD)
