@@ -267,7 +267,7 @@ static int report_one(struct run *r, struct profile *p, const char *binary,
 		.nodecount = c->nodecount, .nodefraction = c->nodefraction,
 		.edgefraction = c->edgefraction, .maxdegree = c->maxdegree,
 		.program = program_name(p, binary), .profile_paths = paths,
-		.thread = thread, .list = c->list,
+		.thread = thread, .list = c->list, .growth = r->growth != NULL,
 		.source_dirs = (const char *const *)c->source_dirs,
 	};
 	int rc;

@@ -102,6 +102,19 @@ static const char *const skip_names[] = {
 	NULL,
 };
 
+/* Mach-O underscore, and prefixed jemalloc builds */
+static const char *const prefixes[] = { "_rjem_je_", "_rjem_", "je_", "_", NULL };
+
+const char *const *names_allocator_list(void)
+{
+	return skip_names;
+}
+
+const char *const *names_allocator_prefixes(void)
+{
+	return prefixes;
+}
+
 static bool in_list(const char *s, size_t n)
 {
 	for (const char *const *p = skip_names; *p; p++)
@@ -116,8 +129,6 @@ static bool match_one(const char *s, size_t n)
 		return false;
 	if (in_list(s, n))
 		return true;
-	/* Mach-O underscore, and prefixed jemalloc builds */
-	static const char *const prefixes[] = { "_rjem_je_", "_rjem_", "je_", "_", NULL };
 	for (const char *const *p = prefixes; *p; p++) {
 		size_t k = strlen(*p);
 		if (n > k && !memcmp(s, *p, k) && in_list(s + k, n - k))

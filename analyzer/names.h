@@ -23,6 +23,12 @@ void names_short(const char *full, char *out, size_t outlen);
  * word. */
 bool names_is_allocator(const char *short_name);
 
+/* The skip list behind names_is_allocator(), NULL-terminated, and the
+ * prefixes it also strips ("_rjem_je_", "_rjem_", "je_", "_"), for writers
+ * that must express the same test another way (pprof's drop_frames). */
+const char *const *names_allocator_list(void);
+const char *const *names_allocator_prefixes(void);
+
 /* True when the object file PATH is the allocator's own library
  * (its base name starts with "libjemalloc"). */
 bool names_is_allocator_object(const char *path);

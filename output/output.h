@@ -35,6 +35,7 @@ struct report {
 	const char *const *profile_paths; /* the PROFILE arguments, NULL-terminated */
 	const char *thread;          /* "t3" when reporting one thread, else NULL */
 	const char *list;            /* --list=RE */
+	bool growth;                 /* --growth: sample values are fitted growth over a series */
 	const char *const *source_dirs; /* --source-dir, NULL-terminated, may be NULL */
 };
 

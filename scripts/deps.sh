@@ -20,6 +20,13 @@ elfutils
 binutils
 libc6-dbg
 g++
+libpcre2-dev
+graphviz
+valgrind
+golang-go
+golang-github-google-pprof-dev
+python3.11-dbg
+libxml2-utils
 "
 
 set -u

@@ -24,8 +24,18 @@
 #   JEPROF    the reference jeprof        (default jeprof)
 #   UPDATE=1  test_golden rewrites the golden files instead of comparing
 #   TEST_RESULTS_DIR  where test_done writes <script>.counts (for run.sh)
+#   BUILD_DIR the build directory          (default <srcdir>/build; scratch
+#             directories go to BUILD_DIR/trash/<script>)
+#   VERBOSE=1 same as -v
 # <srcdir> is the directory above tests/, which is also $(pwd) when the
 # tests run from the top of the tree (make check).
+#
+# Helpers: test_expect_success [PREREQ] DESC BODY, test_skip REASON (skip the
+# rest of the script), test_set_prereq / test_have_prereq, test_have_prog,
+# test_cmp, test_golden NAME ACTUAL, test_normalize (paths -> @TRASH@,
+# @PROFILES@, @BUILD@, @SRCDIR@), test_need_profiles, test_jeprof (cached
+# jeprof run), test_jeprof_bg / test_jeprof_wait, report_total, report_row,
+# check_row(s), check_total, heap_sum (jeprof's unsampled total of a dump).
 
 set -u
 export LC_ALL=C
@@ -242,7 +252,7 @@ test_need_profiles() {
 # cached under $PROFILES/jeprof-cache (mkprofiles.sh empties it when it
 # makes new dumps): jeprof takes most of a second per run.
 test_jeprof() {
-	local out=$1 key cache f newest= last
+	local out=$1 key cache f newest= last tag
 	shift
 	key=$(printf '%s\n' "$@" | md5sum) || return 1
 	eval "last=\${$#}"
@@ -254,15 +264,17 @@ test_jeprof() {
 	done
 	if [ ! -s "$cache" ] || { [ -n "$newest" ] && [ "$newest" -nt "$cache" ]; }; then
 		mkdir -p "$PROFILES/jeprof-cache" || return 1
-		# per-process names: test_jeprof_bg may run the same key twice
-		"$JEPROF" "$@" >"$cache.tmp.$BASHPID" 2>"$cache.err.$BASHPID" || {
+		# per-process names: test_jeprof_bg may run the same key twice.
+		# ($BASHPID is read once: in a redirection it is the child's.)
+		tag=$BASHPID
+		"$JEPROF" "$@" >"$cache.tmp.$tag" 2>"$cache.err.$tag" || {
 			echo "jeprof failed: $JEPROF $*"
-			cat "$cache.err.$BASHPID"
-			rm -f "$cache.tmp.$BASHPID" "$cache.err.$BASHPID"
+			cat "$cache.err.$tag"
+			rm -f "$cache.tmp.$tag" "$cache.err.$tag"
 			return 1
 		}
-		mv -f "$cache.tmp.$BASHPID" "$cache"
-		rm -f "$cache.err.$BASHPID"
+		mv -f "$cache.tmp.$tag" "$cache"
+		rm -f "$cache.err.$tag"
 	fi
 	cp "$cache" "$out"
 }

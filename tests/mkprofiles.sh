@@ -33,6 +33,11 @@ TESTDATA=$SRCDIR/testdata
 mkdir -p "$1" || die "cannot create '$1'"
 OUTDIR=$(cd "$1" && pwd) || die "cannot enter '$1'"
 
+# One run at a time per OUTDIR (make -j check demo).
+if command -v flock >/dev/null 2>&1; then
+	exec 9>"$OUTDIR/.lock" && flock 9 || die "cannot lock $OUTDIR/.lock"
+fi
+
 CC=${CC:-cc}
 CXX=${CXX:-c++}
 

@@ -114,7 +114,7 @@ test_expect_success 'w_threads: named threads with their own amounts in the dump
 for k in 1 2 3 4; do
 	test_expect_success "w_threads: jeprof --thread=$k shows worker-$k's blocks" "
 		jeprof_report t$k w_threads exact inuse_space --thread=$k &&
-		grep '^Total (t$k): $((10 * k * 8192)) B\$' t$k &&
+		{ grep '^Total (t$k): $((10 * k * 8192)) B\$' t$k || { cat t$k; false; }; } &&
 		expect_w_threads_thread $k inuse_space | check_rows t$k
 	"
 done

@@ -84,10 +84,12 @@ compare_rows() {
 }
 
 # same_total JEPROF JHEAP TOL
+# jheap adds the thread's name to a --thread heading ("Total (t1 worker-1):"
+# where jeprof prints "Total (t1):"); the name is dropped before comparing.
 same_total() {
 	local a b
-	a=$(grep -m1 '^Total' "$1")
-	b=$(grep -m1 '^Total' "$2")
+	a=$(grep -m1 '^Total' "$1" | sed 's/^Total (t\([0-9]*\) [^)]*)/Total (t\1)/')
+	b=$(grep -m1 '^Total' "$2" | sed 's/^Total (t\([0-9]*\) [^)]*)/Total (t\1)/')
 	[ -n "$a" ] && [ "$a" = "$b" ] && return 0
 	# with a tolerance: same words, numbers within it
 	if [ "$3" -gt 0 ] && [ -n "$a" ] && [ -n "$b" ] &&

@@ -135,7 +135,7 @@ done
 for k in 1 2 3 4; do
 	test_expect_success THREAD "w_threads: --thread=$k shows worker-$k's blocks only" "
 		jheap_report r w_threads exact inuse_space --thread=$k &&
-		grep '^Total (t$k): $((10 * k * 8192)) B\$' r &&
+		{ grep '^Total (t$k worker-$k): $((10 * k * 8192)) B\$' r || { cat r; false; }; } &&
 		expect_w_threads_thread $k inuse_space | check_rows r &&
 		check_row r main none none
 	"
