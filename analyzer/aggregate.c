@@ -79,8 +79,9 @@ static void frame_key(const struct profile *p, const struct pf_location *l,
 		      const struct pf_line *ln, bool inlined, const struct agg_options *o,
 		      char *out, size_t len)
 {
-	char name[4096], fileline[4096];
-	aggregate_func_name(p, ln->function, o->full_names, name, sizeof(name));
+	char name[4096], fileline[4096], buf[4096];
+	snprintf(name, sizeof(name), "%s",
+		 aggregate_func_name(p, ln->function, o->full_names, buf, sizeof(buf)));
 	if (inlined)
 		strncat(name, " (inline)", sizeof(name) - strlen(name) - 1);
 	const char *file = strtab_get(&p->strs, ln->file);

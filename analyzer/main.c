@@ -2,6 +2,7 @@
  * status (0 ok, 1 data error or degraded result, 2 usage error). */
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "analyzer/aggregate.h"
@@ -76,6 +77,26 @@ static int load(struct run *r, struct profile *dst, const char *path, double sig
 		return EXIT_DATA;
 	}
 	return EXIT_OK;
+}
+
+/* True when -o names one of the input files (the same inode), which
+ * opening it for writing would destroy. */
+static bool output_is_input(const struct cli *c)
+{
+	struct stat o;
+	if (stat(c->output, &o))
+		return false;
+	for (size_t i = 0; i < c->nargs; i++) {
+		struct stat s;
+		if (!stat(c->args[i], &s) && s.st_dev == o.st_dev && s.st_ino == o.st_ino)
+			return true;
+	}
+	for (size_t i = 0; i < c->nbases; i++) {
+		struct stat s;
+		if (!stat(c->bases[i], &s) && s.st_dev == o.st_dev && s.st_ino == o.st_ino)
+			return true;
+	}
+	return false;
 }
 
 static const char *value_option(enum pf_value v)
@@ -504,7 +525,10 @@ static int run(struct run *r, int argc, char **argv)
 			r->degraded = true;
 		}
 		FILE *out = stdout;
-		if (c->output && !(out = fopen(c->output, "w"))) {
+		if (c->output && output_is_input(c)) {
+			fprintf(stderr, "jheap: refusing to write the report over the input '%s'\n", c->output);
+			rc = EXIT_USAGE;
+		} else if (c->output && !(out = fopen(c->output, "w"))) {
 			fprintf(stderr, "jheap: cannot write '%s': %s\n", c->output, strerror(errno));
 			rc = EXIT_DATA;
 		} else {

@@ -1,9 +1,490 @@
-/* --speedscope: being written. */
+/*
+ * --speedscope: speedscope's own JSON file format
+ * (https://www.speedscope.app/file-format-schema.json).
+ *
+ * One "sampled" profile per sample type: the chosen value first (it is
+ * activeProfileIndex 0), then inuse_space (unit "bytes"), inuse_objects
+ * ("none") and, when the dump has them, alloc_space and alloc_objects.
+ * Samples are stacks of indices into shared.frames, root first, after the
+ * allocator frames are cut and the filters applied as in --text; weights
+ * are the unsampled values.
+ * Every inline level is a frame of its own ("make_buf (inline)").
+ *
+ * Frames are named by their display keys, so they read as in --text and
+ * follow --functions/--lines/--files/--addresses.  A frame's file and line
+ * are where its function is defined with --functions (so that a function is
+ * one frame, as speedscope expects), the source line of the frame (the call
+ * site for outer and inlined-into frames) with --lines and --addresses, and
+ * the file alone with --files.
+ *
+ * With --base the weights are the differences; speedscope cannot show a
+ * negative weight, so a negative difference in the chosen value is an error
+ * (use --drop_negative), and another value type with one is left out.
+ *
+ * Output is deterministic: frames sorted by name, file and line; samples by
+ * their frame sequence, equal stacks merged, zero weights left out.
+ */
+#include <math.h>
 #include "analyzer/util.h"
 #include "output/output.h"
 
-int output_speedscope(FILE *out, const struct report *r, char *err, size_t errlen)
+#define SCHEMA_URL "https://www.speedscope.app/file-format-schema.json"
+
+/* Keys of the frame given to a stack that has no frame left: every
+ * location was an allocator frame, or the sample had none.  Named as in
+ * --collapsed, so that the weight stays visible and adds up to Total. */
+#define KEY_ALLOCATOR_ONLY (UINT32_MAX - 1)
+#define KEY_NO_FRAMES (UINT32_MAX - 2)
+
+struct ssframe {
+	uint32_t key;            /* string id in the aggregate's keys */
+	uint32_t file;           /* string id in the profile, 0 none */
+	int64_t line;            /* 0 none */
+};
+
+struct ssstack {
+	uint32_t f0, n;          /* frames in ss.stk[f0 .. f0+n), root first */
+	uint32_t sample;
+};
+
+struct ss {
+	const struct report *r;
+	const struct profile *p;
+	const struct aggregate *a;
+	struct ssframe *frames;  size_t nframes, cap_frames;
+	struct idmap index;
+	uint32_t *stk;           size_t nstk, cap_stk;
+	struct ssstack *stacks;  size_t nstacks, cap_stacks;
+	struct sscand { uint32_t loc, line, key; } *cand;  size_t cap_cand;
+	uint32_t *keys;          size_t cap_keys;
+	struct ssframe probe;    /* the frame being looked up */
+};
+
+static const struct {
+	enum pf_value v;
+	const char *name, *unit;
+} types[] = {
+	{ PF_INUSE_SPACE, "inuse_space", "bytes" },
+	{ PF_INUSE_OBJECTS, "inuse_objects", "none" },
+	{ PF_ALLOC_SPACE, "alloc_space", "bytes" },
+	{ PF_ALLOC_OBJECTS, "alloc_objects", "none" },
+};
+
+/* ---- JSON ------------------------------------------------------------ */
+
+/* Length of the valid UTF-8 sequence at S (at most N bytes), or 0. */
+static size_t utf8_len(const unsigned char *s, size_t n)
 {
-	return jh_err(err, errlen, JH_EUSAGE, "this output format is not implemented yet");
+	size_t len;
+	uint32_t min, c;
+	if (s[0] < 0x80)
+		return 1;
+	if ((s[0] & 0xe0) == 0xc0) {
+		len = 2, min = 0x80, c = s[0] & 0x1f;
+	} else if ((s[0] & 0xf0) == 0xe0) {
+		len = 3, min = 0x800, c = s[0] & 0x0f;
+	} else if ((s[0] & 0xf8) == 0xf0) {
+		len = 4, min = 0x10000, c = s[0] & 0x07;
+	} else {
+		return 0;
+	}
+	if (n < len)
+		return 0;
+	for (size_t i = 1; i < len; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		c = c << 6 | (s[i] & 0x3f);
+	}
+	if (c < min || c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff))
+		return 0;
+	return len;
 }
 
+/* S as a JSON string: quotes, backslashes and control characters escaped,
+ * valid UTF-8 passed through, any other byte replaced by U+FFFD. */
+static void json_string(FILE *out, const char *str)
+{
+	const unsigned char *s = (const unsigned char *)str;
+	size_t n = strlen(str);
+	putc('"', out);
+	for (size_t i = 0; i < n;) {
+		unsigned char c = s[i];
+		if (c == '"' || c == '\\') {
+			putc('\\', out);
+			putc(c, out);
+			i++;
+		} else if (c < 0x20) {
+			switch (c) {
+			case '\n': fputs("\\n", out); break;
+			case '\r': fputs("\\r", out); break;
+			case '\t': fputs("\\t", out); break;
+			default: fprintf(out, "\\u%04x", c); break;
+			}
+			i++;
+		} else {
+			size_t len = utf8_len(s + i, n - i);
+			if (len) {
+				fwrite(s + i, 1, len, out);
+				i += len;
+			} else {
+				fputs("\\ufffd", out);
+				i++;
+			}
+		}
+	}
+	putc('"', out);
+}
+
+/* A number that reads back as the same double; integers without a point. */
+static void json_number(FILE *out, double v)
+{
+	char buf[64];
+	if (!isfinite(v))
+		v = 0;
+	if (v == trunc(v) && fabs(v) < 9e15) {
+		fprintf(out, "%.0f", v);
+		return;
+	}
+	snprintf(buf, sizeof(buf), "%.15g", v);
+	if (strtod(buf, NULL) != v)
+		snprintf(buf, sizeof(buf), "%.17g", v);
+	fputs(buf, out);
+}
+
+/* ---- frames and stacks ----------------------------------------------- */
+
+static uint64_t frame_hash(const struct ssframe *f)
+{
+	uint64_t h = jh_hash_bytes(&f->key, sizeof(f->key), 0);
+	h = jh_hash_bytes(&f->file, sizeof(f->file), h);
+	h = jh_hash_bytes(&f->line, sizeof(f->line), h);
+	return jh_mix64(h);
+}
+
+static int frame_eq(const void *ctx, uint32_t id)
+{
+	const struct ss *s = ctx;
+	const struct ssframe *f = &s->frames[id];
+	return f->key == s->probe.key && f->file == s->probe.file && f->line == s->probe.line;
+}
+
+/* Id of frame F, added when new; negative on error. */
+static int64_t frame_id(struct ss *s, const struct ssframe *f)
+{
+	s->probe = *f;
+	uint64_t h = frame_hash(f);
+	uint32_t id = idmap_find(&s->index, h, frame_eq, s);
+	if (id != UINT32_MAX)
+		return id;
+	if (s->nframes >= UINT32_MAX - 1 ||
+	    JH_PUSH(s->frames, s->nframes, s->cap_frames, *f) ||
+	    idmap_put(&s->index, h, (uint32_t)(s->nframes - 1)))
+		return JH_ENOMEM;
+	return (int64_t)(s->nframes - 1);
+}
+
+static const char *frame_name(const struct ss *s, uint32_t key)
+{
+	if (key == KEY_ALLOCATOR_ONLY)
+		return "[allocator]";
+	if (key == KEY_NO_FRAMES)
+		return "[no frames]";
+	return strtab_get(&s->a->keys, key);
+}
+
+/* The frame for line J of location L, whose display key is KEY. */
+static struct ssframe make_frame(const struct ss *s, const struct pf_location *l,
+				 uint32_t j, uint32_t key)
+{
+	struct ssframe f = { key, 0, 0 };
+	if (j >= l->nlines)
+		return f;
+	const struct pf_line *ln = &s->p->lines[l->line0 + j];
+	switch (s->r->gran) {
+	case GRAN_FUNCTIONS: {
+		const struct pf_function *fn = &s->p->funcs[ln->function];
+		f.file = fn->filename;
+		f.line = f.file && fn->start_line > 0 ? fn->start_line : 0;
+		break;
+	}
+	case GRAN_FILES:
+		f.file = ln->file;
+		break;
+	case GRAN_LINES:
+	case GRAN_ADDRESSES:
+		f.file = ln->file;
+		f.line = f.file && ln->line > 0 ? ln->line : 0;
+		break;
+	}
+	return f;
+}
+
+/* Adds sample SI's stack, root first, with the keys aggregate_stack_keys()
+ * gives (allocator frames cut, --retain/--exclude/--focus/--ignore
+ * applied).  Those keys do not say which line of which location they came
+ * from, and the frames need its file and line, so the stack is also walked
+ * here with the same allocator cut, and each key is matched, in order, to
+ * the next frame of the walk with the same key. */
+static int add_stack(struct ss *s, uint32_t si)
+{
+	const struct profile *p = s->p;
+	const struct pf_sample *sm = &p->samples[si];
+	size_t nc = 0;
+	for (uint32_t i = 0; i < sm->depth; i++) {
+		uint32_t loc = p->stacks[sm->stack0 + i];
+		const struct agg_locinfo *li = &s->a->locinfo[loc];
+		if (li->allocator) {
+			nc = 0;
+			continue;
+		}
+		if (jh_grow(&s->cand, &s->cap_cand, nc + li->nkeys, sizeof(*s->cand)))
+			return JH_ENOMEM;
+		for (uint32_t j = 0; j < li->nkeys; j++)
+			s->cand[nc++] = (struct sscand){ loc, j, s->a->lockeys[li->key0 + j] };
+	}
+	int64_t n = aggregate_stack_keys(s->a, p, si, &s->keys, &s->cap_keys);
+	if (n < 0)
+		return (int)n;
+	if (n == 0 && nc > 0)
+		return 0;   /* a filter dropped the stack */
+	if (n == 0) {
+		struct ssframe f = { sm->depth ? KEY_ALLOCATOR_ONLY : KEY_NO_FRAMES, 0, 0 };
+		int64_t id = frame_id(s, &f);
+		if (id < 0 || JH_PUSH(s->stk, s->nstk, s->cap_stk, (uint32_t)id))
+			return id < 0 ? (int)id : JH_ENOMEM;
+		struct ssstack st = { (uint32_t)s->nstk - 1, 1, si };
+		return JH_PUSH(s->stacks, s->nstacks, s->cap_stacks, st);
+	}
+	if ((uint64_t)n > UINT32_MAX ||
+	    jh_grow(&s->stk, &s->cap_stk, s->nstk + (size_t)n, sizeof(*s->stk)))
+		return JH_ENOMEM;
+	struct ssstack st = { (uint32_t)s->nstk, (uint32_t)n, si };
+	size_t c = 0;
+	for (int64_t k = 0; k < n; k++) {
+		uint32_t key = s->keys[k];
+		while (c < nc && s->cand[c].key != key)
+			c++;
+		struct ssframe f = { key, 0, 0 };
+		if (c < nc) {
+			f = make_frame(s, &p->locs[s->cand[c].loc], s->cand[c].line, key);
+			c++;
+		}
+		int64_t id = frame_id(s, &f);
+		if (id < 0)
+			return (int)id;
+		s->stk[st.f0 + (size_t)(n - 1 - k)] = (uint32_t)id;
+	}
+	s->nstk += (size_t)n;
+	return JH_PUSH(s->stacks, s->nstacks, s->cap_stacks, st);
+}
+
+static int cmp_frames(const void *x, const void *y, void *arg)
+{
+	const struct ss *s = arg;
+	const struct ssframe *a = &s->frames[*(const uint32_t *)x];
+	const struct ssframe *b = &s->frames[*(const uint32_t *)y];
+	int c = strcmp(frame_name(s, a->key), frame_name(s, b->key));
+	if (c)
+		return c;
+	c = strcmp(strtab_get(&s->p->strs, a->file), strtab_get(&s->p->strs, b->file));
+	if (c)
+		return c;
+	return a->line < b->line ? -1 : a->line > b->line;
+}
+
+static int cmp_stacks(const void *x, const void *y, void *arg)
+{
+	const struct ss *s = arg;
+	const struct ssstack *a = x, *b = y;
+	for (uint32_t i = 0; i < a->n && i < b->n; i++) {
+		uint32_t fa = s->stk[a->f0 + i], fb = s->stk[b->f0 + i];
+		if (fa != fb)
+			return fa < fb ? -1 : 1;
+	}
+	if (a->n != b->n)
+		return a->n < b->n ? -1 : 1;
+	return a->sample < b->sample ? -1 : a->sample > b->sample;
+}
+
+static bool same_stack(const struct ss *s, const struct ssstack *a, const struct ssstack *b)
+{
+	return a->n == b->n &&
+	       !memcmp(s->stk + a->f0, s->stk + b->f0, a->n * sizeof(*s->stk));
+}
+
+/* Sorts the frames by name, file and line, renumbers the stacks, then sorts
+ * the stacks by their frame sequence. */
+static int sort_all(struct ss *s)
+{
+	uint32_t *order = malloc((s->nframes + 1) * sizeof(*order));
+	uint32_t *rank = malloc((s->nframes + 1) * sizeof(*rank));
+	struct ssframe *sorted = malloc((s->nframes + 1) * sizeof(*sorted));
+	if (!order || !rank || !sorted) {
+		free(order);
+		free(rank);
+		free(sorted);
+		return JH_ENOMEM;
+	}
+	for (size_t i = 0; i < s->nframes; i++)
+		order[i] = (uint32_t)i;
+	qsort_r(order, s->nframes, sizeof(*order), cmp_frames, s);
+	for (size_t i = 0; i < s->nframes; i++) {
+		rank[order[i]] = (uint32_t)i;
+		sorted[i] = s->frames[order[i]];
+	}
+	for (size_t i = 0; i < s->nstk; i++)
+		s->stk[i] = rank[s->stk[i]];
+	free(s->frames);
+	s->frames = sorted;
+	s->cap_frames = s->nframes + 1;
+	free(order);
+	free(rank);
+	qsort_r(s->stacks, s->nstacks, sizeof(*s->stacks), cmp_stacks, s);
+	return 0;
+}
+
+/* ---- output ---------------------------------------------------------- */
+
+/* The weight in V of the run of equal stacks that starts at *I (samples
+ * with the same frames after the cut), moving *I past it. */
+static double next_group(const struct ss *s, size_t *i, enum pf_value v)
+{
+	const struct ssstack *first = &s->stacks[*i];
+	double w = 0;
+	while (*i < s->nstacks && same_stack(s, first, &s->stacks[*i]))
+		w += s->p->samples[s->stacks[(*i)++].sample].v[v];
+	return w;
+}
+
+static bool has_negative(const struct profile *p, enum pf_value v)
+{
+	for (size_t i = 0; i < p->nsamples; i++)
+		if (p->samples[i].v[v] < 0)
+			return true;
+	return false;
+}
+
+static const char *base_name(const char *path)
+{
+	const char *b = strrchr(path, '/');
+	return b && b[1] ? b + 1 : path;
+}
+
+static void write_frames(FILE *out, const struct ss *s)
+{
+	fputs("\"shared\":{\"frames\":[", out);
+	for (size_t i = 0; i < s->nframes; i++) {
+		const struct ssframe *f = &s->frames[i];
+		fputs(i ? ",\n" : "\n", out);
+		fputs("{\"name\":", out);
+		json_string(out, frame_name(s, f->key));
+		if (f->file) {
+			fputs(",\"file\":", out);
+			json_string(out, strtab_get(&s->p->strs, f->file));
+		}
+		if (f->line > 0)
+			fprintf(out, ",\"line\":%lld", (long long)f->line);
+		putc('}', out);
+	}
+	fputs("\n]},\n", out);
+}
+
+static void write_profile(FILE *out, const struct ss *s, int t, const char *prog)
+{
+	enum pf_value v = types[t].v;
+	double total = 0;
+	fputs("{\"type\":\"sampled\",\"name\":", out);
+	char name[1024];
+	snprintf(name, sizeof(name), "%s %s%s", prog, types[t].name,
+		 s->r->diff ? " (difference from --base)" : "");
+	json_string(out, name);
+	fprintf(out, ",\"unit\":\"%s\",\"startValue\":0,\n\"samples\":[", types[t].unit);
+	size_t written = 0;
+	for (size_t i = 0; i < s->nstacks;) {
+		const struct ssstack *st = &s->stacks[i];
+		if (next_group(s, &i, v) > 0) {
+			fputs(written++ ? ",\n[" : "\n[", out);
+			for (uint32_t k = 0; k < st->n; k++)
+				fprintf(out, k ? ",%u" : "%u", s->stk[st->f0 + k]);
+			putc(']', out);
+		}
+	}
+	fputs("\n],\n\"weights\":[", out);
+	written = 0;
+	for (size_t i = 0; i < s->nstacks;) {
+		double w = next_group(s, &i, v);
+		if (w > 0) {
+			if (written++)
+				putc(',', out);
+			if (written % 16 == 1)
+				putc('\n', out);
+			json_number(out, w);
+			total += w;
+		}
+	}
+	fputs("\n],\n\"endValue\":", out);
+	json_number(out, total);
+	putc('}', out);
+}
+
+int output_speedscope(FILE *out, const struct report *r, char *err, size_t errlen)
+{
+	const struct profile *p = r->p;
+	int chosen = 0, ntypes = r->p->has_alloc ? 4 : 2;
+	for (int t = 0; t < 4; t++)
+		if (types[t].v == r->value)
+			chosen = t;
+	if (r->diff && has_negative(p, r->value))
+		return jh_err(err, errlen, JH_EUSAGE,
+			      "--speedscope: with --base some %s differences are negative, and speedscope's weights cannot be; add --drop_negative to keep only what grew",
+			      types[chosen].name);
+	/* the profiles to write, the chosen one first */
+	int list[4], nlist = 0;
+	list[nlist++] = chosen;
+	for (int t = 0; t < ntypes; t++)
+		if (t != chosen && !(r->diff && has_negative(p, types[t].v)))
+			list[nlist++] = t;
+
+	struct ss s = { .r = r, .p = p, .a = r->a };
+	idmap_init(&s.index);
+	int rc = 0;
+	for (size_t i = 0; i < p->nsamples && !rc; i++) {
+		bool live = false;
+		for (int k = 0; k < nlist; k++)
+			if (p->samples[i].v[types[list[k]].v] > 0)
+				live = true;
+		if (live)
+			rc = add_stack(&s, (uint32_t)i);
+	}
+	if (!rc)
+		rc = sort_all(&s);
+	if (!rc) {
+		const char *prog = r->program && *r->program ? r->program
+			: r->profile_paths && r->profile_paths[0] ? r->profile_paths[0] : "heap";
+		prog = base_name(prog);
+		fputs("{\"$schema\":\"" SCHEMA_URL "\",\n", out);
+		write_frames(out, &s);
+		fputs("\"profiles\":[\n", out);
+		for (int k = 0; k < nlist; k++) {
+			if (k)
+				fputs(",\n", out);
+			write_profile(out, &s, list[k], prog);
+		}
+		fputs("\n],\n\"name\":", out);
+		char name[1024];
+		snprintf(name, sizeof(name), "%s heap profile", prog);
+		json_string(out, name);
+		fputs(",\"activeProfileIndex\":0,\"exporter\":\"jheap\"}\n", out);
+	}
+	idmap_release(&s.index);
+	free(s.frames);
+	free(s.stk);
+	free(s.stacks);
+	free(s.cand);
+	free(s.keys);
+	if (rc)
+		return jh_err(err, errlen, rc, "out of memory");
+	if (ferror(out))
+		return jh_err(err, errlen, JH_EIO, "error writing the report");
+	return 0;
+}

@@ -140,6 +140,21 @@ test_expect_success 'conflicting options: usage error, exit 2' '
 	test $? -eq 2
 '
 
+test_expect_success '-o naming an input is refused and the input is kept' '
+	cp "$H" input.heap && cp input.heap before.heap &&
+	"$JHEAP" --show_bytes -o input.heap input.heap 2>err
+	test $? -eq 2 && grep "refusing to write the report over the input" err &&
+	cmp before.heap input.heap
+'
+
+test_expect_success '--full-names shows whole demangled names, the same on every run' '
+	"$JHEAP" --show_bytes --full-names "$PROFILES/w_cpp.exact.heap" >full1 &&
+	"$JHEAP" --show_bytes --full-names "$PROFILES/w_cpp.exact.heap" >full2 &&
+	test_cmp full1 full2 &&
+	grep -F "std::__new_allocator<int>::allocate(unsigned long, void const*) (inline)" full1 &&
+	grep -F " make_ints()" full1
+'
+
 test_expect_success 'a write error (full disk) is reported, exit 1' '
 	"$JHEAP" "$H" >/dev/full 2>err
 	test $? -eq 1 && grep "error writing" err
