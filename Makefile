@@ -69,6 +69,7 @@ unit: $(UNIT_BINS) $(TOOL_BINS)
 # Unit tests print "N passed, N failed"; the symbolizer's fixtures are
 # compiled at test time into $(BUILD)/fixtures.
 unit-run: unit
+	@sh tests/unit/build-fixtures.sh $(BUILD)/fixtures
 	@set -e; for t in $(UNIT_BINS); do \
 		JHEAP_FIXTURES=$(abspath $(BUILD))/fixtures $$t; done
 

@@ -76,8 +76,9 @@ static int sample_eq(const void *ctx, uint32_t id)
 {
 	const struct sample_key *k = ctx;
 	const struct pf_sample *s = &k->p->samples[id];
+	/* an empty stack ("@" alone) may come before any stack array exists */
 	return s->depth == k->n &&
-	       !memcmp(k->p->stacks + s->stack0, k->locs, k->n * sizeof(uint32_t));
+	       (!k->n || !memcmp(k->p->stacks + s->stack0, k->locs, k->n * sizeof(uint32_t)));
 }
 
 int64_t profile_sample(struct profile *p, const uint32_t *locs, size_t n)

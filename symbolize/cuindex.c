@@ -77,16 +77,22 @@ static int cuindex_grow(void **p, size_t *cap, size_t need, size_t elsz)
 	return 0;
 }
 
-static int cuindex_valid(const struct cuindex *ci, uint64_t lo, uint64_t hi)
+/* Whether [lo, hi) is a non-empty range starting inside one of V[0..n). */
+static int cuindex_in(const struct cuindex_range *v, size_t n, uint64_t lo, uint64_t hi)
 {
 	if (lo >= hi)
 		return 0;
-	if (ci->nvalid == 0)
+	if (n == 0)
 		return 1;
-	for (size_t i = 0; i < ci->nvalid; i++)
-		if (lo >= ci->valid[i].lo && lo < ci->valid[i].hi)
+	for (size_t i = 0; i < n; i++)
+		if (lo >= v[i].lo && lo < v[i].hi)
 			return 1;
 	return 0;
+}
+
+static int cuindex_valid(const struct cuindex *ci, uint64_t lo, uint64_t hi)
+{
+	return cuindex_in(ci->valid, ci->nvalid, lo, hi);
 }
 
 static int64_t cuindex_push_range(struct cuindex *ci, int64_t id, Dwarf_Die *die,
@@ -639,7 +645,6 @@ static int cuindex_map_rangeless(struct cuindex_map *map)
 {
 	Dwarf_Aranges *ar;
 	size_t nar, walks = 0;
-	struct cuindex tmp = { .valid = map->valid, .nvalid = map->nvalid };
 
 	if (dwarf_getaranges(map->dw, &ar, &nar) == 0) {
 		for (size_t i = 0; i < nar; i++) {
@@ -651,7 +656,7 @@ static int cuindex_map_rangeless(struct cuindex_map *map)
 				continue;
 			size_t cu = cuindex_map_by_offset(map, off);
 			if (cu == SIZE_MAX || map->cus[cu].placed == 1
-			    || !cuindex_valid(&tmp, a, a + len))
+			    || !cuindex_in(map->valid, map->nvalid, a, a + len))
 				continue;
 			if (cuindex_map_add(map, a, a + len, cu))
 				return -1;
@@ -690,7 +695,6 @@ static int cuindex_map_read(struct cuindex_map *map)
 	uint8_t type;
 	Dwarf_Die cudie, subdie;
 	size_t cap = 0, missing = 0;
-	struct cuindex tmp = { .valid = map->valid, .nvalid = map->nvalid };
 
 	while (dwarf_get_units(map->dw, cu, &next, &version, &type, &cudie, &subdie) == 0) {
 		cu = next;
@@ -707,7 +711,8 @@ static int cuindex_map_read(struct cuindex_map *map)
 		Dwarf_Addr base, lo, hi;
 		ptrdiff_t off = 0;
 		while ((off = dwarf_ranges(&cudie, off, &base, &lo, &hi)) > 0)
-			if (cuindex_valid(&tmp, lo, hi) && cuindex_map_add(map, lo, hi, i))
+			if (cuindex_in(map->valid, map->nvalid, lo, hi)
+			    && cuindex_map_add(map, lo, hi, i))
 				return -1;
 		if (!map->cus[i].placed)
 			missing++;

@@ -10,6 +10,21 @@
  * addresses may carry their own bias (a prelinked separate debug file):
  * dwarf pc = vaddr + bias - dwbias.
  *
+ * Names: the demangled DW_AT_linkage_name, else DW_AT_name, else the ELF
+ * symbol; the outermost frame of a C++ function that has no linkage name
+ * takes the demangled symbol covering the pc.
+ *
+ * Cross-checked frame by frame (names, files, lines, columns) against
+ * llvm-symbolizer-14 --inlining and eu-addr2line -f -i -C on gcc and clang
+ * -O2 builds (DWARF 4, 5, split) and on glibc with libc6-dbg.  Deliberate
+ * differences: (1) the outermost frame of a C function keeps its DWARF name
+ * where those tools print the symbol-table alias at that address (glibc:
+ * "_IO_fflush", not "__GI__IO_fflush"); (2) likewise for C asm labels in
+ * inlined frames (above); (3) gcc's hot/cold split parts are named after
+ * their function, without llvm-symbolizer's " (.cold)" tag; (4) libiberty
+ * spells some names differently from LLVM's demangler ("{lambda(int)#1}",
+ * "[clone .constprop.0]") and demangles some LLVM 14 leaves mangled.
+ *
  * Not thread-safe: one symcache per thread.
  */
 #include "symbolize/symcache.h"
@@ -97,6 +112,8 @@ struct elfsym {
 	uint64_t value, size;
 	const char *name;         /* libdwfl's string, lives as long as the Dwfl */
 	int bind;                 /* 2 global, 1 weak, 0 local */
+	bool label;               /* STT_NOTYPE with size 0: an assembler label */
+	uint32_t shndx;           /* its section */
 };
 
 /* What a scope's DIE says about its function, derived once per scope. */
@@ -121,7 +138,6 @@ struct symmodule {
 	Dwarf *dw;
 	Dwarf_Addr dwbias;
 	const char *debug_path;
-	int lang_c;               /* scratch: language of the unit being named */
 	int map_state;            /* 0 not read, 1 read, -1 failed */
 	struct cuindex_map *map;
 	struct cuindex_range *valid;
@@ -219,9 +235,37 @@ static int symcache_same_build_id(Dwfl_Module *mod, int fd)
 	return ok;
 }
 
+/* DIR/NAME and DIR/NAME.debug for each user dir: the debug file of NAME,
+ * if its build id matches, as an open fd with *FOUND set; else -1. */
+static int symcache_try_dirs(struct symmodule *m, Dwfl_Module *mod, const char *name,
+			     const struct stat *mainst, char **found)
+{
+	for (size_t i = 0; i < m->sc->nuser_dirs; i++) {
+		for (int suffix = 0; suffix < 2; suffix++) {
+			char *cand;
+			struct stat st;
+			if (asprintf(&cand, "%s%s%s", m->sc->user_dirs[i], name,
+				     suffix ? ".debug" : "") < 0)
+				return -1;
+			int fd = open(cand, O_RDONLY | O_CLOEXEC);
+			if (fd >= 0 && fstat(fd, &st) == 0
+			    && !(st.st_dev == mainst->st_dev && st.st_ino == mainst->st_ino)
+			    && symcache_same_build_id(mod, fd)) {
+				*found = cand;
+				return fd;
+			}
+			if (fd >= 0)
+				close(fd);
+			free(cand);
+		}
+	}
+	return -1;
+}
+
 /* libdwfl's standard search (build-id, then .gnu_debuglink, with the user's
  * dirs first in the path), then DIR/<path of the object>[.debug] for each
- * user dir, a layout the standard search only tries without a debuglink. */
+ * user dir, a layout the standard search only tries without a debuglink;
+ * the path as given and its canonical form (through symlinks) both count. */
 static int symcache_find_debuginfo(Dwfl_Module *mod, void **userdata,
 				   const char *modname, GElf_Addr base,
 				   const char *file_name, const char *debuglink_file,
@@ -231,33 +275,19 @@ static int symcache_find_debuginfo(Dwfl_Module *mod, void **userdata,
 					      debuglink_file, debuglink_crc,
 					      debuginfo_file_name);
 	struct symmodule *m = userdata ? *userdata : NULL;
-
-	if (fd >= 0 || !m || !file_name || file_name[0] != '/')
-		return fd;
 	struct stat mainst;
-	if (stat(m->path, &mainst) != 0)
-		return -1;
-	for (size_t i = 0; i < m->sc->nuser_dirs; i++) {
-		for (int suffix = 0; suffix < 2; suffix++) {
-			char *cand;
-			if (asprintf(&cand, "%s%s%s", m->sc->user_dirs[i], file_name,
-				     suffix ? ".debug" : "") < 0)
-				return -1;
-			struct stat st;
-			fd = open(cand, O_RDONLY | O_CLOEXEC);
-			if (fd >= 0 && fstat(fd, &st) == 0
-			    && !(st.st_dev == mainst.st_dev && st.st_ino == mainst.st_ino)
-			    && symcache_same_build_id(mod, fd)) {
-				*debuginfo_file_name = cand;
-				return fd;
-			}
-			if (fd >= 0)
-				close(fd);
-			free(cand);
-		}
-	}
+
+	if (fd >= 0 || !m || !file_name || m->sc->nuser_dirs == 0
+	    || stat(m->path, &mainst) != 0)
+		return fd;
+	if (file_name[0] == '/')
+		fd = symcache_try_dirs(m, mod, file_name, &mainst, debuginfo_file_name);
+	char *canon = fd < 0 ? realpath(file_name, NULL) : NULL;
+	if (canon && strcmp(canon, file_name) != 0)
+		fd = symcache_try_dirs(m, mod, canon, &mainst, debuginfo_file_name);
+	free(canon);
 	errno = 0;
-	return -1;
+	return fd;
 }
 
 static int symcache_set_dirs(struct symcache *sc, const char *const *dirs)
@@ -565,8 +595,27 @@ static const char *symcache_srcfile(struct symmodule *m, struct cuindex *ci,
 	return symcache_intern(m->sc, buf);
 }
 
+/* DW_AT_decl_file of DIE (integrated), resolved in the file table of the
+ * unit the attribute came from.  dwarf_decl_file does the same but asserts
+ * (aborts) on split-DWARF units in elfutils 0.188. */
+static const char *symcache_decl_file(Dwarf_Die *die)
+{
+	Dwarf_Attribute a;
+	Dwarf_Word idx;
+	Dwarf_Die cudie;
+	Dwarf_Files *files;
+	size_t nfiles;
+
+	if (!dwarf_attr_integrate(die, DW_AT_decl_file, &a) || dwarf_formudata(&a, &idx) != 0
+	    || !dwarf_cu_die(a.cu, &cudie, NULL, NULL, NULL, NULL, NULL, NULL)
+	    || dwarf_getsrcfiles(&cudie, &files, &nfiles) != 0 || idx >= nfiles)
+		return NULL;
+	return dwarf_filesrc(files, idx, NULL, NULL);
+}
+
 static const struct scopeinfo *symcache_scopeinfo(struct symmodule *m,
-						  struct cuindex *ci, uint32_t id)
+						  struct cuindex *ci, uint32_t id,
+						  int lang_c)
 {
 	void **slot = cuindex_scope_slot(ci, id);
 	if (*slot)
@@ -587,6 +636,9 @@ static const struct scopeinfo *symcache_scopeinfo(struct symmodule *m,
 	if (dwarf_attr_integrate(die, DW_AT_name, &a))
 		name = dwarf_formstring(&a);
 	if (link) {
+		/* A linkage name that does not demangle is a C asm label
+		 * (glibc's "__GI_toupper" for toupper): the source name reads
+		 * better, the label stays in .linkage. */
 		si->linkage = symcache_intern(m->sc, link);
 		si->name = symcache_demangled(m->sc, link);
 		if (!si->name)
@@ -594,10 +646,10 @@ static const struct scopeinfo *symcache_scopeinfo(struct symmodule *m,
 	} else if (name) {
 		si->name = symcache_intern(m->sc, name);
 		/* A C function's symbol is its plain name. */
-		if (m->lang_c)
+		if (lang_c)
 			si->linkage = si->name;
 	}
-	si->decl_file = symcache_srcfile(m, ci, dwarf_decl_file(die));
+	si->decl_file = symcache_srcfile(m, ci, symcache_decl_file(die));
 	dwarf_decl_line(die, &si->decl_line);
 	*slot = si;
 	return si;
@@ -614,9 +666,10 @@ static void symcache_dwarf_frames(struct symmodule *m, struct cuindex *ci,
 				  const uint32_t *chain, size_t n, uint64_t pc,
 				  struct symframe *f)
 {
-	m->lang_c = symcache_lang_c(cuindex_cudie(ci));
+	int lang_c = symcache_lang_c(cuindex_cudie(ci));
+
 	for (size_t i = 0; i < n; i++) {
-		const struct scopeinfo *si = symcache_scopeinfo(m, ci, chain[i]);
+		const struct scopeinfo *si = symcache_scopeinfo(m, ci, chain[i], lang_c);
 		memset(&f[i], 0, sizeof f[i]);
 		if (si) {
 			f[i].name = si->name;
@@ -687,6 +740,8 @@ static int symcache_read_syms(struct symmodule *m)
 		m->syms[k].size = sym.st_size;
 		m->syms[k].name = name;
 		m->syms[k].bind = bind == STB_GLOBAL ? 2 : bind == STB_WEAK ? 1 : 0;
+		m->syms[k].label = type == STT_NOTYPE && sym.st_size == 0;
+		m->syms[k].shndx = shndx;
 		k++;
 	}
 	m->nsyms = k;
@@ -726,6 +781,14 @@ static int symcache_sym_better(const struct elfsym *a, const struct elfsym *b)
 	return strcmp(a->name, b->name) < 0;
 }
 
+/* Index of the ELF section holding module address A, or -1. */
+static int64_t symcache_section_of(struct symmodule *m, uint64_t a)
+{
+	Dwarf_Addr adj = a, bias = 0;
+	Elf_Scn *scn = dwfl_module_address_section(m->mod, &adj, &bias);
+	return scn ? (int64_t)elf_ndxscn(scn) : -1;
+}
+
 /* The raw name of the symbol whose [value, value + size) holds module
  * address A (a sizeless symbol only at its exact address); among nested
  * symbols the one starting last.  NULL when none covers A. */
@@ -753,6 +816,24 @@ static const char *symcache_symbol(struct symmodule *m, uint64_t a)
 		if (a - s->value < s->size || (s->size == 0 && a == s->value))
 			if (!best || symcache_sym_better(s, best))
 				best = s;
+	}
+	if (!best && lo > 0 && lo < m->nsyms && m->syms[lo - 1].label &&
+	    symcache_section_of(m, a) == (int64_t)m->syms[lo - 1].shndx) {
+		/* An assembler label (untyped, size 0, such as ld.so's
+		 * _dl_start_user) covers the code up to the next symbol of its
+		 * section, but only when nothing sized lies between it and A:
+		 * a pc after the end of a sized function is a gap, not the
+		 * label's, and stays unnamed. */
+		const struct elfsym *label = &m->syms[lo - 1];
+		bool clean = true;
+		for (size_t j = lo - 1; j-- > 0 && m->sym_maxend[j] > label->value;)
+			if (m->syms[j].size)
+				clean = false;
+		for (size_t j = lo - 1; j-- > 0 && m->syms[j].value == label->value;)
+			if (m->syms[j].size)
+				clean = false;
+		if (clean)
+			best = label;
 	}
 	return best ? best->name : NULL;
 }
@@ -800,7 +881,7 @@ static void symcache_resolve(struct symmodule *m, uint64_t vaddr, struct symresu
 		}
 	}
 	const char *raw = NULL;
-	if (n == 0 || !frames[n - 1].name)
+	if (n == 0 || !frames[n - 1].linkage)
 		raw = symcache_symbol(m, a);
 	if (n == 0 && raw) {
 		/* An assembler unit has lines but no functions: the symbol
@@ -815,11 +896,14 @@ static void symcache_resolve(struct symmodule *m, uint64_t vaddr, struct symresu
 		res->status = SYM_SYMTAB;
 		n = 1;
 	} else if (n > 0 && raw) {
-		struct symframe sf;
+		/* gcc writes no linkage name for a C++ function without linkage
+		 * (a template over a lambda type); the DIE name then lacks the
+		 * scope and parameters, which the mangled symbol has. */
+		struct symframe sf, *o = &frames[n - 1];
 		symcache_symtab_frame(m, raw, &sf);
-		frames[n - 1].name = sf.name;
-		if (!frames[n - 1].linkage)
-			frames[n - 1].linkage = sf.linkage;
+		if (!o->name || symcache_demangled(m->sc, raw))
+			o->name = sf.name;
+		o->linkage = sf.linkage;
 	}
 	if (n == 0)
 		return;

@@ -31,6 +31,14 @@ if have clang++; then
 	clang++ -O2 -g -o cxx_clang fix_cxx.cc
 	clang++ -O2 -gdwarf-4 -o cxx_clang4 fix_cxx.cc
 fi
+# Split DWARF: the binary keeps skeleton units, the rest is in the .dwo
+# files beside the objects.
+g++ -O2 -g -gsplit-dwarf -c -o cxx_split.o fix_cxx.cc
+g++ -o cxx_split cxx_split.o
+if have clang++; then
+	clang++ -O2 -g -gsplit-dwarf -c -o cxx_clang_split.o fix_cxx.cc
+	clang++ -o cxx_clang_split cxx_clang_split.o
+fi
 
 # A shared library, and a copy stripped to its .dynsym.
 $CC -O2 -g -fPIC -shared -o lib.so fix_lib.c
@@ -71,4 +79,5 @@ RS
 		nm rust_v0.o rust_legacy.o | awk 'NF == 3 && $3 ~ /^_[RZ]/ { print $3 }' > rust_syms.txt
 	fi
 fi
+touch .built
 exit 0

@@ -2,10 +2,11 @@
  * Unit tests for symbolize/symcache.c and cuindex.c against object files
  * compiled at test time by tests/unit/build-fixtures.sh.
  *
- *   test_symcache [FIXTURE_DIR]     run the tests; the fixtures come from
- *                                   FIXTURE_DIR, $JHEAP_FIXTURES, or are built
- *                                   into a temporary dir (needs the cwd to be
- *                                   the repository root); SKIP when none.
+ *   test_symcache [FIXTURE_DIR]     run the tests on the fixtures in
+ *                                   FIXTURE_DIR or $JHEAP_FIXTURES, else in a
+ *                                   temporary dir.  Run from the repository
+ *                                   root, missing or stale fixtures are built
+ *                                   there first; SKIP when there are none.
  *   test_symcache --lookup FILE [DEBUGDIR...] < addresses
  *                                   print the frames of each hex address the
  *                                   way llvm-symbolizer --inlining does (for
@@ -331,6 +332,7 @@ TEST(test_cxx_gcc) { check_cxx("cxx_gcc"); }
 TEST(test_cxx_gcc_dwarf4) { check_cxx("cxx_gcc4"); }
 TEST(test_cxx_clang) { check_cxx("cxx_clang"); }
 TEST(test_cxx_clang_dwarf4) { check_cxx("cxx_clang4"); }
+TEST(test_cxx_split_dwarf) { check_cxx("cxx_split"); check_cxx("cxx_clang_split"); }
 
 TEST(test_stripped)
 {
@@ -352,6 +354,13 @@ TEST(test_stripped)
 		CHECK_STR(r.frames[0].name, "lib_exported");
 		CHECK_STR(r.frames[0].linkage, "lib_exported");
 		CHECK(r.frames[0].file == NULL && r.frames[0].line == 0);
+	}
+	/* the padding after it is nobody's, though lib_exported is nearest */
+	uint64_t other = 0, osize = 0;
+	CHECK(find_sym(fxpath("lib_s.so"), "lib_other", &other, &osize));
+	if (addr + size < other) {
+		symmodule_lookup(m, addr + size, &r);
+		CHECK_INT(r.status, SYM_NONE);
 	}
 	/* a static function only .symtab named: nothing covers it now */
 	CHECK(find_sym(fxpath("lib.so"), "lib_hidden", &addr, &size) && size > 0);
@@ -504,8 +513,6 @@ static int rm_entry(const char *p, const struct stat *st, int flag, struct FTW *
 static int build_fixtures(const char *dir)
 {
 	const char *script = "tests/unit/build-fixtures.sh";
-	if (!exists(script))
-		return -1;
 	pid_t pid = fork();
 	if (pid == 0) {
 		int null = open("/dev/null", O_WRONLY);
@@ -557,6 +564,25 @@ static int lookup_mode(int argc, char **argv)
 	return 0;
 }
 
+/* Whether DIR needs (re)building: no stamp, or a fixture source newer. */
+static int fixtures_stale(const char *dir)
+{
+	static const char *const srcs[] = {
+		"tests/unit/build-fixtures.sh", "testdata/unit/fix_c.c",
+		"testdata/unit/fix_cxx.cc", "testdata/unit/fix_lib.c",
+	};
+	char stamp[1100];
+	struct stat st, ss;
+
+	snprintf(stamp, sizeof stamp, "%s/.built", dir);
+	if (stat(stamp, &st) != 0)
+		return 1;
+	for (size_t i = 0; i < sizeof srcs / sizeof srcs[0]; i++)
+		if (stat(srcs[i], &ss) == 0 && ss.st_mtime > st.st_mtime)
+			return 1;
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	char tmp[] = "/tmp/jheap-fixtures.XXXXXX";
@@ -572,9 +598,12 @@ int main(int argc, char **argv)
 	else if (mkdtemp(tmp)) {
 		made = 1;
 		snprintf(fx, sizeof fx, "%s", tmp);
-		if (build_fixtures(fx) != 0)
-			fx[0] = '\0';
 	}
+	/* A named dir is built (or rebuilt after a source change) when the
+	 * script is at hand, i.e. when run from the repository root. */
+	if (fx[0] && exists("tests/unit/build-fixtures.sh") && fixtures_stale(fx)
+	    && build_fixtures(fx) != 0)
+		fprintf(stderr, "building fixtures into %s failed\n", fx);
 	if (fx[0] && !exists(fxpath("c_O0")))
 		fx[0] = '\0';
 	RUN(test_errors);
@@ -588,6 +617,7 @@ int main(int argc, char **argv)
 		RUN(test_cxx_gcc_dwarf4);
 		RUN(test_cxx_clang);
 		RUN(test_cxx_clang_dwarf4);
+		RUN(test_cxx_split_dwarf);
 		RUN(test_stripped);
 		RUN(test_separate_debug);
 		RUN(test_libc);
