@@ -158,4 +158,12 @@ test_expect_success 'no shell: a maps path with ; $(...) quotes and a newline ru
 	! ls pwned* 2>/dev/null
 '
 
+test_expect_success 'inputs the fuzzer found (testdata/fuzz/crashes) are handled' '
+	for f in "$SRCDIR"/testdata/fuzz/crashes/*; do
+		"$JHEAP" --show_bytes "$f" >/dev/null 2>err
+		rc=$?
+		test $rc -le 2 || { echo "$f: exit $rc"; cat err; return 1; }
+	done
+'
+
 test_done
