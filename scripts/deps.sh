@@ -27,6 +27,8 @@ golang-go
 golang-github-google-pprof-dev
 python3.11-dbg
 libxml2-utils
+librsvg2-bin
+python3
 "
 
 set -u

@@ -420,3 +420,21 @@ heap_sum() {
 	}
 	END { printf "%.3f\n", sum }' "$1"
 }
+
+# test_npm_speedscope: install the pinned speedscope and ajv npm packages
+# (tests/speedscope/package-lock.json) into $BUILD_DIR/npm/speedscope
+# unless they are there; false without node/npm or the registry.
+test_npm_speedscope() {
+	local NPM_DIR=$BUILD_DIR/npm/speedscope
+	local src=$TEST_DIRECTORY/speedscope
+	test_have_prog node && test_have_prog npm || return 1
+	if cmp -s "$src/package-lock.json" "$NPM_DIR/package-lock.json" &&
+		[ -f "$NPM_DIR/node_modules/speedscope/dist/release/file-format-schema.json" ] &&
+		[ -f "$NPM_DIR/node_modules/ajv/package.json" ]; then
+		return 0
+	fi
+	mkdir -p "$NPM_DIR" &&
+		cp "$src/package.json" "$src/package-lock.json" "$NPM_DIR/" &&
+		timeout 300 npm ci --prefix "$NPM_DIR" --no-audit --no-fund --ignore-scripts \
+			>"$TRASH_DIRECTORY/npm.log" 2>&1
+}

@@ -33,21 +33,7 @@ NPM_DIR=$BUILD_DIR/npm/speedscope
 CHECK_JS=$TEST_DIRECTORY/speedscope/check.js
 export NODE_PATH=$NPM_DIR/node_modules
 
-# npm_setup: install the pinned packages into $NPM_DIR unless they are there.
-npm_setup() {
-	local src=$TEST_DIRECTORY/speedscope
-	test_have_prog node && test_have_prog npm || return 1
-	if cmp -s "$src/package-lock.json" "$NPM_DIR/package-lock.json" &&
-		[ -f "$NPM_DIR/node_modules/speedscope/dist/release/file-format-schema.json" ] &&
-		[ -f "$NPM_DIR/node_modules/ajv/package.json" ]; then
-		return 0
-	fi
-	mkdir -p "$NPM_DIR" &&
-		cp "$src/package.json" "$src/package-lock.json" "$NPM_DIR/" &&
-		timeout 300 npm ci --prefix "$NPM_DIR" --no-audit --no-fund --ignore-scripts \
-			>"$TRASH_DIRECTORY/npm.log" 2>&1
-}
-if npm_setup; then
+if test_npm_speedscope; then
 	test_set_prereq NODE
 else
 	say "# node, npm or the npm packages are not available: skipping the node checks"

@@ -1,0 +1,219 @@
+#include "output/stacks.h"
+#include "analyzer/util.h"
+
+/* Length of the valid UTF-8 sequence at S (1..4), or 0 when S does not
+ * start one.  Surrogates and overlong forms are invalid (RFC 3629). */
+static int utf8_len(const unsigned char *s)
+{
+	unsigned char c = s[0], lo = 0x80, hi = 0xbf;
+	int n;
+	if (c < 0x80)
+		return 1;
+	if (c >= 0xc2 && c <= 0xdf)
+		n = 2;
+	else if (c >= 0xe0 && c <= 0xef) {
+		n = 3;
+		if (c == 0xe0)
+			lo = 0xa0;
+		else if (c == 0xed)
+			hi = 0x9f;
+	} else if (c >= 0xf0 && c <= 0xf4) {
+		n = 4;
+		if (c == 0xf0)
+			lo = 0x90;
+		else if (c == 0xf4)
+			hi = 0x8f;
+	} else
+		return 0;
+	if (s[1] < lo || s[1] > hi)
+		return 0;
+	for (int i = 2; i < n; i++)
+		if (s[i] < 0x80 || s[i] > 0xbf)
+			return 0;
+	return n;
+}
+
+/* True for characters a folded line or an XML document cannot carry:
+ * U+2028 and U+2029 end a line for JavaScript's '.', U+FFFE and U+FFFF
+ * are not XML characters. */
+static bool bad_char(const unsigned char *s, int n)
+{
+	if (n == 1)
+		return s[0] < 0x20 || s[0] == 0x7f;
+	if (n == 3 && s[0] == 0xe2 && s[1] == 0x80 && (s[2] == 0xa8 || s[2] == 0xa9))
+		return true;
+	return n == 3 && s[0] == 0xef && s[1] == 0xbf && (s[2] == 0xbe || s[2] == 0xbf);
+}
+
+void stacks_sanitize(const char *name, char *out, size_t outlen)
+{
+	const unsigned char *s = (const unsigned char *)name;
+	size_t o = 0;
+	while (*s) {
+		int n = utf8_len(s);
+		if (n == 0 || bad_char(s, n)) {
+			if (o + 1 >= outlen)
+				break;
+			out[o++] = '?';
+			s += n ? n : 1;
+			continue;
+		}
+		if (o + (size_t)n >= outlen)
+			break;
+		if (n == 1 && *s == ';')
+			out[o++] = ':';
+		else
+			for (int i = 0; i < n; i++)
+				out[o++] = (char)s[i];
+		s += n;
+	}
+	if (o == 0 && outlen >= 3) {
+		memcpy(out, "??", 2);
+		o = 2;
+	}
+	out[o] = '\0';
+
+	/* flamegraph.pl reads "... <space><number>" at the end of a stack as
+	 * a second count column: a leaf frame "f 12" must not end that way. */
+	size_t p = o, digits = 0;
+	while (p > 0 && out[p - 1] >= '0' && out[p - 1] <= '9')
+		p--, digits++;
+	if (p > 0 && out[p - 1] == '.') {
+		size_t q = p - 1, d1 = 0;
+		while (q > 0 && out[q - 1] >= '0' && out[q - 1] <= '9')
+			q--, d1++;
+		if (d1) {
+			p = q;
+			digits = d1;
+		}
+	}
+	if (digits && p > 0 && out[p - 1] == ' ')
+		out[p - 1] = '_';
+}
+
+struct build {
+	struct stacks *st;
+	uint32_t *map;              /* aggregate key id -> name id + 1, 0 unset */
+	size_t nmap;
+	char buf[16384];
+};
+
+static int64_t name_id(struct build *b, const struct report *r, uint32_t key)
+{
+	if (key < b->nmap && b->map[key])
+		return b->map[key] - 1;
+	stacks_sanitize(strtab_get(&r->a->keys, key), b->buf, sizeof(b->buf));
+	int64_t id = strtab_intern(&b->st->names, b->buf);
+	if (id >= 0 && key < b->nmap)
+		b->map[key] = (uint32_t)id + 1;
+	return id;
+}
+
+static int add_sample(struct build *b, const struct report *r, uint32_t si,
+		      uint32_t **keys, size_t *cap)
+{
+	struct stacks *st = b->st;
+	const struct pf_sample *s = &r->p->samples[si];
+	double before = r->diff ? s->base[r->value] : 0;
+	double value = s->v[r->value] + before;
+	if (value == 0 && before == 0)
+		return 0;
+	int64_t n = aggregate_stack_keys(r->a, r->p, si, keys, cap);
+	if (n < 0)
+		return (int)n;
+	struct stack e = { (uint32_t)st->nframes, 0, value, before };
+	if (n == 0) {
+		int64_t id = strtab_intern(&st->names, s->depth ? STACKS_ALLOCATOR_ONLY
+						     : STACKS_NO_FRAMES);
+		if (id < 0 || JH_PUSH(st->frames, st->nframes, st->cap_frames, (uint32_t)id))
+			return JH_ENOMEM;
+		e.nframes = 1;
+	} else {
+		if (jh_grow(&st->frames, &st->cap_frames, st->nframes + (size_t)n,
+			    sizeof(*st->frames)))
+			return JH_ENOMEM;
+		for (int64_t k = n - 1; k >= 0; k--) {
+			int64_t id = name_id(b, r, (*keys)[k]);
+			if (id < 0)
+				return (int)id;
+			st->frames[st->nframes++] = (uint32_t)id;
+		}
+		e.nframes = (uint32_t)n;
+	}
+	return JH_PUSH(st->s, st->n, st->cap, e);
+}
+
+static int cmp_stacks(const void *x, const void *y, void *arg)
+{
+	const struct stacks *st = arg;
+	const struct stack *a = x, *b = y;
+	const uint32_t *fa = st->frames + a->frame0, *fb = st->frames + b->frame0;
+	uint32_t n = a->nframes < b->nframes ? a->nframes : b->nframes;
+	for (uint32_t i = 0; i < n; i++) {
+		if (fa[i] == fb[i])
+			continue;
+		return strcmp(stacks_name(st, fa[i]), stacks_name(st, fb[i]));
+	}
+	if (a->nframes != b->nframes)
+		return a->nframes < b->nframes ? -1 : 1;
+	/* equal names: merged next; the first frame index keeps qsort's
+	 * result independent of its algorithm */
+	return a->frame0 < b->frame0 ? -1 : a->frame0 > b->frame0;
+}
+
+static bool same_stack(const struct stacks *st, const struct stack *a, const struct stack *b)
+{
+	return a->nframes == b->nframes &&
+	       !memcmp(st->frames + a->frame0, st->frames + b->frame0,
+		       a->nframes * sizeof(uint32_t));
+}
+
+int stacks_build(struct stacks *st, const struct report *r)
+{
+	memset(st, 0, sizeof(*st));
+	if (strtab_init(&st->names))
+		return JH_ENOMEM;
+	struct build *b = calloc(1, sizeof(*b));
+	if (!b)
+		return JH_ENOMEM;
+	b->st = st;
+	b->nmap = r->a->keys.len;
+	b->map = calloc(b->nmap + 1, sizeof(*b->map));
+	uint32_t *keys = NULL;
+	size_t cap = 0;
+	int rc = b->map ? 0 : JH_ENOMEM;
+	for (size_t si = 0; si < r->p->nsamples && !rc; si++)
+		rc = add_sample(b, r, (uint32_t)si, &keys, &cap);
+	free(keys);
+	free(b->map);
+	free(b);
+	if (rc)
+		return rc;
+
+	qsort_r(st->s, st->n, sizeof(*st->s), cmp_stacks, st);
+	size_t o = 0;
+	for (size_t i = 0; i < st->n; i++) {
+		if (o && same_stack(st, &st->s[o - 1], &st->s[i])) {
+			st->s[o - 1].value += st->s[i].value;
+			st->s[o - 1].before += st->s[i].before;
+		} else
+			st->s[o++] = st->s[i];
+	}
+	st->n = 0;
+	for (size_t i = 0; i < o; i++) {
+		if (st->s[i].value == 0 && st->s[i].before == 0)
+			continue;
+		st->total += st->s[i].value;
+		st->total_before += st->s[i].before;
+		st->s[st->n++] = st->s[i];
+	}
+	return 0;
+}
+
+void stacks_release(struct stacks *st)
+{
+	strtab_release(&st->names);
+	free(st->frames);
+	free(st->s);
+	memset(st, 0, sizeof(*st));
+}
