@@ -19,7 +19,7 @@ ifneq ($(DEVELOPER),)
 ALL_CFLAGS += -Werror
 endif
 ifneq ($(SANITIZE),)
-ALL_CFLAGS += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer
+ALL_CFLAGS += -fsanitize=$(SANITIZE) -fno-sanitize-recover=all -fno-omit-frame-pointer
 LDFLAGS += -fsanitize=$(SANITIZE)
 endif
 LIBS    := -ldw -lelf -lz -liberty -lpcre2-8 -lpthread -lm
@@ -74,7 +74,8 @@ unit-run: unit
 		JHEAP_FIXTURES=$(abspath $(BUILD))/fixtures $$t; done
 
 check: all unit-run
-	@bash tests/run.sh
+	@BUILD_DIR=$(abspath $(BUILD)) JHEAP=$(abspath $(BUILD))/jheap \
+		PROFILES=$(abspath $(BUILD))/profiles bash tests/run.sh
 
 demo: all
 	@bash scripts/demo.sh $(BUILD)

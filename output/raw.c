@@ -242,7 +242,8 @@ int output_raw(FILE *out, const struct report *r, char *err, size_t errlen)
 		rc = jh_err(err, errlen, rc, "out of memory");
 		goto out;
 	}
-	fwrite(h.commands, 1, h.ncommands, out);
+	if (h.ncommands)
+		fwrite(h.commands, 1, h.ncommands, out);
 	fputs("--- symbol\nbinary=", out);
 	for (const char *s = r->program; *s; s++)
 		putc(*s == '\n' || *s == '\r' ? '?' : *s, out);
