@@ -65,7 +65,7 @@ static const struct option_def options[] = {
 	{ "lib_prefix", 0, O_LIB_PREFIX, "DIRS", "look for libraries under these comma-separated folders first" },
 	{ "no-symbolize", 0, O_NO_SYMBOLIZE, NULL, "do not read object files; name frames module+offset" },
 	{ "output", 'o', O_OUTPUT, "FILE", "write the report to FILE instead of standard output" },
-	{ "quiet", 'q', O_QUIET, NULL, "print no warnings" },
+	{ "quiet", 'q', O_QUIET, NULL, "print no warnings and no progress line" },
 	{ "help", 'h', O_HELP, NULL, "print this help and exit" },
 	{ "version", 0, O_VERSION, NULL, "print the version and exit" },
 };

@@ -2,6 +2,8 @@
  * status (0 ok, 1 data error or degraded result, 2 usage error). */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdarg.h>
+#include <time.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -25,12 +27,54 @@ enum { EXIT_OK = 0, EXIT_DATA = 1, EXIT_USAGE = 2 };
 struct run {
 	struct cli cli;
 	bool degraded;
+	/* the progress line: only on a terminal, after a second, not --quiet */
+	bool tty, shown;
+	struct timespec start;
+	double progress_after;   /* seconds; JHEAP_PROGRESS_AFTER, default 1 */
 	struct growth *growth;   /* --growth: the series, else NULL */
 };
+
+static void progress_clear(struct run *r)
+{
+	if (r->shown) {
+		fputs("\r\033[K", stderr);
+		r->shown = false;
+	}
+}
+
+__attribute__((format(printf, 2, 3)))
+static void progress_show(struct run *r, const char *fmt, ...)
+{
+	if (!r->tty || r->cli.quiet)
+		return;
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	double t = (double)(now.tv_sec - r->start.tv_sec) + (now.tv_nsec - r->start.tv_nsec) / 1e9;
+	if (t < r->progress_after)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	fputs("\r\033[Kjheap: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fflush(stderr);
+	r->shown = true;
+}
+
+static void parse_progress(void *ctx, const char *name, size_t done, size_t total)
+{
+	progress_show(ctx, "parsing %s: %zu of %zu MB", name, done >> 20, total >> 20);
+}
+
+static void symbolize_progress(void *ctx, size_t modules, size_t done, size_t total)
+{
+	progress_show(ctx, "symbolizing: %zu of %zu addresses (%zu objects)", done, total, modules);
+}
 
 static void warn_cb(void *ctx, const char *msg)
 {
 	struct run *r = ctx;
+	progress_clear(r);
 	if (!r->cli.quiet)
 		fprintf(stderr, "jheap: warning: %s\n", msg);
 }
@@ -63,8 +107,9 @@ static int load(struct run *r, struct profile *dst, const char *path, double sig
 		fprintf(stderr, "jheap: out of memory\n");
 		return EXIT_DATA;
 	}
-	struct parse_options po = { warn_cb, r };
+	struct parse_options po = { warn_cb, r, parse_progress };
 	int rc = parse_file(&one, strcmp(path, "-") ? path : "/dev/stdin", &po, err, sizeof(err));
+	progress_clear(r);
 	if (rc) {
 		fprintf(stderr, "jheap: %s\n", err);
 		profile_release(&one);
@@ -501,6 +546,7 @@ static int run(struct run *r, int argc, char **argv)
 	struct symbolize_options so = {
 		.binary = binary, .lib_prefixes = c->lib_prefixes,
 		.no_symbolize = c->no_symbolize, .warn = warn_cb, .ctx = r,
+		.progress = symbolize_progress,
 	};
 	struct symbolize_stats st;
 	uint32_t *remap = NULL;
@@ -524,6 +570,7 @@ static int run(struct run *r, int argc, char **argv)
 				st.main_pcs, name ? name : "?");
 			r->degraded = true;
 		}
+		progress_clear(r);
 		FILE *out = stdout;
 		if (c->output && output_is_input(c)) {
 			fprintf(stderr, "jheap: refusing to write the report over the input '%s'\n", c->output);
@@ -553,6 +600,10 @@ out:
 int main(int argc, char **argv)
 {
 	struct run r = { 0 };
+	r.tty = isatty(STDERR_FILENO);
+	const char *after = getenv("JHEAP_PROGRESS_AFTER");
+	r.progress_after = after && *after ? atof(after) : 1.0;
+	clock_gettime(CLOCK_MONOTONIC, &r.start);
 	int rc = run(&r, argc, argv);
 	cli_release(&r.cli);
 	if (fflush(stdout) || ferror(stdout)) {

@@ -63,6 +63,9 @@ static int next_line(struct parser *ps, const char **line, size_t *len)
 	ps->pos = nl ? nl + 1 : ps->end;
 	ps->lineno++;
 	ps->last_unterminated = !nl;
+	if (!(ps->lineno & 0xffff) && ps->o && ps->o->progress)
+		ps->o->progress(ps->o->ctx, ps->name, (size_t)(ps->pos - ps->buf),
+				(size_t)(ps->end - ps->buf));
 	if ((size_t)(e - s) > PARSE_MAX_LINE)
 		return perr(ps, JH_ELIMIT, "line longer than %u bytes", PARSE_MAX_LINE);
 	if (e > s && e[-1] == '\r')

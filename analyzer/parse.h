@@ -20,6 +20,8 @@ struct parse_options {
 	/* Called for "%warn" lines and other non-fatal findings; may be NULL. */
 	void (*warn)(void *ctx, const char *msg);
 	void *ctx;
+	/* Called every few MB with the bytes read so far and in all; may be NULL. */
+	void (*progress)(void *ctx, const char *name, size_t done, size_t total);
 };
 
 /* Parses the file at PATH into P, which must be freshly initialized.

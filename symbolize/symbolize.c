@@ -244,6 +244,8 @@ static int do_mapping(struct ctx *c, uint32_t mi, const uint32_t *ids, size_t n)
 	for (size_t i = 0; i < n; i++) {
 		struct pf_location *l = &p->locs[ids[i]];
 		uint64_t pc = addr_pc(l->addr, l->leaf), vaddr;
+		if (!(i & 4095) && i && c->o->progress)
+			c->o->progress(c->o->ctx, c->st->modules, i, n);
 		if (!mod)
 			goto unknown;
 		if (identity && symmodule_elf_type(mod) == ET_EXEC)
@@ -344,6 +346,8 @@ int symbolize_profile(struct profile *p, struct symcache *sc,
 		if (do_mapping(&c, mi, ids + i, j - i))
 			goto oom;
 		i = j;
+		if (o->progress)
+			o->progress(o->ctx, st->modules + st->modules_failed, i, n);
 	}
 	free(ids);
 	return 0;

@@ -17,6 +17,8 @@ struct symbolize_options {
 	bool no_symbolize;                  /* name every frame module+offset only */
 	void (*warn)(void *ctx, const char *msg);
 	void *ctx;
+	/* Called now and then with addresses done and in all; may be NULL. */
+	void (*progress)(void *ctx, size_t modules, size_t done, size_t total);
 };
 
 struct symbolize_stats {

@@ -1,0 +1,40 @@
+#!/bin/bash
+test_description='the progress line: on a terminal only, erased before the report, silenced by --quiet'
+. "$(dirname "$0")/lib.sh"
+
+[ -x "$JHEAP" ] || test_skip "no $JHEAP"
+test_have_prog script || test_skip "no script(1) to make a terminal"
+test_need_profiles
+H=$PROFILES/w_cpp.exact.heap
+
+# on_tty CMD: run CMD with standard error on a pseudo-terminal (script(1))
+on_tty() {
+	script -qfec "$1" /dev/null </dev/null
+}
+
+test_expect_success 'a terminal shows the stages (JHEAP_PROGRESS_AFTER=0 instead of 1 s)' '
+	on_tty "JHEAP_PROGRESS_AFTER=0 \"$JHEAP\" --show_bytes \"$H\" >report" >tty.out &&
+	grep -q "jheap: symbolizing: [0-9]* of [0-9]* addresses" tty.out &&
+	"$JHEAP" --show_bytes "$H" >expected && test_cmp expected report
+'
+
+test_expect_success 'the line is erased: the terminal ends with a clear-line sequence' '
+	tail -c 4 tty.out | od -An -c | tr -d " \n" | grep -q "\\\\r033\[K"
+'
+
+test_expect_success '--quiet shows nothing' '
+	on_tty "JHEAP_PROGRESS_AFTER=0 \"$JHEAP\" --quiet \"$H\" >/dev/null" >quiet.out &&
+	! grep -q symbolizing quiet.out
+'
+
+test_expect_success 'nothing reaches a pipe or a file' '
+	JHEAP_PROGRESS_AFTER=0 "$JHEAP" "$H" >/dev/null 2>err &&
+	test ! -s err
+'
+
+test_expect_success 'a short run shows nothing with the default delay' '
+	on_tty "\"$JHEAP\" \"$H\" >/dev/null" >short.out &&
+	! grep -q symbolizing short.out
+'
+
+test_done
