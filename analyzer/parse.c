@@ -185,17 +185,6 @@ static void adjust(struct parser *ps, double v[PF_NVALUES])
 	unsample_pair(ps->uk, ps->rate, &v[PF_ALLOC_OBJECTS], &v[PF_ALLOC_SPACE]);
 }
 
-static int hexdig(int c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /* One address "0x1a2b" (the 0x is optional, as in jeprof). */
 static int read_addr(struct parser *ps, const char **s, const char *e, uint64_t *out)
 {
@@ -204,11 +193,11 @@ static int read_addr(struct parser *ps, const char **s, const char *e, uint64_t 
 		q += 2;
 	uint64_t v = 0;
 	const char *digits = q;
-	while (q < e && hexdig(*q) >= 0) {
+	while (q < e && jh_hexval(*q) >= 0) {
 		if (v >> 60)
 			return perr(ps, JH_EFORMAT, "address '%.*s' is longer than 64 bits",
 				    (int)(e - *s > 40 ? 40 : e - *s), *s);
-		v = v << 4 | (uint64_t)hexdig(*q);
+		v = v << 4 | (uint64_t)jh_hexval(*q);
 		q++;
 	}
 	if (q == digits || (q < e && *q != ' ' && *q != '\t')) {

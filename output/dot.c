@@ -74,34 +74,6 @@ static int edge_set_add(struct edge_set *s, uint32_t src, uint32_t dst, double w
 	return 0;
 }
 
-/* Length of the valid UTF-8 sequence at S (N bytes left), or 0. */
-static size_t utf8_len(const unsigned char *s, size_t n)
-{
-	size_t len;
-	uint32_t cp, min;
-	if (s[0] < 0x80)
-		return 1;
-	if ((s[0] & 0xe0) == 0xc0) {
-		len = 2; cp = s[0] & 0x1f; min = 0x80;
-	} else if ((s[0] & 0xf0) == 0xe0) {
-		len = 3; cp = s[0] & 0x0f; min = 0x800;
-	} else if ((s[0] & 0xf8) == 0xf0) {
-		len = 4; cp = s[0] & 0x07; min = 0x10000;
-	} else {
-		return 0;
-	}
-	if (len > n)
-		return 0;
-	for (size_t i = 1; i < len; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = cp << 6 | (s[i] & 0x3f);
-	}
-	if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-		return 0;
-	return len;
-}
-
 /* Writes S inside a dot "..." string, or with HTML inside an HTML-like
  * label.  In a string '"' and '\\' are escaped (jeprof does neither, so
  * one C++ name could break its whole graph) and '&' becomes "&amp;"
@@ -145,7 +117,7 @@ static void dot_escape_as(FILE *out, const char *str, bool split, bool html)
 		} else if (c < 0x20 || c == 0x7f) {
 			fputc('?', out);
 		} else {
-			size_t len = utf8_len(s + i - 1, n - i + 1);
+			size_t len = jh_utf8_len(s + i - 1, n - i + 1);
 			if (!len) {
 				fputc('?', out);
 			} else {

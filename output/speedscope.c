@@ -72,34 +72,6 @@ static const struct {
 
 /* ---- JSON ------------------------------------------------------------ */
 
-/* Length of the valid UTF-8 sequence at S (at most N bytes), or 0. */
-static size_t utf8_len(const unsigned char *s, size_t n)
-{
-	size_t len;
-	uint32_t min, c;
-	if (s[0] < 0x80)
-		return 1;
-	if ((s[0] & 0xe0) == 0xc0) {
-		len = 2, min = 0x80, c = s[0] & 0x1f;
-	} else if ((s[0] & 0xf0) == 0xe0) {
-		len = 3, min = 0x800, c = s[0] & 0x0f;
-	} else if ((s[0] & 0xf8) == 0xf0) {
-		len = 4, min = 0x10000, c = s[0] & 0x07;
-	} else {
-		return 0;
-	}
-	if (n < len)
-		return 0;
-	for (size_t i = 1; i < len; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		c = c << 6 | (s[i] & 0x3f);
-	}
-	if (c < min || c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff))
-		return 0;
-	return len;
-}
-
 /* S as a JSON string: quotes, backslashes and control characters escaped,
  * valid UTF-8 passed through, any other byte replaced by U+FFFD. */
 static void json_string(FILE *out, const char *str)
@@ -122,7 +94,7 @@ static void json_string(FILE *out, const char *str)
 			}
 			i++;
 		} else {
-			size_t len = utf8_len(s + i, n - i);
+			size_t len = jh_utf8_len(s + i, n - i);
 			if (len) {
 				fwrite(s + i, 1, len, out);
 				i += len;

@@ -1,38 +1,6 @@
 #include "output/stacks.h"
 #include "analyzer/util.h"
 
-/* Length of the valid UTF-8 sequence at S (1..4), or 0 when S does not
- * start one.  Surrogates and overlong forms are invalid (RFC 3629). */
-static int utf8_len(const unsigned char *s)
-{
-	unsigned char c = s[0], lo = 0x80, hi = 0xbf;
-	int n;
-	if (c < 0x80)
-		return 1;
-	if (c >= 0xc2 && c <= 0xdf)
-		n = 2;
-	else if (c >= 0xe0 && c <= 0xef) {
-		n = 3;
-		if (c == 0xe0)
-			lo = 0xa0;
-		else if (c == 0xed)
-			hi = 0x9f;
-	} else if (c >= 0xf0 && c <= 0xf4) {
-		n = 4;
-		if (c == 0xf0)
-			lo = 0x90;
-		else if (c == 0xf4)
-			hi = 0x8f;
-	} else
-		return 0;
-	if (s[1] < lo || s[1] > hi)
-		return 0;
-	for (int i = 2; i < n; i++)
-		if (s[i] < 0x80 || s[i] > 0xbf)
-			return 0;
-	return n;
-}
-
 /* True for characters a folded line or an XML document cannot carry:
  * U+2028 and U+2029 end a line for JavaScript's '.', U+FFFE and U+FFFF
  * are not XML characters. */
@@ -50,7 +18,7 @@ void stacks_sanitize(const char *name, char *out, size_t outlen)
 	const unsigned char *s = (const unsigned char *)name;
 	size_t o = 0;
 	while (*s) {
-		int n = utf8_len(s);
+		int n = (int)jh_utf8_len(s, 4);
 		if (n == 0 || bad_char(s, n)) {
 			if (o + 1 >= outlen)
 				break;

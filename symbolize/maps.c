@@ -1,27 +1,16 @@
 #include "symbolize/maps.h"
 #include "analyzer/util.h"
 
-static int hexval(int c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /* Reads hex digits at *p; at most 16 significant ones fit. */
 static int read_hex(const char **p, const char *end, uint64_t *out)
 {
 	const char *s = *p;
 	uint64_t v = 0;
 	int n = 0;
-	while (s < end && hexval(*s) >= 0) {
+	while (s < end && jh_hexval(*s) >= 0) {
 		if (v >> 60)
 			return -1;
-		v = v << 4 | (uint64_t)hexval(*s);
+		v = v << 4 | (uint64_t)jh_hexval(*s);
 		s++;
 		n++;
 	}
