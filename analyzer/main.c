@@ -115,6 +115,13 @@ static int load(struct run *r, struct profile *dst, const char *path, double sig
 		profile_release(&one);
 		return EXIT_DATA;
 	}
+	if (sign > 0 && dst->format == PF_FMT_NONE && !dst->nsamples && !dst->nmaps &&
+	    !dst->npresyms) {
+		/* the first profile: take it as it is rather than copy it */
+		profile_release(dst);
+		*dst = one;
+		return EXIT_OK;
+	}
 	rc = profile_merge(dst, &one, sign, err, sizeof(err));
 	profile_release(&one);
 	if (rc) {
