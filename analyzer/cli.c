@@ -152,7 +152,9 @@ static int apply(struct cli *c, const struct option_def *o, char *val, int *nval
 	case O_CALLGRIND: return set_mode(c, MODE_CALLGRIND, nmode, err, errlen);
 	case O_RAW: case O_SYMBOLIZED: return set_mode(c, MODE_RAW, nmode, err, errlen);
 	case O_SYMBOLS: return set_mode(c, MODE_SYMBOLS, nmode, err, errlen);
-	case O_NODEFRACTION: return number(o->name, val, &c->nodefraction, err, errlen);
+	case O_NODEFRACTION:
+		c->nodefraction_set = true;
+		return number(o->name, val, &c->nodefraction, err, errlen);
 	case O_EDGEFRACTION: return number(o->name, val, &c->edgefraction, err, errlen);
 	case O_MAXDEGREE: {
 		double d;

@@ -34,6 +34,7 @@ struct cli {
 	enum granularity gran;
 	long nodecount;                 /* -1 when not given */
 	double nodefraction, edgefraction;
+	bool nodefraction_set;           /* given on the command line */
 	long maxdegree;
 	const char *output;             /* -o FILE, or NULL for stdout */
 	const char *thread;             /* --thread=N or '*', or NULL */

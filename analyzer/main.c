@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
+#include <math.h>
 #include <time.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -176,7 +177,16 @@ static int write_report(struct run *r, const struct report *rep, FILE *out)
 	switch (r->cli.mode) {
 	case MODE_TEXT: {
 		struct text_options to = { .units = rep->units, .nodecount = rep->nodecount,
-					   .thread = rep->thread };
+					   .thread = rep->thread, .nodelimit = -1 };
+		if (r->cli.nodefraction_set) {
+			/* jeprof's limit and note, as for call graphs */
+			char v[64];
+			to.nodelimit = trunc(r->cli.nodefraction * fabs(rep->a->flat_total));
+			text_format_value(v, sizeof(v), to.nodelimit, rep->units);
+			progress_clear(r);
+			if (!r->cli.quiet)
+				fprintf(stderr, "Dropping nodes with <= %s %s\n", v, text_unit_name(rep->units));
+		}
 		text_write(out, rep->a, &to);
 		break;
 	}

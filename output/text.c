@@ -51,6 +51,8 @@ void text_write(FILE *out, const struct aggregate *a, const struct text_options 
 			break;
 		const struct agg_row *r = &a->rows[a->order[i]];
 		char flat[64], cum[64], fp[32], sp[32], cp[32];
+		if (o->nodelimit >= 0 && fabs(r->cum) <= o->nodelimit)
+			continue;
 		running += r->flat;
 		text_format_value(flat, sizeof(flat), r->flat, o->units);
 		text_format_value(cum, sizeof(cum), r->cum, o->units);

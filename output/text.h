@@ -11,6 +11,7 @@ enum units { UNITS_MB = 0, UNITS_BYTES, UNITS_OBJECTS };
 struct text_options {
 	enum units units;
 	long nodecount;          /* rows at most; <= 0 for all */
+	double nodelimit;        /* hide rows whose |cum| is at most this; < 0 for none */
 	const char *thread;      /* "t3" for a thread's report, or NULL */
 };
 

@@ -102,6 +102,14 @@ test_expect_success 'a bad regular expression is a usage error' '
 	test $? -eq 2 && grep "bad regular expression" err
 '
 
+test_expect_success '--nodefraction prunes --text rows, with the note jeprof prints' '
+	"$JHEAP" --show_bytes --nodefraction=0.01 "$H" >out 2>err &&
+	grep -x "Dropping nodes with <= 50718 B" err &&
+	! grep -E " (alloc_calloc|recurse)\$" out &&
+	test "$(row alloc_memalign out)" = "61440 61440" &&
+	"$JHEAP" --show_bytes --nodecount=3 "$H" >out3 && test $(wc -l <out3) -eq 4
+'
+
 # --- --thread (w_threads: testdata/w_threads.c's table) ------------------
 test_expect_success '--thread=N: that thread only, with its name' '
 	"$JHEAP" --show_bytes --thread=3 "$PROFILES/w_threads.exact.heap" >out &&
