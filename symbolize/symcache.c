@@ -27,6 +27,7 @@
  *
  * Not thread-safe: one symcache per thread.
  */
+#include "symbolize/elfsym.h"
 #include "symbolize/symcache.h"
 #include "symbolize/cuindex.h"
 
@@ -107,14 +108,6 @@ struct pcent {
 	struct symresult res;
 };
 
-/* A function symbol of the module's symbol table (module addresses). */
-struct elfsym {
-	uint64_t value, size;
-	const char *name;         /* libdwfl's string, lives as long as the Dwfl */
-	int bind;                 /* 2 global, 1 weak, 0 local */
-	bool label;               /* STT_NOTYPE with size 0: an assembler label */
-	uint32_t shndx;           /* its section */
-};
 
 /* What a scope's DIE says about its function, derived once per scope. */
 struct scopeinfo {
@@ -142,10 +135,7 @@ struct symmodule {
 	struct cuindex_map *map;
 	struct cuindex_range *valid;
 	size_t nvalid;
-	int syms_state;           /* 0 not read, 1 read, -1 none */
-	struct elfsym *syms;
-	uint64_t *sym_maxend;
-	size_t nsyms;
+	struct elfsyms syms;      /* the ELF symbol table, read on first need */
 	struct pcent *pcs;
 };
 
@@ -357,8 +347,7 @@ struct symcache *symcache_new(const struct symcache_options *opts)
 static void symcache_module_release(struct symmodule *m)
 {
 	cuindex_map_free(m->map);
-	free(m->syms);
-	free(m->sym_maxend);
+	elfsyms_release(&m->syms);
 	HASH_CLEAR(hh, m->pcs);
 	if (m->dwfl)
 		dwfl_end(m->dwfl);
@@ -700,144 +689,6 @@ static void symcache_dwarf_frames(struct symmodule *m, struct cuindex *ci,
 	}
 }
 
-/* ---- the ELF symbol table ----
- *
- * libdwfl picks the table (.symtab of the file or of its debug file, else
- * .dynsym, plus MiniDebugInfo), but its address search scans every symbol
- * per call and names aliases by table order; a sorted copy answers in
- * O(log n) and prefers the public name among aliases. */
-
-static int symcache_sym_cmp(const void *a, const void *b)
-{
-	const struct elfsym *x = a, *y = b;
-
-	if (x->value != y->value)
-		return x->value < y->value ? -1 : 1;
-	return strcmp(x->name, y->name);
-}
-
-static int symcache_read_syms(struct symmodule *m)
-{
-	int n = dwfl_module_getsymtab(m->mod);
-	size_t k = 0;
-
-	if (n <= 1)
-		return -1;
-	m->syms = malloc((size_t)n * sizeof *m->syms);
-	if (!m->syms)
-		return -1;
-	for (int i = 1; i < n; i++) {
-		GElf_Sym sym;
-		GElf_Addr addr;
-		GElf_Word shndx;
-		const char *name = dwfl_module_getsym_info(m->mod, i, &sym, &addr, &shndx,
-							   NULL, NULL);
-		int type = GELF_ST_TYPE(sym.st_info), bind = GELF_ST_BIND(sym.st_info);
-		if (!name || !name[0] || shndx == SHN_UNDEF
-		    || (type != STT_FUNC && type != STT_GNU_IFUNC && type != STT_NOTYPE))
-			continue;
-		m->syms[k].value = addr;
-		m->syms[k].size = sym.st_size;
-		m->syms[k].name = name;
-		m->syms[k].bind = bind == STB_GLOBAL ? 2 : bind == STB_WEAK ? 1 : 0;
-		m->syms[k].label = type == STT_NOTYPE && sym.st_size == 0;
-		m->syms[k].shndx = shndx;
-		k++;
-	}
-	m->nsyms = k;
-	if (k == 0)
-		return -1;
-	qsort(m->syms, k, sizeof *m->syms, symcache_sym_cmp);
-	m->sym_maxend = malloc(k * sizeof *m->sym_maxend);
-	if (!m->sym_maxend)
-		return -1;
-	uint64_t mx = 0;
-	for (size_t i = 0; i < k; i++) {
-		uint64_t end = m->syms[i].value + (m->syms[i].size ? m->syms[i].size : 1);
-		if (end > mx)
-			mx = end;
-		m->sym_maxend[i] = mx;
-	}
-	return 0;
-}
-
-/* Among aliases: global over weak over local, a size over none, no
- * "@VERSION", fewer leading underscores, shorter, then byte order. */
-static int symcache_sym_better(const struct elfsym *a, const struct elfsym *b)
-{
-	if (a->bind != b->bind)
-		return a->bind > b->bind;
-	if (!a->size != !b->size)
-		return a->size != 0;
-	int av = strchr(a->name, '@') != NULL, bv = strchr(b->name, '@') != NULL;
-	if (av != bv)
-		return !av;
-	size_t au = strspn(a->name, "_"), bu = strspn(b->name, "_");
-	if (au != bu)
-		return au < bu;
-	size_t al = strlen(a->name), bl = strlen(b->name);
-	if (al != bl)
-		return al < bl;
-	return strcmp(a->name, b->name) < 0;
-}
-
-/* Index of the ELF section holding module address A, or -1. */
-static int64_t symcache_section_of(struct symmodule *m, uint64_t a)
-{
-	Dwarf_Addr adj = a, bias = 0;
-	Elf_Scn *scn = dwfl_module_address_section(m->mod, &adj, &bias);
-	return scn ? (int64_t)elf_ndxscn(scn) : -1;
-}
-
-/* The raw name of the symbol whose [value, value + size) holds module
- * address A (a sizeless symbol only at its exact address); among nested
- * symbols the one starting last.  NULL when none covers A. */
-static const char *symcache_symbol(struct symmodule *m, uint64_t a)
-{
-	const struct elfsym *best = NULL;
-	size_t lo = 0, hi, steps = 0;
-
-	if (m->syms_state == 0)
-		m->syms_state = symcache_read_syms(m) == 0 ? 1 : -1;
-	if (m->syms_state < 0)
-		return NULL;
-	hi = m->nsyms;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (m->syms[mid].value <= a)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	for (size_t j = lo; j-- > 0 && m->sym_maxend[j] > a && steps < 4096; steps++) {
-		const struct elfsym *s = &m->syms[j];
-		if (best && s->value < best->value)
-			break;
-		if (a - s->value < s->size || (s->size == 0 && a == s->value))
-			if (!best || symcache_sym_better(s, best))
-				best = s;
-	}
-	if (!best && lo > 0 && lo < m->nsyms && m->syms[lo - 1].label &&
-	    symcache_section_of(m, a) == (int64_t)m->syms[lo - 1].shndx) {
-		/* An assembler label (untyped, size 0, such as ld.so's
-		 * _dl_start_user) covers the code up to the next symbol of its
-		 * section, but only when nothing sized lies between it and A:
-		 * a pc after the end of a sized function is a gap, not the
-		 * label's, and stays unnamed. */
-		const struct elfsym *label = &m->syms[lo - 1];
-		bool clean = true;
-		for (size_t j = lo - 1; j-- > 0 && m->sym_maxend[j] > label->value;)
-			if (m->syms[j].size)
-				clean = false;
-		for (size_t j = lo - 1; j-- > 0 && m->syms[j].value == label->value;)
-			if (m->syms[j].size)
-				clean = false;
-		if (clean)
-			best = label;
-	}
-	return best ? best->name : NULL;
-}
-
 static void symcache_symtab_frame(struct symmodule *m, const char *raw, struct symframe *f)
 {
 	size_t len = strcspn(raw, "@");
@@ -882,7 +733,7 @@ static void symcache_resolve(struct symmodule *m, uint64_t vaddr, struct symresu
 	}
 	const char *raw = NULL;
 	if (n == 0 || !frames[n - 1].linkage)
-		raw = symcache_symbol(m, a);
+		raw = elfsyms_lookup(&m->syms, m->mod, a);
 	if (n == 0 && raw) {
 		/* An assembler unit has lines but no functions: the symbol
 		 * names it, the line table still places it. */
