@@ -22,6 +22,10 @@ struct parser {
 	double rate;
 	uint32_t *frames;
 	size_t cap_frames;
+	/* Consecutive stacks share most of their frames: a direct-mapped
+	 * cache of (address, leaf) -> location id in front of the model's
+	 * hash table.  Allocated on the first stack. */
+	struct loc_cache { uint64_t key; uint32_t id; } *lcache;
 	int64_t cur;            /* current sample, -1 before the first stack */
 	unsigned long cur_line; /* line of the current stack's '@' */
 	bool cur_has_counts;
@@ -186,6 +190,15 @@ static void adjust(struct parser *ps, double v[PF_NVALUES])
 }
 
 /* One address "0x1a2b" (the 0x is optional, as in jeprof). */
+/* jh_hexval() plus one as a table (0: not a hex digit): addresses are most
+ * of a dump's bytes. */
+static const unsigned char hex_table[256] = {
+	['0'] = 1, ['1'] = 2, ['2'] = 3, ['3'] = 4, ['4'] = 5, ['5'] = 6, ['6'] = 7,
+	['7'] = 8, ['8'] = 9, ['9'] = 10, ['a'] = 11, ['b'] = 12, ['c'] = 13, ['d'] = 14,
+	['e'] = 15, ['f'] = 16, ['A'] = 11, ['B'] = 12, ['C'] = 13, ['D'] = 14, ['E'] = 15,
+	['F'] = 16,
+};
+
 static int read_addr(struct parser *ps, const char **s, const char *e, uint64_t *out)
 {
 	const char *q = *s;
@@ -193,11 +206,12 @@ static int read_addr(struct parser *ps, const char **s, const char *e, uint64_t 
 		q += 2;
 	uint64_t v = 0;
 	const char *digits = q;
-	while (q < e && jh_hexval(*q) >= 0) {
+	int d;
+	while (q < e && (d = hex_table[(unsigned char)*q] - 1) >= 0) {
 		if (v >> 60)
 			return perr(ps, JH_EFORMAT, "address '%.*s' is longer than 64 bits",
 				    (int)(e - *s > 40 ? 40 : e - *s), *s);
-		v = v << 4 | (uint64_t)jh_hexval(*q);
+		v = v << 4 | (uint64_t)d;
 		q++;
 	}
 	if (q == digits || (q < e && *q != ' ' && *q != '\t')) {
@@ -210,6 +224,29 @@ static int read_addr(struct parser *ps, const char **s, const char *e, uint64_t 
 	*s = q;
 	*out = v;
 	return 0;
+}
+
+#define LCACHE_BITS 16
+
+/* Location id of ADDR (a leaf when LEAF), through the cache. */
+static int64_t location(struct parser *ps, uint64_t addr, bool leaf)
+{
+	uint64_t key = addr << 1 | leaf;
+	struct loc_cache *slot = NULL;
+	if (!ps->lcache)
+		ps->lcache = calloc((size_t)1 << LCACHE_BITS, sizeof(*ps->lcache));
+	if (ps->lcache) {
+		slot = &ps->lcache[(key * 0x9e3779b97f4a7c15ULL) >> (64 - LCACHE_BITS)];
+		/* key 0 (address 0, not a leaf) is never cached: 0 marks empty */
+		if (slot->key == key && key)
+			return slot->id;
+	}
+	int64_t id = profile_location(ps->p, addr, leaf, UINT32_MAX);
+	if (id >= 0 && slot) {
+		slot->key = key;
+		slot->id = (uint32_t)id;
+	}
+	return id;
 }
 
 /* The frames after '@' (or after "@ " in a gperftools entry) into a sample. */
@@ -225,7 +262,7 @@ static int read_stack(struct parser *ps, const char *s, const char *e)
 		uint64_t addr;
 		if (read_addr(ps, &s, e, &addr))
 			return JH_EFORMAT;
-		int64_t id = profile_location(ps->p, addr, n == 0, UINT32_MAX);
+		int64_t id = location(ps, addr, n == 0);
 		if (id < 0)
 			return perr(ps, (int)id, "out of memory");
 		if (JH_PUSH(ps->frames, n, ps->cap_frames, (uint32_t)id))
@@ -585,6 +622,7 @@ int parse_buffer(struct profile *p, const char *name, const char *buf, size_t le
 			  (int)(llen > 40 ? 40 : llen), line);
 out:
 	free(ps.frames);
+	free(ps.lcache);
 	profile_resolve_mappings(p);
 	return rc;
 }
