@@ -434,7 +434,8 @@ static int run_symbols(struct run *r, const char *binary)
 	if (!sc)
 		goto oom;
 	struct symbolize_options so = { .binary = binary, .lib_prefixes = r->cli.lib_prefixes,
-					.warn = warn_cb, .ctx = r };
+					.warn = warn_cb, .ctx = r,
+					.symcache_opts = { .debuginfo_dirs = r->cli.debuginfo_dirs } };
 	struct symbolize_stats st;
 	if (symbolize_profile(&p, sc, &so, &st, err, sizeof(err))) {
 		symcache_free(sc);
@@ -564,6 +565,7 @@ static int run(struct run *r, int argc, char **argv)
 		.binary = binary, .lib_prefixes = c->lib_prefixes,
 		.no_symbolize = c->no_symbolize, .warn = warn_cb, .ctx = r,
 		.progress = symbolize_progress,
+		.symcache_opts = { .debuginfo_dirs = c->debuginfo_dirs },
 	};
 	struct symbolize_stats st;
 	uint32_t *remap = NULL;

@@ -1,4 +1,5 @@
 #include <elf.h>
+#include <pthread.h>
 #include <unistd.h>
 
 #include "analyzer/util.h"
@@ -177,17 +178,25 @@ static int cmp_loc_by_pc(const void *a, const void *b, void *arg)
 	return px < py ? -1 : px > py;
 }
 
-/* Symbolizes the locations ids[0..n) that all lie in mapping M. */
-static int do_mapping(struct ctx *c, uint32_t mi, const uint32_t *ids, size_t n)
+/* The locations ids[lo..hi) of one mapping, and what the serial first pass
+ * decided about it. */
+struct group {
+	uint32_t mapping;
+	size_t lo, hi;
+	const char *obj;      /* the object to read, NULL: name frames module+offset */
+};
+
+/* First pass, serial: choose the object file of mapping MI, open it in the
+ * main cache, warn about a BINARY that does not match, record the build id.
+ * Sets g->obj when the addresses of the group can be looked up. */
+static int prepare_group(struct ctx *c, struct group *g)
 {
 	struct profile *p = c->p;
+	uint32_t mi = g->mapping;
 	struct pf_mapping *m = mi == UINT32_MAX ? NULL : &p->maps[mi];
-	if (!m || m->kind != PF_MAP_FILE || c->o->no_symbolize) {
-		for (size_t i = 0; i < n; i++)
-			if (set_unknown(c, &p->locs[ids[i]]))
-				return JH_ENOMEM;
+	g->obj = NULL;
+	if (!m || m->kind != PF_MAP_FILE || c->o->no_symbolize)
 		return 0;
-	}
 	char buf[4096];
 	const char *path = strtab_get(&p->strs, m->path);
 	const char *obj = m->is_main && c->o->binary ? c->o->binary : find_library(c, path, buf, sizeof(buf));
@@ -195,6 +204,8 @@ static int do_mapping(struct ctx *c, uint32_t mi, const uint32_t *ids, size_t n)
 	if (objid < 0)
 		return JH_ENOMEM;
 	m->object = (uint32_t)objid;
+	obj = strtab_get(&p->strs, m->object);
+	path = strtab_get(&p->strs, m->path);
 	char err[512];
 	struct symmodule *mod = symcache_module(c->sc, obj, err, sizeof(err));
 	size_t nseg = 0;
@@ -225,59 +236,206 @@ static int do_mapping(struct ctx *c, uint32_t mi, const uint32_t *ids, size_t n)
 	if (!mod) {
 		c->st->modules_failed++;
 		warn(c, "%s; its frames are shown as %s+0xOFFSET", err, base_name(path));
-	} else {
-		c->st->modules++;
-		size_t blen = 0;
-		const unsigned char *bid = symmodule_build_id(mod, &blen);
-		if (bid && blen && blen <= 64) {
-			char hex[130];
-			for (size_t i = 0; i < blen; i++)
-				snprintf(hex + 2 * i, 3, "%02x", bid[i]);
-			int64_t b = intern(c, hex);
-			if (b < 0)
-				return JH_ENOMEM;
-			m->build_id = (uint32_t)b;
-		}
+		return 0;
 	}
+	c->st->modules++;
+	size_t blen = 0;
+	const unsigned char *bid = symmodule_build_id(mod, &blen);
+	if (bid && blen && blen <= 64) {
+		char hex[130];
+		for (size_t i = 0; i < blen; i++)
+			snprintf(hex + 2 * i, 3, "%02x", bid[i]);
+		int64_t b = intern(c, hex);
+		if (b < 0)
+			return JH_ENOMEM;
+		m->build_id = (uint32_t)b;
+	}
+	g->obj = obj;
+	return 0;
+}
+
+/* A contiguous part of a group, looked up by one worker. */
+struct job {
+	const struct group *g;
+	size_t lo, hi;
+};
+
+/* Second pass, one per thread, each with its own cache (a symcache is not
+ * thread-safe): look up every address of its jobs into res[].  The results
+ * depend only on the address and the object, so the order in which
+ * workers run does not matter. */
+struct worker {
+	struct symcache *sc;
+	const struct profile *p;
+	const uint32_t *ids;
+	struct symresult *res;
+	struct job *jobs;
+	size_t njobs, cap_jobs, load;
+	struct ctx *c;            /* for progress, on the main thread only */
+	bool main;
+};
+
+static void lookup_job(struct worker *w, const struct job *j)
+{
+	const struct profile *p = w->p;
+	const struct pf_mapping *m = &p->maps[j->g->mapping];
+	char err[512];
+	struct symmodule *mod = symcache_module(w->sc, j->g->obj, err, sizeof(err));
+	size_t nseg = 0;
+	const struct symsegment *segs = mod ? symmodule_segments(mod, &nseg) : NULL;
 	bool identity = m->start == 0 && m->offset == 0 && m->limit == UINT64_MAX;
-	size_t resolved = 0;
-	for (size_t i = 0; i < n; i++) {
-		struct pf_location *l = &p->locs[ids[i]];
+	for (size_t i = j->lo; i < j->hi; i++) {
+		const struct pf_location *l = &p->locs[w->ids[i]];
 		uint64_t pc = addr_pc(l->addr, l->leaf), vaddr;
-		if (!(i & 4095) && i && c->o->progress)
-			c->o->progress(c->o->ctx, c->st->modules, i, n);
+		struct symresult *r = &w->res[i];
+		memset(r, 0, sizeof(*r));
+		if (w->main && !((i - j->lo) & 4095) && i > j->lo && w->c->o->progress)
+			w->c->o->progress(w->c->o->ctx, w->c->st->modules, i, w->c->p->nlocs);
 		if (!mod)
-			goto unknown;
+			continue;
 		if (identity && symmodule_elf_type(mod) == ET_EXEC)
 			vaddr = pc;
 		else if (addr_rel_to_vaddr(segs, nseg, addr_rel(pc, m->start, m->offset), &vaddr))
-			goto unknown;
-		struct symresult r;
-		symmodule_lookup(mod, vaddr, &r);
-		if (r.status == SYM_NONE || !r.nframes)
-			goto unknown;
-		if (set_frames(c, l, &r))
+			continue;
+		symmodule_lookup(mod, vaddr, r);
+	}
+}
+
+static void *worker_run(void *arg)
+{
+	struct worker *w = arg;
+	for (size_t k = 0; k < w->njobs; k++)
+		lookup_job(w, &w->jobs[k]);
+	return NULL;
+}
+
+/* Third pass, serial: write the frames of group G into the model. */
+static int write_group(struct ctx *c, const struct group *g, const uint32_t *ids,
+		       const struct symresult *res)
+{
+	struct profile *p = c->p;
+	struct pf_mapping *m = g->mapping == UINT32_MAX ? NULL : &p->maps[g->mapping];
+	size_t resolved = 0;
+	for (size_t i = g->lo; i < g->hi; i++) {
+		struct pf_location *l = &p->locs[ids[i]];
+		const struct symresult *r = &res[i];
+		if (!g->obj || r->status == SYM_NONE || !r->nframes) {
+			if (set_unknown(c, l))
+				return JH_ENOMEM;
+			continue;
+		}
+		if (set_frames(c, l, r))
 			return JH_ENOMEM;
 		resolved++;
-		if (r.status == SYM_DWARF) {
-			m->has_functions = m->has_filenames = true;
-			if (r.frames[0].line)
+		m->has_functions = true;
+		if (r->status == SYM_DWARF) {
+			m->has_filenames = true;
+			if (r->frames[0].line)
 				m->has_line_numbers = true;
-			if (r.nframes > 1)
+			if (r->nframes > 1)
 				m->has_inline_frames = true;
-		} else {
-			m->has_functions = true;
 		}
-		continue;
-unknown:
-		if (set_unknown(c, l))
-			return JH_ENOMEM;
 	}
-	if (m->is_main) {
-		c->st->main_pcs += n;
+	if (m && m->is_main) {
+		c->st->main_pcs += g->hi - g->lo;
 		c->st->main_resolved += resolved;
 	}
 	return 0;
+}
+
+static int add_job(struct worker *w, const struct group *g, size_t lo, size_t hi)
+{
+	struct job j = { g, lo, hi };
+	if (JH_PUSH(w->jobs, w->njobs, w->cap_jobs, j))
+		return JH_ENOMEM;
+	w->load += hi - lo;
+	return 0;
+}
+
+/* Below this many addresses a second thread costs more than it saves. */
+#define PARALLEL_MIN 4096
+/* A group this large is split between the workers, each taking a
+ * contiguous range of addresses so that they index different CUs. */
+#define SPLIT_MIN 1024
+
+/* Symbolizes the locations ids[0..n), sorted by mapping and pc. */
+static int symbolize_ids(struct ctx *c, const uint32_t *ids, size_t n)
+{
+	struct profile *p = c->p;
+	struct group *groups = NULL;
+	size_t ngroups = 0, cap_groups = 0;
+	struct symresult *res = calloc(n + 1, sizeof(*res));
+	struct worker w[2];
+	int nw = 1, rc = JH_ENOMEM;
+	memset(w, 0, sizeof(w));
+	if (!res)
+		goto out;
+	for (size_t i = 0; i < n;) {
+		size_t j = i;
+		uint32_t mi = p->locs[ids[i]].mapping;
+		while (j < n && p->locs[ids[j]].mapping == mi)
+			j++;
+		struct group g = { .mapping = mi, .lo = i, .hi = j };
+		if (JH_PUSH(groups, ngroups, cap_groups, g))
+			goto out;
+		i = j;
+	}
+	for (size_t k = 0; k < ngroups; k++)
+		if (prepare_group(c, &groups[k]))
+			goto out;
+	/* JHEAP_THREADS=1 or 2 overrides the choice (tests compare both) */
+	const char *force = getenv("JHEAP_THREADS");
+	if (force && *force)
+		nw = atoi(force) >= 2 ? 2 : 1;
+	else if (n >= PARALLEL_MIN && sysconf(_SC_NPROCESSORS_ONLN) > 1)
+		nw = 2;
+	for (int k = 0; k < nw; k++) {
+		w[k].sc = k == 0 ? c->sc : symcache_new(&c->o->symcache_opts);
+		w[k].p = p;
+		w[k].ids = ids;
+		w[k].res = res;
+		w[k].c = c;
+		w[k].main = k == 0;
+		if (!w[k].sc) {
+			nw = k;
+			break;
+		}
+	}
+	if (nw < 1)
+		goto out;
+	/* jobs: big groups split in halves, small ones to the less loaded */
+	for (size_t k = 0; k < ngroups; k++) {
+		const struct group *g = &groups[k];
+		size_t len = g->hi - g->lo;
+		if (!g->obj)
+			continue;
+		if (nw == 2 && len >= SPLIT_MIN) {
+			size_t mid = g->lo + len / 2;
+			if (add_job(&w[0], g, g->lo, mid) || add_job(&w[1], g, mid, g->hi))
+				goto out;
+		} else if (add_job(&w[nw == 2 && w[1].load < w[0].load], g, g->lo, g->hi)) {
+			goto out;
+		}
+	}
+	pthread_t th;
+	bool started = nw == 2 && !pthread_create(&th, NULL, worker_run, &w[1]);
+	worker_run(&w[0]);
+	if (started)
+		pthread_join(th, NULL);
+	else if (nw == 2)
+		worker_run(&w[1]);
+	rc = 0;
+	for (size_t k = 0; k < ngroups && !rc; k++)
+		rc = write_group(c, &groups[k], ids, res);
+out:
+	for (int k = 0; k < 2; k++) {
+		if (k > 0)
+			symcache_free(w[k].sc);
+		free(w[k].jobs);
+	}
+	free(groups);
+	free(res);
+	return rc;
 }
 
 int symbolize_profile(struct profile *p, struct symcache *sc,
@@ -338,17 +496,8 @@ int symbolize_profile(struct profile *p, struct symcache *sc,
 		ids[n++] = (uint32_t)i;
 	}
 	qsort_r(ids, n, sizeof(*ids), cmp_loc_by_pc, p);
-	for (size_t i = 0; i < n;) {
-		size_t j = i;
-		uint32_t mi = p->locs[ids[i]].mapping;
-		while (j < n && p->locs[ids[j]].mapping == mi)
-			j++;
-		if (do_mapping(&c, mi, ids + i, j - i))
-			goto oom;
-		i = j;
-		if (o->progress)
-			o->progress(o->ctx, st->modules + st->modules_failed, i, n);
-	}
+	if (symbolize_ids(&c, ids, n))
+		goto oom;
 	free(ids);
 	return 0;
 oom:

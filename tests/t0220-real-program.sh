@@ -74,6 +74,16 @@ test_expect_success 'the binary is found from the dump when not given' '
 	test_cmp with without
 '
 
+test_expect_success 'one or two symbolizer threads give the same bytes' '
+	heap=$(tail -n 1 dumps) &&
+	JHEAP_THREADS=1 "$JHEAP" --lines --show_bytes "$PY" "$heap" >one &&
+	JHEAP_THREADS=2 "$JHEAP" --lines --show_bytes "$PY" "$heap" >two &&
+	test_cmp one two && test $(wc -l <one) -gt 500 &&
+	JHEAP_THREADS=2 "$JHEAP" --proto -o two.pb.gz "$PY" "$heap" &&
+	JHEAP_THREADS=1 "$JHEAP" --proto -o one.pb.gz "$PY" "$heap" &&
+	cmp one.pb.gz two.pb.gz
+'
+
 test_expect_success 'several interval dumps are summed' '
 	a=$(sed -n 1p dumps) && b=$(sed -n 2p dumps) &&
 	"$JHEAP" --text --show_bytes "$a" "$b" | head -n 1 >sum &&
