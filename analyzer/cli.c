@@ -5,7 +5,7 @@
 enum opt_id {
 	O_TEXT, O_COLLAPSED, O_FLAMEGRAPH, O_DOT, O_SVG, O_PDF, O_PNG, O_PROTO,
 	O_SPEEDSCOPE, O_CALLGRIND, O_RAW, O_SYMBOLIZED, O_SYMBOLS, O_NODEFRACTION,
-	O_EDGEFRACTION, O_MAXDEGREE, O_THREAD, O_LIST, O_SOURCE_DIR, O_GROWTH, O_FOCUS, O_IGNORE, O_RETAIN, O_EXCLUDE, O_INUSE_SPACE, O_INUSE_OBJECTS, O_ALLOC_SPACE, O_ALLOC_OBJECTS,
+	O_EDGEFRACTION, O_MAXDEGREE, O_THREAD, O_LIST, O_DISASM, O_SOURCE_DIR, O_GROWTH, O_FOCUS, O_IGNORE, O_RETAIN, O_EXCLUDE, O_INUSE_SPACE, O_INUSE_OBJECTS, O_ALLOC_SPACE, O_ALLOC_OBJECTS,
 	O_SHOW_BYTES, O_FUNCTIONS, O_LINES, O_FILES, O_ADDRESSES, O_CUM,
 	O_NODECOUNT, O_FULL_NAMES, O_KEEP_ALLOCATOR, O_BASE, O_DROP_NEGATIVE,
 	O_DEBUGINFO_DIR, O_LIB_PREFIX, O_NO_SYMBOLIZE, O_OUTPUT, O_QUIET,
@@ -54,6 +54,7 @@ static const struct option_def options[] = {
 	{ "thread", 0, O_THREAD, "N", "report thread N only, or every thread with --thread='*'" },
 	{ "growth", 0, O_GROWTH, NULL, "rank call sites by steady growth across a series of dumps" },
 	{ "list", 0, O_LIST, "RE", "annotated source of the functions matching RE" },
+	{ "disasm", 0, O_DISASM, "RE", "annotated machine code of the functions matching RE (needs objdump)" },
 	{ "source-dir", 0, O_SOURCE_DIR, "DIR", "look for source files under DIR (repeatable)" },
 	{ "focus", 0, O_FOCUS, "RE", "only stacks with a frame matching RE (name, file:line or address)" },
 	{ "ignore", 0, O_IGNORE, "RE", "drop stacks with a frame matching RE" },
@@ -199,6 +200,9 @@ static int apply(struct cli *c, const struct option_def *o, char *val, int *nval
 		c->list = val;
 		return set_mode(c, MODE_LIST, nmode, err, errlen);
 	case O_GROWTH: c->growth = true; return 0;
+	case O_DISASM:
+		c->disasm = val;
+		return set_mode(c, MODE_DISASM, nmode, err, errlen);
 	case O_SOURCE_DIR: return push(&c->source_dirs, &c->nsource, val);
 	case O_FOCUS: c->focus = val; return 0;
 	case O_IGNORE: c->ignore = val; return 0;

@@ -24,6 +24,7 @@ enum output_mode {
 	MODE_RAW,
 	MODE_SYMBOLS,
 	MODE_LIST,
+	MODE_DISASM,
 };
 
 struct cli {
@@ -44,6 +45,7 @@ struct cli {
 	const char **bases;             /* NULL-terminated */
 	const char **source_dirs;       /* NULL-terminated */
 	const char *list;               /* --list=RE */
+	const char *disasm;             /* --disasm=RE */
 	const char **args;              /* positionals: [BINARY] PROFILE... */
 	size_t nargs, ndebug, nprefix, nbases, nsource;
 	bool help, version;

@@ -201,6 +201,7 @@ static int write_report(struct run *r, const struct report *rep, FILE *out)
 	case MODE_CALLGRIND: rc = output_callgrind(out, rep, err, sizeof(err)); break;
 	case MODE_RAW: rc = output_raw(out, rep, err, sizeof(err)); break;
 	case MODE_LIST: rc = output_list(out, rep, err, sizeof(err)); break;
+	case MODE_DISASM: rc = output_disasm(out, rep, err, sizeof(err)); break;
 	case MODE_SYMBOLS: break;
 	}
 	if (rc) {
@@ -350,7 +351,7 @@ static int report_one(struct run *r, struct profile *p, const char *binary,
 		.nodecount = c->nodecount, .nodefraction = c->nodefraction,
 		.edgefraction = c->edgefraction, .maxdegree = c->maxdegree,
 		.program = program_name(p, binary), .profile_paths = paths,
-		.thread = thread, .list = c->list, .growth = r->growth != NULL,
+		.thread = thread, .list = c->list, .disasm = c->disasm, .growth = r->growth != NULL,
 		.source_dirs = (const char *const *)c->source_dirs,
 	};
 	int rc;
@@ -566,6 +567,7 @@ static int run(struct run *r, int argc, char **argv)
 		.no_symbolize = c->no_symbolize, .warn = warn_cb, .ctx = r,
 		.progress = symbolize_progress,
 		.symcache_opts = { .debuginfo_dirs = c->debuginfo_dirs },
+		.ranges = c->mode == MODE_DISASM,
 	};
 	struct symbolize_stats st;
 	uint32_t *remap = NULL;

@@ -68,6 +68,10 @@ struct pf_location {
 	bool leaf;               /* frame 0 of its stack: the lookup pc is addr, not addr-1 */
 	uint8_t sym;             /* enum pf_sym_state */
 	uint32_t line0, nlines;  /* lines[line0 .. line0+nlines), innermost first */
+	uint64_t vaddr;          /* link-time address of the lookup pc in its object
+	                            (0 unknown); set with --disasm */
+	uint64_t func_lo, func_hi; /* link-time range of its function's symbol
+	                            (0 unknown); set with --disasm */
 };
 
 struct pf_function {

@@ -35,6 +35,7 @@ struct report {
 	const char *const *profile_paths; /* the PROFILE arguments, NULL-terminated */
 	const char *thread;          /* "t3" when reporting one thread, else NULL */
 	const char *list;            /* --list=RE */
+	const char *disasm;          /* --disasm=RE */
 	bool growth;                 /* --growth: sample values are fitted growth over a series */
 	const char *const *source_dirs; /* --source-dir, NULL-terminated, may be NULL */
 };
@@ -52,5 +53,7 @@ int output_callgrind(FILE *out, const struct report *r, char *err, size_t errlen
 int output_raw(FILE *out, const struct report *r, char *err, size_t errlen);
 /* --list=RE: annotated source of every function matching r->list. */
 int output_list(FILE *out, const struct report *r, char *err, size_t errlen);
+/* --disasm=RE: annotated machine code (objdump) of the matching functions. */
+int output_disasm(FILE *out, const struct report *r, char *err, size_t errlen);
 
 #endif

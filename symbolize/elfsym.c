@@ -96,7 +96,7 @@ static int64_t section_of(Dwfl_Module *mod, uint64_t a)
 /* The raw name of the symbol whose [value, value + size) holds module
  * address A (a sizeless symbol only at its exact address); among nested
  * symbols the one starting last.  NULL when none covers A. */
-const char *elfsyms_lookup(struct elfsyms *t, Dwfl_Module *mod, uint64_t a)
+static const struct elfsym *find(struct elfsyms *t, Dwfl_Module *mod, uint64_t a)
 {
 	const struct elfsym *best = NULL;
 	size_t lo = 0, hi, steps = 0;
@@ -139,7 +139,31 @@ const char *elfsyms_lookup(struct elfsyms *t, Dwfl_Module *mod, uint64_t a)
 		if (clean)
 			best = label;
 	}
-	return best ? best->name : NULL;
+	return best;
+}
+
+const char *elfsyms_lookup(struct elfsyms *t, Dwfl_Module *mod, uint64_t a)
+{
+	const struct elfsym *s = find(t, mod, a);
+	return s ? s->name : NULL;
+}
+
+int elfsyms_range(struct elfsyms *t, Dwfl_Module *mod, uint64_t a, uint64_t *lo, uint64_t *hi)
+{
+	const struct elfsym *s = find(t, mod, a);
+	if (!s)
+		return -1;
+	*lo = s->value;
+	*hi = s->size ? s->value + s->size : a + 1;
+	if (!s->size) {
+		/* a label: up to the next symbol */
+		for (size_t i = 0; i < t->n; i++)
+			if (t->syms[i].value > s->value) {
+				*hi = t->syms[i].value;
+				break;
+			}
+	}
+	return 0;
 }
 
 void elfsyms_release(struct elfsyms *t)

@@ -34,6 +34,10 @@ struct elfsyms {
  * use; NULL when nothing covers A. */
 const char *elfsyms_lookup(struct elfsyms *t, Dwfl_Module *mod, uint64_t a);
 
+/* [*lo, *hi) of that symbol (a label reaches the next symbol); 0, or -1
+ * when nothing covers A. */
+int elfsyms_range(struct elfsyms *t, Dwfl_Module *mod, uint64_t a, uint64_t *lo, uint64_t *hi);
+
 /* Frees what T holds; T may be all zero. */
 void elfsyms_release(struct elfsyms *t);
 

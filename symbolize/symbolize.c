@@ -269,6 +269,7 @@ struct worker {
 	const struct profile *p;
 	const uint32_t *ids;
 	struct symresult *res;
+	uint64_t (*ranges)[3];    /* --disasm: vaddr, function lo, hi per address */
 	struct job *jobs;
 	size_t njobs, cap_jobs, load;
 	struct ctx *c;            /* for progress, on the main thread only */
@@ -298,6 +299,11 @@ static void lookup_job(struct worker *w, const struct job *j)
 		else if (addr_rel_to_vaddr(segs, nseg, addr_rel(pc, m->start, m->offset), &vaddr))
 			continue;
 		symmodule_lookup(mod, vaddr, r);
+		if (w->ranges) {
+			w->ranges[i][0] = vaddr;
+			if (symmodule_symbol_range(mod, vaddr, &w->ranges[i][1], &w->ranges[i][2]))
+				w->ranges[i][1] = w->ranges[i][2] = 0;
+		}
 	}
 }
 
@@ -311,7 +317,7 @@ static void *worker_run(void *arg)
 
 /* Third pass, serial: write the frames of group G into the model. */
 static int write_group(struct ctx *c, const struct group *g, const uint32_t *ids,
-		       const struct symresult *res)
+		       const struct symresult *res, uint64_t (*ranges)[3])
 {
 	struct profile *p = c->p;
 	struct pf_mapping *m = g->mapping == UINT32_MAX ? NULL : &p->maps[g->mapping];
@@ -319,6 +325,11 @@ static int write_group(struct ctx *c, const struct group *g, const uint32_t *ids
 	for (size_t i = g->lo; i < g->hi; i++) {
 		struct pf_location *l = &p->locs[ids[i]];
 		const struct symresult *r = &res[i];
+		if (ranges && g->obj) {
+			l->vaddr = ranges[i][0];
+			l->func_lo = ranges[i][1];
+			l->func_hi = ranges[i][2];
+		}
 		if (!g->obj || r->status == SYM_NONE || !r->nframes) {
 			if (set_unknown(c, l))
 				return JH_ENOMEM;
@@ -365,10 +376,11 @@ static int symbolize_ids(struct ctx *c, const uint32_t *ids, size_t n)
 	struct group *groups = NULL;
 	size_t ngroups = 0, cap_groups = 0;
 	struct symresult *res = calloc(n + 1, sizeof(*res));
+	uint64_t (*ranges)[3] = c->o->ranges ? calloc(n + 1, sizeof(*ranges)) : NULL;
 	struct worker w[2];
 	int nw = 1, rc = JH_ENOMEM;
 	memset(w, 0, sizeof(w));
-	if (!res)
+	if (!res || (c->o->ranges && !ranges))
 		goto out;
 	for (size_t i = 0; i < n;) {
 		size_t j = i;
@@ -394,6 +406,7 @@ static int symbolize_ids(struct ctx *c, const uint32_t *ids, size_t n)
 		w[k].p = p;
 		w[k].ids = ids;
 		w[k].res = res;
+		w[k].ranges = ranges;
 		w[k].c = c;
 		w[k].main = k == 0;
 		if (!w[k].sc) {
@@ -426,7 +439,7 @@ static int symbolize_ids(struct ctx *c, const uint32_t *ids, size_t n)
 		worker_run(&w[1]);
 	rc = 0;
 	for (size_t k = 0; k < ngroups && !rc; k++)
-		rc = write_group(c, &groups[k], ids, res);
+		rc = write_group(c, &groups[k], ids, res, ranges);
 out:
 	for (int k = 0; k < 2; k++) {
 		if (k > 0)
@@ -435,6 +448,7 @@ out:
 	}
 	free(groups);
 	free(res);
+	free(ranges);
 	return rc;
 }
 

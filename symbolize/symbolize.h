@@ -15,6 +15,7 @@ struct symbolize_options {
 	const char *binary;                 /* BINARY from the command line, or NULL */
 	const char *const *lib_prefixes;    /* NULL-terminated, may be NULL */
 	bool no_symbolize;                  /* name every frame module+offset only */
+	bool ranges;                        /* also record vaddr and function ranges (--disasm) */
 	struct symcache_options symcache_opts; /* for the caches of worker threads */
 	void (*warn)(void *ctx, const char *msg);
 	void *ctx;

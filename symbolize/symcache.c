@@ -703,6 +703,15 @@ static void symcache_symtab_frame(struct symmodule *m, const char *raw, struct s
 	}
 }
 
+int symmodule_symbol_range(struct symmodule *m, uint64_t vaddr, uint64_t *lo, uint64_t *hi)
+{
+	if (elfsyms_range(&m->syms, m->mod, vaddr + m->bias, lo, hi))
+		return -1;
+	*lo -= m->bias;
+	*hi -= m->bias;
+	return 0;
+}
+
 static void symcache_resolve(struct symmodule *m, uint64_t vaddr, struct symresult *res)
 {
 	struct symframe frames[CUINDEX_MAX_CHAIN];

@@ -97,6 +97,10 @@ const char *symmodule_debug_path(const struct symmodule *m);
  * with the same address is cheap. */
 void symmodule_lookup(struct symmodule *m, uint64_t vaddr, struct symresult *out);
 
+/* The link-time range [*lo, *hi) of the ELF symbol (function) that covers
+ * VADDR, for disassembly; 0, or -1 when no symbol covers it. */
+int symmodule_symbol_range(struct symmodule *m, uint64_t vaddr, uint64_t *lo, uint64_t *hi);
+
 /* Demangle a C++ (Itanium) or Rust (legacy or v0) symbol. Returns a new
  * malloc'd string the caller frees, or NULL when NAME is not mangled. */
 char *symcache_demangle(const char *name);

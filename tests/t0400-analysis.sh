@@ -156,6 +156,25 @@ test_expect_success '--list with --source-dir reads relocated sources' '
 	grep "realloc(p, 200000)" out
 '
 
+# --- --disasm ---------------------------------------------------------
+test_expect_success '--disasm: the call to realloc carries alloc_realloc bytes' '
+	"$JHEAP" --show_bytes --disasm="^alloc_realloc\$" "$H" >out &&
+	test $(grep -c "^ROUTINE" out) -eq 1 &&
+	grep -E "^2293760 2293760 +[0-9a-f]+: +call +[0-9a-f]+ <realloc@plt>" out &&
+	grep -q "^-------------------- .*w_basic.c:" out
+'
+
+test_expect_success '--disasm: a caller shows its call as cumulative' '
+	"$JHEAP" --show_bytes --disasm=caller_b "$H" >out &&
+	grep -E "^ +\. 358400 +[0-9a-f]+: +call +[0-9a-f]+ <leaf_alloc>" out
+'
+
+test_expect_success '--disasm without objdump: a clear message, exit 1' '
+	mkdir -p nobin && ln -sf "$(command -v dirname)" nobin/dirname &&
+	PATH=$TRASH_DIRECTORY/nobin "$JHEAP" --disasm=caller_b "$H" 2>err
+	test $? -eq 1 && grep "needs binutils. .objdump. program" err
+'
+
 # --- --growth -----------------------------------------------------------
 test_expect_success '--growth: the steady leak ranks first, the cache and the spike do not' '
 	LD_PRELOAD=$JEMALLOC MALLOC_CONF=prof:true,lg_prof_sample:0,prof_prefix:$TRASH_DIRECTORY/g ./w_growth &&
