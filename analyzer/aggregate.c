@@ -285,6 +285,6 @@ int aggregate_sort(struct aggregate *a, bool by_cum)
 		if (a->rows[r].flat != 0 || a->rows[r].cum != 0)
 			a->order[a->norder++] = (uint32_t)r;
 	struct sortctx c = { a, by_cum };
-	qsort_r(a->order, a->norder, sizeof(*a->order), cmp_rows, &c);
+	jh_qsort_r(a->order, a->norder, sizeof(*a->order), cmp_rows, &c);
 	return 0;
 }

@@ -157,7 +157,7 @@ int growth_write_text(FILE *out, const struct growth *g, const struct profile *p
 		st.score = st.slope > 0 ? st.slope * st.r2 : st.slope;
 		sites[ns++] = st;
 	}
-	qsort_r(sites, ns, sizeof(*sites), cmp_sites, (void *)a);
+	jh_qsort_r(sites, ns, sizeof(*sites), cmp_sites, (void *)a);
 	static const char *const vnames[] = { "inuse_objects", "inuse_space", "alloc_objects", "alloc_space" };
 	fprintf(out, "Growth of %s over %zu profiles (%s per profile; fit is R^2 of a straight line)\n",
 		vnames[value], g->ndumps, text_unit_name(units));

@@ -277,7 +277,7 @@ static int report(struct run *r, struct profile *p, const char *binary,
 	for (size_t i = 0; i < p->nthreads; i++)
 		if (all || p->threads[i].uid == strtoll(c->thread, NULL, 10))
 			ids[n++] = (uint32_t)i;
-	qsort_r(ids, n, sizeof(*ids), cmp_thread_uid, p);
+	jh_qsort_r(ids, n, sizeof(*ids), cmp_thread_uid, p);
 	int rc = EXIT_OK;
 	if (!n) {
 		fprintf(stderr, "jheap: the profile has no thread %s (%zu threads%s)\n", c->thread,
@@ -535,7 +535,7 @@ static int run(struct run *r, int argc, char **argv)
 		for (size_t i = first; i < c->nargs; i++)
 			all &= dump_sequence(c->args[i]) >= 0;
 		if (all)
-			qsort(c->args + first, c->nargs - first, sizeof(*c->args), cmp_sequence);
+			jh_qsort(c->args + first, c->nargs - first, sizeof(*c->args), cmp_sequence);
 	}
 	for (size_t i = first; i < c->nargs && !rc; i++) {
 		rc = load(r, &p, c->args[i], 1);

@@ -83,6 +83,22 @@ static inline uint64_t jh_mix64(uint64_t x)
 	return x;
 }
 
+/* qsort_r and qsort that accept an empty array given as NULL (passing NULL
+ * to the C library's is undefined even with a zero count). */
+static inline void jh_qsort_r(void *base, size_t n, size_t size,
+			      int (*cmp)(const void *, const void *, void *), void *arg)
+{
+	if (n > 1)
+		qsort_r(base, n, size, cmp, arg);
+}
+
+static inline void jh_qsort(void *base, size_t n, size_t size,
+			    int (*cmp)(const void *, const void *))
+{
+	if (n > 1)
+		qsort(base, n, size, cmp);
+}
+
 /* Value of the hex digit C, or -1. */
 static inline int jh_hexval(int c)
 {

@@ -496,10 +496,10 @@ int output_callgrind(FILE *out, const struct report *r, char *err, size_t errlen
 	if (!rc) {
 		for (size_t i = 0; i < c.nfns; i++)
 			order[i] = (uint32_t)i;
-		qsort_r(order, c.nfns, sizeof(*order), cmp_fns, &c);
+		jh_qsort_r(order, c.nfns, sizeof(*order), cmp_fns, &c);
 		for (size_t i = 0; i < c.nfns; i++)
 			c.fns[order[i]].rank = (uint32_t)i;
-		qsort_r(c.ents, c.nents, sizeof(*c.ents), cmp_ents, &c);
+		jh_qsort_r(c.ents, c.nents, sizeof(*c.ents), cmp_ents, &c);
 		write_header(out, &c);
 		fputc('\n', out);
 		rc = write_body(out, &c);

@@ -64,7 +64,7 @@ static int fold(const struct stacks *st, bool diff, char **buf, struct line **li
 		(*buf)[o++] = '\0';
 		(*lines)[n++] = l;
 	}
-	qsort_r(*lines, n, sizeof(**lines), cmp_lines, *buf);
+	jh_qsort_r(*lines, n, sizeof(**lines), cmp_lines, *buf);
 	/* Distinct stacks have distinct texts (no name holds ';'), but merge
 	 * equal texts anyway so that every line is unique whatever happens. */
 	size_t m = 0;

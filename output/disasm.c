@@ -222,7 +222,7 @@ int output_disasm(FILE *out, const struct report *r, char *err, size_t errlen)
 			rc = JH_ENOMEM;
 	}
 	if (!rc)
-		qsort_r(rts, nrts, sizeof(*rts), cmp_routines, (void *)p);
+		jh_qsort_r(rts, nrts, sizeof(*rts), cmp_routines, (void *)p);
 	if (!rc && !nrts)
 		rc = jh_err(err, errlen, JH_EFORMAT, "--disasm: no function matching '%s' holds any %s",
 			    r->disasm, r->units == UNITS_OBJECTS ? "objects" : "memory");

@@ -213,7 +213,7 @@ static int select_nodes(struct graph *g, char *err, size_t errlen)
 	for (size_t i = 1; i < a->nrows; i++)
 		if (a->rows[i].cum != 0 || a->rows[i].flat != 0)
 			g->list[nlist++] = (uint32_t)i;
-	qsort_r(g->list, nlist, sizeof(*g->list), cmp_nodes, (void *)a);
+	jh_qsort_r(g->list, nlist, sizeof(*g->list), cmp_nodes, (void *)a);
 	size_t n = nlist;
 	if ((size_t)nodecount < n)
 		n = (size_t)nodecount;
@@ -321,7 +321,7 @@ static int write_edges(FILE *out, const struct graph *g)
 	if (rc)
 		goto out;
 	struct edge_sort ec = { a, g->list };
-	qsort_r(es.e, es.n, sizeof(*es.e), cmp_edges, &ec);
+	jh_qsort_r(es.e, es.n, sizeof(*es.e), cmp_edges, &ec);
 	long md = g->r->maxdegree;
 	uint32_t maxdeg = md < 0 ? 0 : md > (long)UINT32_MAX ? UINT32_MAX : (uint32_t)md;
 	for (size_t i = 0; i < es.n; i++) {

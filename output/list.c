@@ -273,7 +273,7 @@ int output_list(FILE *out, const struct report *r, char *err, size_t errlen)
 				sorted[i] = ls.routines[i];
 				sorted[i].stamp = (uint32_t)i; /* original id */
 			}
-			qsort_r(sorted, n, sizeof(*sorted), cmp_routines, &ls);
+			jh_qsort_r(sorted, n, sizeof(*sorted), cmp_routines, &ls);
 			for (size_t i = 0; i < n; i++)
 				print_routine(out, &ls, sorted[i].stamp, &sorted[i]);
 			free(sorted);

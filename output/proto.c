@@ -301,7 +301,7 @@ static int index_threads(struct pw *w)
 		return JH_ENOMEM;
 	for (size_t i = 0; i < p->ntvals; i++)
 		w->tv_order[i] = (uint32_t)i;
-	qsort_r(w->tv_order, p->ntvals, sizeof(*w->tv_order), cmp_tv, (void *)p);
+	jh_qsort_r(w->tv_order, p->ntvals, sizeof(*w->tv_order), cmp_tv, (void *)p);
 	size_t j = 0;
 	for (size_t s = 0; s <= p->nsamples; s++) {
 		while (j < p->ntvals && p->tvals[w->tv_order[j]].sample < s)

@@ -123,7 +123,7 @@ static int collect(const struct profile *p, struct rawsym **out, size_t *n)
 		}
 		k++;
 	}
-	qsort(syms, k, sizeof(*syms), cmp_syms);
+	jh_qsort(syms, k, sizeof(*syms), cmp_syms);
 	/* A leaf at X and a caller at X+1 share a pc; both readers keep one
 	 * name per pc: the first in byte order. */
 	size_t m = 0;

@@ -299,7 +299,7 @@ static int sort_all(struct ss *s)
 	}
 	for (size_t i = 0; i < s->nframes; i++)
 		order[i] = (uint32_t)i;
-	qsort_r(order, s->nframes, sizeof(*order), cmp_frames, s);
+	jh_qsort_r(order, s->nframes, sizeof(*order), cmp_frames, s);
 	for (size_t i = 0; i < s->nframes; i++) {
 		rank[order[i]] = (uint32_t)i;
 		sorted[i] = s->frames[order[i]];
@@ -311,7 +311,8 @@ static int sort_all(struct ss *s)
 	s->cap_frames = s->nframes + 1;
 	free(order);
 	free(rank);
-	qsort_r(s->stacks, s->nstacks, sizeof(*s->stacks), cmp_stacks, s);
+	if (s->nstacks)
+		jh_qsort_r(s->stacks, s->nstacks, sizeof(*s->stacks), cmp_stacks, s);
 	return 0;
 }
 

@@ -158,7 +158,7 @@ int stacks_build(struct stacks *st, const struct report *r)
 	if (rc)
 		return rc;
 
-	qsort_r(st->s, st->n, sizeof(*st->s), cmp_stacks, st);
+	jh_qsort_r(st->s, st->n, sizeof(*st->s), cmp_stacks, st);
 	size_t o = 0;
 	for (size_t i = 0; i < st->n; i++) {
 		if (o && same_stack(st, &st->s[o - 1], &st->s[i])) {

@@ -3,6 +3,7 @@
  * See cuindex.h for the contract.
  */
 #include "symbolize/cuindex.h"
+#include "analyzer/util.h"
 
 #include <dwarf.h>
 #include <stdlib.h>
@@ -317,7 +318,7 @@ static int cuindex_sort(struct cuindex *ci)
 	size_t n = ci->nivals;
 
 	if (n < 256) {
-		qsort(ci->ivals, n, sizeof *ci->ivals, cuindex_ival_cmp);
+		jh_qsort(ci->ivals, n, sizeof *ci->ivals, cuindex_ival_cmp);
 		return 0;
 	}
 	struct sortkey *k = malloc(n * sizeof *k), *t = malloc(n * sizeof *t);
@@ -721,7 +722,7 @@ static int cuindex_map_read(struct cuindex_map *map)
 		return -1;
 	if (map->nranges == 0)
 		return 0;
-	qsort(map->ranges, map->nranges, sizeof *map->ranges, cuindex_range_cmp);
+	jh_qsort(map->ranges, map->nranges, sizeof *map->ranges, cuindex_range_cmp);
 	map->maxhi = malloc(map->nranges * sizeof *map->maxhi);
 	if (!map->maxhi)
 		return -1;

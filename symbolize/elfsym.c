@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "symbolize/elfsym.h"
+#include "analyzer/util.h"
 
 /* ---- the ELF symbol table ----
  *
@@ -51,7 +52,7 @@ static int read_syms(struct elfsyms *t, Dwfl_Module *mod)
 	t->n = k;
 	if (k == 0)
 		return -1;
-	qsort(t->syms, k, sizeof *t->syms, sym_cmp);
+	jh_qsort(t->syms, k, sizeof *t->syms, sym_cmp);
 	t->maxend = malloc(k * sizeof *t->maxend);
 	if (!t->maxend)
 		return -1;

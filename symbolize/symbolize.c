@@ -291,7 +291,7 @@ static void lookup_job(struct worker *w, const struct job *j)
 		struct symresult *r = &w->res[i];
 		memset(r, 0, sizeof(*r));
 		if (w->main && !((i - j->lo) & 4095) && i > j->lo && w->c->o->progress)
-			w->c->o->progress(w->c->o->ctx, w->c->st->modules, i, w->c->p->nlocs);
+			w->c->o->progress(w->c->o->ctx, w->c->st->modules, i - j->lo, j->hi - j->lo);
 		if (!mod)
 			continue;
 		if (identity && symmodule_elf_type(mod) == ET_EXEC)
@@ -310,8 +310,19 @@ static void lookup_job(struct worker *w, const struct job *j)
 static void *worker_run(void *arg)
 {
 	struct worker *w = arg;
+	const struct symbolize_options *o = w->c->o;
+	size_t done = 0, total = 0;
 	for (size_t k = 0; k < w->njobs; k++)
+		total += w->jobs[k].hi - w->jobs[k].lo;
+	if (w->main && o->progress)
+		o->progress(o->ctx, w->c->st->modules, 0, total);
+	for (size_t k = 0; k < w->njobs; k++) {
 		lookup_job(w, &w->jobs[k]);
+		done += w->jobs[k].hi - w->jobs[k].lo;
+		/* the main thread reports its own share, one line per job */
+		if (w->main && o->progress)
+			o->progress(o->ctx, w->c->st->modules, done, total);
+	}
 	return NULL;
 }
 
@@ -509,7 +520,7 @@ int symbolize_profile(struct profile *p, struct symcache *sc,
 		}
 		ids[n++] = (uint32_t)i;
 	}
-	qsort_r(ids, n, sizeof(*ids), cmp_loc_by_pc, p);
+	jh_qsort_r(ids, n, sizeof(*ids), cmp_loc_by_pc, p);
 	if (symbolize_ids(&c, ids, n))
 		goto oom;
 	free(ids);
