@@ -29,6 +29,7 @@ python3.11-dbg
 libxml2-utils
 librsvg2-bin
 python3
+time
 "
 
 set -u
