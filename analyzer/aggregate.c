@@ -74,14 +74,39 @@ static uint8_t frame_flags(struct filters *f, const char *name, const char *file
 	return fl;
 }
 
+/* Each function's shown name and allocator test, computed once: a
+ * function appears in many locations. */
+struct fncache {
+	struct strtab names;
+	uint32_t *id;             /* per function: string id in names, UINT32_MAX not yet */
+	bool *alloc;
+};
+
+static const char *fn_name(struct fncache *fc, const struct profile *p, uint32_t f,
+			   bool full, bool *alloc)
+{
+	if (fc->id[f] == UINT32_MAX) {
+		char buf[4096];
+		const char *full_name = strtab_get(&p->strs, p->funcs[f].name);
+		names_short(full_name, buf, sizeof(buf));
+		fc->alloc[f] = names_is_allocator(buf);
+		int64_t id = strtab_intern(&fc->names, full ? full_name : buf);
+		if (id < 0)
+			return NULL;
+		fc->id[f] = (uint32_t)id;
+	}
+	if (alloc)
+		*alloc = fc->alloc[f];
+	return strtab_get(&fc->names, fc->id[f]);
+}
+
 /* The display key of one frame, jeprof's TranslateStack rules. */
 static void frame_key(const struct profile *p, const struct pf_location *l,
 		      const struct pf_line *ln, bool inlined, const struct agg_options *o,
-		      char *out, size_t len)
+		      const char *shown, char *out, size_t len)
 {
-	char name[4096], fileline[4096], buf[4096];
-	snprintf(name, sizeof(name), "%s",
-		 aggregate_func_name(p, ln->function, o->full_names, buf, sizeof(buf)));
+	char name[4096], fileline[4096];
+	snprintf(name, sizeof(name), "%s", shown);
 	if (inlined)
 		strncat(name, " (inline)", sizeof(name) - strlen(name) - 1);
 	const char *file = strtab_get(&p->strs, ln->file);
@@ -113,9 +138,14 @@ static int build_locinfo(struct aggregate *a, const struct profile *p, const str
 			 struct filters *f)
 {
 	a->locinfo = calloc(p->nlocs + 1, sizeof(*a->locinfo));
-	if (!a->locinfo)
-		return JH_ENOMEM;
-	char key[8192], shortname[4096];
+	struct fncache fc = { .id = malloc((p->nfuncs + 1) * sizeof(uint32_t)),
+			      .alloc = calloc(p->nfuncs + 1, sizeof(bool)) };
+	int rc = JH_ENOMEM;
+	if (!a->locinfo || !fc.id || !fc.alloc || strtab_init(&fc.names))
+		goto out;
+	for (size_t i = 0; i < p->nfuncs; i++)
+		fc.id[i] = UINT32_MAX;
+	char key[8192];
 	for (size_t i = 0; i < p->nlocs; i++) {
 		const struct pf_location *l = &p->locs[i];
 		struct agg_locinfo *li = &a->locinfo[i];
@@ -128,30 +158,36 @@ static int build_locinfo(struct aggregate *a, const struct profile *p, const str
 		}
 		for (uint32_t j = 0; j < l->nlines; j++) {
 			const struct pf_line *ln = &p->lines[l->line0 + j];
-			names_short(strtab_get(&p->strs, p->funcs[ln->function].name),
-				    shortname, sizeof(shortname));
-			if (names_is_allocator(shortname))
+			bool alloc = false;
+			const char *shown = fn_name(&fc, p, ln->function, o->full_names, &alloc);
+			if (!shown)
+				goto out;
+			if (alloc)
 				li->allocator = true;
-			frame_key(p, l, ln, j + 1 < l->nlines, o, key, sizeof(key));
+			frame_key(p, l, ln, j + 1 < l->nlines, o, shown, key, sizeof(key));
 			uint8_t fl = 0;
 			if (a->filtered) {
-				char fileline[4200], nm[4096];
+				char fileline[4200];
 				const char *file = strtab_get(&p->strs, ln->file);
 				snprintf(fileline, sizeof(fileline), "%s:%d", *file ? file : "??", ln->line);
-				fl = frame_flags(f, aggregate_func_name(p, ln->function, o->full_names, nm, sizeof(nm)),
-						 fileline, l->leaf ? l->addr : l->addr - 1);
+				fl = frame_flags(f, shown, fileline, l->leaf ? l->addr : l->addr - 1);
 			}
 			if (add_key(a, key, fl))
-				return JH_ENOMEM;
+				goto out;
 		}
 		if (!l->nlines) {
 			snprintf(key, sizeof(key), "0x%016llx", (unsigned long long)l->addr);
 			if (add_key(a, key, a->filtered ? frame_flags(f, key, "??:0", l->addr) : 0))
-				return JH_ENOMEM;
+				goto out;
 		}
 		li->nkeys = (uint32_t)a->nlockeys - li->key0;
 	}
-	return 0;
+	rc = 0;
+out:
+	strtab_release(&fc.names);
+	free(fc.id);
+	free(fc.alloc);
+	return rc;
 }
 
 int64_t aggregate_stack_keys(const struct aggregate *a, const struct profile *p,
