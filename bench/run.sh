@@ -234,6 +234,13 @@ measure() {
 	M_SECS=${best%% *} M_CPU=${best#* }
 	[ "$M_STATUS" = ok ] || M_SECS=$R_SECS M_CPU=$R_CPU
 	ST[$id]=$M_STATUS SE[$id]=$M_SECS RS[$id]=$M_RSS CP[$id]=$M_CPU
+	# keep the first MiB of a large output (a collapsed 1M-stack report
+	# is most of a gigabyte)
+	if [ "$(stat -c %s "$B/out/$id.out" 2>/dev/null || echo 0)" -gt 67108864 ]; then
+		head -c 1048576 "$B/out/$id.out" >"$B/out/$id.out.head" &&
+			mv "$B/out/$id.out.head" "$B/out/$id.out" &&
+			printf '\n[bench/run.sh: cut to its first MiB]\n' >>"$B/out/$id.out"
+	fi
 	printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$id" "$M_STATUS" "$M_SECS" "$M_RSS" "$M_CPU" "${runs[*]}" >>"$B/out/measurements.tsv"
 	say "  $id: $M_STATUS ${M_SECS}s ${M_RSS:-?}KiB (runs: $(printf '%s ' "${runs[@]%% *}"))"
 }
@@ -465,6 +472,7 @@ perf_lines() {
 }
 if [ -n "$PERF" ]; then
 	say "bench: profiling jheap --text on the largest real dump (perf)..."
+	rm -f "$B/out/perf.data" "$B/out/perf.data.old"
 	if "$PERF" record -q -F 1999 --call-graph dwarf,16384 -o "$B/out/perf.data" -- \
 		"$JHEAP" --quiet --text "$PROG" "$D200" >/dev/null 2>"$B/out/perf.err"; then
 		"$PERF" report -i "$B/out/perf.data" --stdio --no-children --sort dso,symbol -g none \
@@ -570,8 +578,8 @@ The inputs (nothing large is committed; all of it is cached in
   blocks, each freed at once, so jemalloc writes exactly three interval
   dumps there (`s10k`, `s100k`, `s200k`: about 10,000, 100,000 and 200,000
   distinct stacks, 400 bytes per stack record); a second process running
-  61,000 other path ids writes `second.heap` (another dump of the same
-  binary, for a symbol cache).
+  61,000 path ids, half of them new, writes `second.heap` (another dump of
+  the same binary, for a symbol cache).
 - **A synthetic dump** of 1,000,000 distinct stacks (`bench/dumptool.c
   synth`): the real stacks of `s200k` and recombinations of them (the leaf
   side of one stack joined to the root side of another), with the real
@@ -584,15 +592,16 @@ processes a tool starts, such as jeprof's `addr2line` and `nm`, one at a
 time, not summed); one command at a time, output to files under
 `build/bench/out/`.  A command that takes less than 5 seconds runs three
 times and the median time is reported (a single short run on a shared
-machine is at the mercy of the other processes); longer ones run once.  jeprof runs are stopped after `JEPROF_TIMEOUT`
-seconds (600 by default) and reported as ">600": the ratio is then a lower
-bound.  For symbolization alone all tools get the same unique pcs of the
+machine is at the mercy of the other processes); longer ones run once.
+jeprof runs are stopped after `JEPROF_TIMEOUT` seconds (600 by default) and
+reported as ">600": the ratio is then a lower bound.  For symbolization alone all tools get the same unique pcs of the
 generated binary, taken from the largest dump (return address minus one).
 On a shared machine absolute times drift between runs; the ratios are
 measured in the same run on the same inputs.
 
-Settings: `JEPROF_TIMEOUT`, `TOOL_TIMEOUT`, `REPEAT_BELOW`, `BENCH_FILES`, `BENCH_JOBS`,
-`RESULTS` (where to write this file), `JEMALLOC`: see `bench/run.sh`.
+Settings: `JEPROF_TIMEOUT`, `TOOL_TIMEOUT`, `REPEAT_BELOW`, `BENCH_FILES`,
+`BENCH_JOBS`, `RESULTS` (where to write this file), `JEMALLOC`: see
+`bench/run.sh`.
 
 EOF
 }
