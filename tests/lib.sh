@@ -438,3 +438,57 @@ test_npm_speedscope() {
 		timeout 300 npm ci --prefix "$NPM_DIR" --no-audit --no-fund --ignore-scripts \
 			>"$TRASH_DIRECTORY/npm.log" 2>&1
 }
+
+# Hand-written fixtures shared by the output tests (in the current folder).
+
+# A symbolized profile (spec 4.6) written by hand: names that need
+# sanitizing, a stack made of allocator frames only, a root "main::run"
+# whose line sorts before "main;..." (':' < ';') though its frame sorts
+# after "main", and a base profile.
+# Values are bytes of heap_v2/1 records (unsampling changes them by less
+# than 1e-9).
+write_symbolized() {
+	cat >prof.heap <<-\EOF
+	--- symbol
+	binary=./prog
+	0x0000555500001233 main
+	0x0000555500001249 outer--inner
+	0x0000555500001259 tmpl<a&b>::f(char const*, "q")
+	0x0000555500001269 semi;colon 12
+	0x000055550000127a it's&"q"
+	0x0000555500002010 operator<
+	0x0000555500002020 operator>
+	0x0000555500003000 malloc
+	0x0000555500004000 main::run
+	---
+	--- heap
+	heap_v2/1
+	@ 0x555500002010 0x555500001234 0x55550000124a
+	  t*: 1: 64 [0: 0]
+	@ 0x55550000127a 0x55550000126a 0x55550000125a 0x555500001234
+	  t*: 2: 128 [0: 0]
+	@ 0x555500002020 0x555500001234
+	  t*: 3: 96 [0: 0]
+	@ 0x555500003000
+	  t*: 1: 1000 [0: 0]
+	@ 0x555500004000
+	  t*: 1: 32 [0: 0]
+	EOF
+	sed -e "s/t\*: 2: 128/t*: 1: 64/" -e "s/t\*: 3: 96/t*: 6: 192/" \
+		-e "/^@ 0x555500002010/,+1d" prof.heap >base.heap
+}
+
+# write_weird: a symbolized profile whose names have quotes, backslashes,
+# '&', an invalid UTF-8 byte and a control character (weird.heap).
+write_weird() {
+	printf -- "--- symbol\nbinary=./we\"ird\\\\prog\n" >weird.heap &&
+	printf "0x0000555500001233 main\n" >>weird.heap &&
+	printf "0x0000555500001249 say\"hi\\\\there--op&amp;<b>\n" >>weird.heap &&
+	printf "0x0000555500001300 bad\377utf8\n" >>weird.heap &&
+	printf "0x0000555500001400 ctl\001x\n" >>weird.heap &&
+	printf "0x0000555500001500 ns::Cls<int>::f(a, b)\n" >>weird.heap &&
+	printf -- "---\n--- heap\nheap_v2/1\n" >>weird.heap &&
+	printf "@ 0x555500001400 0x555500001501 0x555500001301 0x555500001234 0x55550000124a\n" >>weird.heap &&
+	printf "  t*: 1: 64 [0: 0]\n" >>weird.heap &&
+	printf "@ 0x555500001300 0x55550000124a\n  t*: 1: 32 [0: 0]\n" >>weird.heap
+}

@@ -370,21 +370,6 @@ test_expect_success 'the program name is the title and the first legend line' '
 	grep "^Legend \[shape=box,fontsize=24,shape=plaintext,label=\"$W\\\\lTotal MB: 4.8\\\\lFocusing on: 4.8\\\\l" g.dot
 '
 
-# A symbolized profile with names that break a naive graph: quotes,
-# backslashes, an HTML entity, a control character, invalid UTF-8.
-write_weird() {
-	printf -- "--- symbol\nbinary=./we\"ird\\\\prog\n" >weird.heap &&
-	printf "0x0000555500001233 main\n" >>weird.heap &&
-	printf "0x0000555500001249 say\"hi\\\\there--op&amp;<b>\n" >>weird.heap &&
-	printf "0x0000555500001300 bad\377utf8\n" >>weird.heap &&
-	printf "0x0000555500001400 ctl\001x\n" >>weird.heap &&
-	printf "0x0000555500001500 ns::Cls<int>::f(a, b)\n" >>weird.heap &&
-	printf -- "---\n--- heap\nheap_v2/1\n" >>weird.heap &&
-	printf "@ 0x555500001400 0x555500001501 0x555500001301 0x555500001234 0x55550000124a\n" >>weird.heap &&
-	printf "  t*: 1: 64 [0: 0]\n" >>weird.heap &&
-	printf "@ 0x555500001300 0x55550000124a\n  t*: 1: 32 [0: 0]\n" >>weird.heap
-}
-
 test_expect_success 'names with quotes, backslashes, & and bad bytes are escaped' '
 	write_weird &&
 	"$JHEAP" --dot --show_bytes weird.heap >weird.dot 2>err &&

@@ -291,20 +291,6 @@ test_expect_success CGA '--base: two events, increase - decrease = the Total' '
 	{ echo "PROGRAM TOTALS ${totals:-none}; --text Total $(text_total text)"; return 1; }
 '
 
-# The symbolized profile of t0330 with names that break naive writers.
-write_weird() {
-	printf -- "--- symbol\nbinary=./we\"ird\\\\prog\n" >weird.heap &&
-	printf "0x0000555500001233 main\n" >>weird.heap &&
-	printf "0x0000555500001249 say\"hi\\\\there--op&amp;<b>\n" >>weird.heap &&
-	printf "0x0000555500001300 bad\377utf8\n" >>weird.heap &&
-	printf "0x0000555500001400 ctl\001x\n" >>weird.heap &&
-	printf "0x0000555500001500 ns::Cls<int>::f(a, b)\n" >>weird.heap &&
-	printf -- "---\n--- heap\nheap_v2/1\n" >>weird.heap &&
-	printf "@ 0x555500001400 0x555500001501 0x555500001301 0x555500001234 0x55550000124a\n" >>weird.heap &&
-	printf "  t*: 1: 64 [0: 0]\n" >>weird.heap &&
-	printf "@ 0x555500001300 0x55550000124a\n  t*: 1: 32 [0: 0]\n" >>weird.heap
-}
-
 test_expect_success 'a symbolized profile with odd names (golden)' '
 	write_weird &&
 	"$JHEAP" --callgrind weird.heap >cg 2>err &&
