@@ -17,7 +17,7 @@ int main(int argc, char **argv)
 	for (int i = 1; i < argc; i++) {
 		struct profile one;
 		char err[512];
-		struct parse_options o = { warn, NULL };
+		struct parse_options o = { .warn = warn };
 		profile_init(&one);
 		if (parse_file(&one, argv[i], &o, err, sizeof(err))) {
 			printf("error: %s\n", err);
