@@ -38,6 +38,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "analyzer/util.h"
+
 struct stack {
 	uint32_t first, n;         /* frames in dump.addrs */
 	const char *counts;        /* the count lines, up to the next record */
@@ -81,17 +83,6 @@ static int grow(void **p, size_t *cap, size_t need, size_t elem)
 	return 0;
 }
 
-static int hexval(int c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 static int dump_load(struct dump *d, const char *name)
 {
 	struct stat st;
@@ -131,7 +122,7 @@ static int dump_load(struct dump *d, const char *name)
 					q += 2;
 				if (q >= eol)
 					break;
-				while (q < eol && (h = hexval((unsigned char)*q)) >= 0) {
+				while (q < eol && (h = jh_hexval((unsigned char)*q)) >= 0) {
 					v = v << 4 | (uint64_t)h;
 					q++;
 				}

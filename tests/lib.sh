@@ -492,3 +492,15 @@ write_weird() {
 	printf "  t*: 1: 64 [0: 0]\n" >>weird.heap &&
 	printf "@ 0x555500001300 0x55550000124a\n  t*: 1: 32 [0: 0]\n" >>weird.heap
 }
+
+# jheap_into OUT ARGS...: "$JHEAP" ARGS with standard output in OUT and
+# standard error in OUT.err; on failure prints the command and its errors.
+jheap_into() {
+	local out=$1 rc
+	shift
+	"$JHEAP" "$@" >"$out" 2>"$out.err" && return 0
+	rc=$?
+	echo "jheap failed (exit $rc): $JHEAP $*"
+	cat "$out.err"
+	return 1
+}

@@ -34,11 +34,7 @@ test_have_prog node && [ -n "$SPEEDSCOPE_JS" ] && test_set_prereq SPEEDSCOPE
 folded() {
 	local out=$1
 	shift
-	"$JHEAP" --collapsed "$@" >"$out" 2>"$out.err" || {
-		echo "jheap failed (exit $?): $JHEAP --collapsed $*"
-		cat "$out.err"
-		return 1
-	}
+	jheap_into "$out" --collapsed "$@"
 }
 
 # text_total ARGS...: the number on jheap --text's Total line.

@@ -32,21 +32,13 @@ done
 svg() {
 	local out=$1
 	shift
-	"$JHEAP" --flamegraph "$@" >"$out" 2>"$out.err" || {
-		echo "jheap failed (exit $?): $JHEAP --flamegraph $*"
-		cat "$out.err"
-		return 1
-	}
+	jheap_into "$out" --flamegraph "$@"
 }
 
 folded() {
 	local out=$1
 	shift
-	"$JHEAP" --collapsed "$@" >"$out" 2>"$out.err" || {
-		echo "jheap failed (exit $?): $JHEAP --collapsed $*"
-		cat "$out.err"
-		return 1
-	}
+	jheap_into "$out" --collapsed "$@"
 }
 
 cat >fgcheck.py <<-\EOF

@@ -120,24 +120,14 @@ fi
 proto() {
 	local name=$1 variant=$2 out=$3
 	shift 3
-	"$JHEAP" --proto "$@" "$(workload_binary "$name")" "$PROFILES/$name.$variant.heap" \
-		>"$out" 2>"$out.err" || {
-		echo "jheap --proto failed (exit $?)"
-		cat "$out.err"
-		return 1
-	}
+	jheap_into "$out" --proto "$@" "$(workload_binary "$name")" "$PROFILES/$name.$variant.heap"
 }
 
 # text NAME VARIANT OUT [flags]: jheap --text of the same.
 text() {
 	local name=$1 variant=$2 out=$3
 	shift 3
-	"$JHEAP" --text "$@" "$(workload_binary "$name")" "$PROFILES/$name.$variant.heap" \
-		>"$out" 2>"$out.err" || {
-		echo "jheap --text failed (exit $?)"
-		cat "$out.err"
-		return 1
-	}
+	jheap_into "$out" --text "$@" "$(workload_binary "$name")" "$PROFILES/$name.$variant.heap"
 }
 
 # pp ARGS...: go tool pprof, its stderr kept in pp.err.
@@ -220,12 +210,7 @@ tolerance() {
 diff_job() {
 	local out=$1
 	shift
-	"$JHEAP" "$@" --base "$PROFILES/w_basic.exact.heap" "$PROFILES/demo.sampled.heap" \
-		>"$out" 2>"$out.err" || {
-		echo "jheap $* --base failed (exit $?)"
-		cat "$out.err"
-		return 1
-	}
+	jheap_into "$out" "$@" --base "$PROFILES/w_basic.exact.heap" "$PROFILES/demo.sampled.heap"
 }
 
 job() {
