@@ -8,7 +8,7 @@ enum opt_id {
 	O_EDGEFRACTION, O_MAXDEGREE, O_THREAD, O_LIST, O_DISASM, O_SOURCE_DIR, O_GROWTH, O_FOCUS, O_IGNORE, O_RETAIN, O_EXCLUDE, O_INUSE_SPACE, O_INUSE_OBJECTS, O_ALLOC_SPACE, O_ALLOC_OBJECTS,
 	O_SHOW_BYTES, O_FUNCTIONS, O_LINES, O_FILES, O_ADDRESSES, O_CUM,
 	O_NODECOUNT, O_FULL_NAMES, O_KEEP_ALLOCATOR, O_BASE, O_DROP_NEGATIVE,
-	O_DEBUGINFO_DIR, O_LIB_PREFIX, O_NO_SYMBOLIZE, O_OUTPUT, O_QUIET,
+	O_DEBUGINFO_DIR, O_LIB_PREFIX, O_NO_SYMBOLIZE, O_NO_CACHE, O_OUTPUT, O_QUIET,
 	O_HELP, O_VERSION,
 };
 
@@ -65,6 +65,7 @@ static const struct option_def options[] = {
 	{ "debuginfo-dir", 0, O_DEBUGINFO_DIR, "DIR", "also look for separate debug files in DIR (repeatable)" },
 	{ "lib_prefix", 0, O_LIB_PREFIX, "DIRS", "look for libraries under these comma-separated folders first" },
 	{ "no-symbolize", 0, O_NO_SYMBOLIZE, NULL, "do not read object files; name frames module+offset" },
+	{ "no-cache", 0, O_NO_CACHE, NULL, "neither read nor write the persistent symbol cache" },
 	{ "output", 'o', O_OUTPUT, "FILE", "write the report to FILE instead of standard output" },
 	{ "quiet", 'q', O_QUIET, NULL, "print no warnings and no progress line" },
 	{ "help", 'h', O_HELP, NULL, "print this help and exit" },
@@ -224,6 +225,7 @@ static int apply(struct cli *c, const struct option_def *o, char *val, int *nval
 		}
 		return 0;
 	case O_NO_SYMBOLIZE: c->no_symbolize = true; return 0;
+	case O_NO_CACHE: c->no_cache = true; return 0;
 	case O_OUTPUT: c->output = val; return 0;
 	case O_QUIET: c->quiet = true; return 0;
 	case O_HELP: c->help = true; return 0;

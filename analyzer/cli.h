@@ -31,7 +31,7 @@ struct cli {
 	enum output_mode mode;
 	enum pf_value value;
 	bool show_bytes, cum, full_names, keep_allocator, drop_negative, quiet;
-	bool no_symbolize, growth;
+	bool no_symbolize, no_cache, growth;
 	enum granularity gran;
 	long nodecount;                 /* -1 when not given */
 	double nodefraction, edgefraction;

@@ -80,6 +80,37 @@ static void warn_cb(void *ctx, const char *msg)
 		fprintf(stderr, "jheap: warning: %s\n", msg);
 }
 
+/* JHEAP_DEBUG=cache: what the persistent symbol cache did, per object. */
+static void note_cb(void *ctx, const char *msg)
+{
+	struct run *r = ctx;
+	progress_clear(r);
+	fprintf(stderr, "jheap: cache: %s\n", msg);
+}
+
+/* The persistent symbol cache, or NULL when --no-cache, --no-symbolize or
+ * when the folder cannot be used (a warning says why; the run goes on). */
+static struct diskcache *open_cache(struct run *r)
+{
+	const struct cli *c = &r->cli;
+	if (c->no_cache || c->no_symbolize)
+		return NULL;
+	char err[1024];
+	struct diskcache *dc = diskcache_open(NULL, c->debuginfo_dirs, err, sizeof(err));
+	if (!dc) {
+		char msg[1200];
+		snprintf(msg, sizeof(msg), "symbol cache not used: %s (--no-cache skips it)", err);
+		warn_cb(r, msg);
+	}
+	return dc;
+}
+
+static bool debug_cache(void)
+{
+	const char *d = getenv("JHEAP_DEBUG");
+	return d && strstr(d, "cache");
+}
+
 /* 1 when PATH starts with the ELF magic, 0 when not, -1 (errno set) when it
  * cannot be read. */
 static int is_elf(const char *path)
@@ -434,12 +465,15 @@ static int run_symbols(struct run *r, const char *binary)
 		.debuginfo_dirs = r->cli.debuginfo_dirs });
 	if (!sc)
 		goto oom;
+	struct diskcache *dc = open_cache(r);
 	struct symbolize_options so = { .binary = binary, .lib_prefixes = r->cli.lib_prefixes,
+					.cache = dc, .note = debug_cache() ? note_cb : NULL,
 					.warn = warn_cb, .ctx = r,
 					.symcache_opts = { .debuginfo_dirs = r->cli.debuginfo_dirs } };
 	struct symbolize_stats st;
 	if (symbolize_profile(&p, sc, &so, &st, err, sizeof(err))) {
 		symcache_free(sc);
+		diskcache_close(dc);
 		goto oom;
 	}
 	char buf[4096];
@@ -453,6 +487,7 @@ static int run_symbols(struct run *r, const char *binary)
 		puts(aggregate_func_name(&p, outer->function, r->cli.full_names, buf, sizeof(buf)));
 	}
 	symcache_free(sc);
+	diskcache_close(dc);
 	goto out;
 oom:
 	fprintf(stderr, "jheap: out of memory\n");
@@ -562,8 +597,10 @@ static int run(struct run *r, int argc, char **argv)
 		rc = EXIT_DATA;
 		goto out;
 	}
+	struct diskcache *dc = open_cache(r);
 	struct symbolize_options so = {
 		.binary = binary, .lib_prefixes = c->lib_prefixes,
+		.cache = dc, .note = debug_cache() ? note_cb : NULL,
 		.no_symbolize = c->no_symbolize, .warn = warn_cb, .ctx = r,
 		.progress = symbolize_progress,
 		.symcache_opts = { .debuginfo_dirs = c->debuginfo_dirs },
@@ -608,6 +645,7 @@ static int run(struct run *r, int argc, char **argv)
 		}
 	}
 	symcache_free(sc);
+	diskcache_close(dc);
 	free(remap);
 out:
 	growth_release(&g);

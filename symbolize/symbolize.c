@@ -13,7 +13,21 @@ struct ctx {
 	struct symbolize_stats *st;
 	char *err;
 	size_t errlen;
+	bool cache_warned;
 };
+
+__attribute__((format(printf, 2, 3)))
+static void note(struct ctx *c, const char *fmt, ...)
+{
+	if (!c->o->note)
+		return;
+	char msg[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	c->o->note(c->o->ctx, msg);
+}
 
 __attribute__((format(printf, 2, 3)))
 static void warn(struct ctx *c, const char *fmt, ...)
@@ -184,6 +198,7 @@ struct group {
 	uint32_t mapping;
 	size_t lo, hi;
 	const char *obj;      /* the object to read, NULL: name frames module+offset */
+	struct dcmodule *dcm; /* its persistent cache, NULL: none */
 };
 
 /* First pass, serial: choose the object file of mapping MI, open it in the
@@ -251,6 +266,11 @@ static int prepare_group(struct ctx *c, struct group *g)
 		m->build_id = (uint32_t)b;
 	}
 	g->obj = obj;
+	if (c->o->cache) {
+		g->dcm = diskcache_module(c->o->cache, mod, obj);
+		if (g->dcm)
+			note(c, "%s: %s", obj, dcmodule_state(g->dcm));
+	}
 	return 0;
 }
 
@@ -270,6 +290,8 @@ struct worker {
 	const uint32_t *ids;
 	struct symresult *res;
 	uint64_t (*ranges)[3];    /* --disasm: vaddr, function lo, hi per address */
+	uint64_t *vaddrs;         /* the link-time address of each, for the cache */
+	uint8_t *live;            /* 1: looked up live, to be added to the cache */
 	struct job *jobs;
 	size_t njobs, cap_jobs, load;
 	struct ctx *c;            /* for progress, on the main thread only */
@@ -298,7 +320,11 @@ static void lookup_job(struct worker *w, const struct job *j)
 			vaddr = pc;
 		else if (addr_rel_to_vaddr(segs, nseg, addr_rel(pc, m->start, m->offset), &vaddr))
 			continue;
-		symmodule_lookup(mod, vaddr, r);
+		w->vaddrs[i] = vaddr;
+		if (!j->g->dcm || !dcmodule_lookup(j->g->dcm, vaddr, r)) {
+			symmodule_lookup(mod, vaddr, r);
+			w->live[i] = 1;
+		}
 		if (w->ranges) {
 			w->ranges[i][0] = vaddr;
 			if (symmodule_symbol_range(mod, vaddr, &w->ranges[i][1], &w->ranges[i][2]))
@@ -365,6 +391,28 @@ static int write_group(struct ctx *c, const struct group *g, const uint32_t *ids
 	return 0;
 }
 
+/* Counts the group's cache hits and hands its live answers to its cache. */
+static int cache_group(struct ctx *c, const struct group *g, const uint64_t *vaddrs,
+		       const uint8_t *live, const struct symresult *res)
+{
+	if (!g->dcm)
+		return 0;
+	size_t added = 0;
+	for (size_t i = g->lo; i < g->hi; i++) {
+		if (!live[i]) {
+			c->st->cache_hits++;
+			continue;
+		}
+		c->st->cache_misses++;
+		if (dcmodule_add(g->dcm, vaddrs[i], &res[i]))
+			return JH_ENOMEM;
+		added++;
+	}
+	note(c, "%s: %zu addresses from the cache, %zu looked up", g->obj,
+		     g->hi - g->lo - added, added);
+	return 0;
+}
+
 static int add_job(struct worker *w, const struct group *g, size_t lo, size_t hi)
 {
 	struct job j = { g, lo, hi };
@@ -388,10 +436,12 @@ static int symbolize_ids(struct ctx *c, const uint32_t *ids, size_t n)
 	size_t ngroups = 0, cap_groups = 0;
 	struct symresult *res = calloc(n + 1, sizeof(*res));
 	uint64_t (*ranges)[3] = c->o->ranges ? calloc(n + 1, sizeof(*ranges)) : NULL;
+	uint64_t *vaddrs = calloc(n + 1, sizeof(*vaddrs));
+	uint8_t *live = calloc(n + 1, 1);
 	struct worker w[2];
 	int nw = 1, rc = JH_ENOMEM;
 	memset(w, 0, sizeof(w));
-	if (!res || (c->o->ranges && !ranges))
+	if (!res || !vaddrs || !live || (c->o->ranges && !ranges))
 		goto out;
 	for (size_t i = 0; i < n;) {
 		size_t j = i;
@@ -418,6 +468,8 @@ static int symbolize_ids(struct ctx *c, const uint32_t *ids, size_t n)
 		w[k].ids = ids;
 		w[k].res = res;
 		w[k].ranges = ranges;
+		w[k].vaddrs = vaddrs;
+		w[k].live = live;
 		w[k].c = c;
 		w[k].main = k == 0;
 		if (!w[k].sc) {
@@ -451,6 +503,21 @@ static int symbolize_ids(struct ctx *c, const uint32_t *ids, size_t n)
 	rc = 0;
 	for (size_t k = 0; k < ngroups && !rc; k++)
 		rc = write_group(c, &groups[k], ids, res, ranges);
+	/* the persistent cache learns this run's live answers while the
+	 * workers' symcaches, which own their strings, are still there */
+	for (size_t k = 0; k < ngroups && !rc; k++)
+		rc = cache_group(c, &groups[k], vaddrs, live, res);
+	for (size_t k = 0; k < ngroups && !rc; k++) {
+		const struct group *g = &groups[k];
+		char err[1024];
+		if (g->dcm && dcmodule_added(g->dcm) &&
+		    dcmodule_save(c->o->cache, g->dcm, symcache_module(c->sc, g->obj, err, sizeof(err)),
+				  err, sizeof(err))) {
+			if (!c->cache_warned)
+				warn(c, "symbol cache: %s (--no-cache skips the cache)", err);
+			c->cache_warned = true;
+		}
+	}
 out:
 	for (int k = 0; k < 2; k++) {
 		if (k > 0)
@@ -460,6 +527,8 @@ out:
 	free(groups);
 	free(res);
 	free(ranges);
+	free(vaddrs);
+	free(live);
 	return rc;
 }
 
@@ -467,7 +536,7 @@ int symbolize_profile(struct profile *p, struct symcache *sc,
 		      const struct symbolize_options *o, struct symbolize_stats *st,
 		      char *err, size_t errlen)
 {
-	struct ctx c = { p, sc, o, st, err, errlen };
+	struct ctx c = { .p = p, .sc = sc, .o = o, .st = st, .err = err, .errlen = errlen };
 	memset(st, 0, sizeof(*st));
 	/* No maps but a BINARY: look addresses up in it directly, as jeprof's
 	 * fallback entry does.  Only a non-PIE program has known addresses

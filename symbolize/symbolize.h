@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include "analyzer/profile.h"
 #include "symbolize/symcache.h"
+#include "symbolize/diskcache.h"
 
 struct symbolize_options {
 	const char *binary;                 /* BINARY from the command line, or NULL */
@@ -17,7 +18,10 @@ struct symbolize_options {
 	bool no_symbolize;                  /* name every frame module+offset only */
 	bool ranges;                        /* also record vaddr and function ranges (--disasm) */
 	struct symcache_options symcache_opts; /* for the caches of worker threads */
+	struct diskcache *cache;            /* the persistent cache, NULL: none */
 	void (*warn)(void *ctx, const char *msg);
+	/* Diagnostics about the persistent cache (JHEAP_DEBUG=cache); may be NULL. */
+	void (*note)(void *ctx, const char *msg);
 	void *ctx;
 	/* Called now and then with addresses done and in all; may be NULL. */
 	void (*progress)(void *ctx, size_t modules, size_t done, size_t total);
@@ -27,6 +31,8 @@ struct symbolize_stats {
 	size_t pcs, pcs_dwarf, pcs_symtab, pcs_unknown, pcs_presym;
 	size_t modules, modules_failed;
 	size_t main_pcs, main_resolved;
+	size_t cache_hits, cache_misses;    /* addresses answered by the persistent
+					       cache, and looked up live beside it */
 	bool binary_mismatch;               /* BINARY does not match the dump */
 };
 

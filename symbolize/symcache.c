@@ -131,6 +131,7 @@ struct symmodule {
 	Dwarf *dw;
 	Dwarf_Addr dwbias;
 	const char *debug_path;
+	int dw_state;             /* 0: DWARF not looked for yet, 1: done */
 	int map_state;            /* 0 not read, 1 read, -1 failed */
 	struct cuindex_map *map;
 	struct cuindex_range *valid;
@@ -470,20 +471,29 @@ static int symcache_open(struct symmodule *m, char *err, size_t errlen)
 			r->lo = m->segs[i].vaddr + m->bias;
 			r->hi = r->lo + m->segs[i].memsz;
 		}
-	/* Finding the DWARF (maybe in a separate file) is cheap next to
-	 * reading it; units are read on the first lookup. */
-	m->dw = dwfl_module_getdwarf(m->mod, &m->dwbias);
-	if (m->dw) {
-		const char *mainfile = NULL, *debugfile = NULL;
-		dwfl_module_info(m->mod, NULL, NULL, NULL, NULL, NULL, &mainfile, &debugfile);
-		m->debug_path = symcache_intern(m->sc, debugfile ? debugfile
-						: mainfile ? mainfile : m->path);
-		for (size_t i = 0; i < m->nvalid; i++) {
-			m->valid[i].lo -= m->dwbias;
-			m->valid[i].hi -= m->dwbias;
-		}
-	}
 	return 0;
+}
+
+/* Finds and opens the DWARF (maybe in a separate file, maybe compressed
+ * sections to inflate) on the first lookup that needs it, so that a module
+ * whose answers all come from the persistent cache never reads it; units
+ * are read later still, on first touch. */
+static void symcache_load_dwarf(struct symmodule *m)
+{
+	if (m->dw_state)
+		return;
+	m->dw_state = 1;
+	m->dw = dwfl_module_getdwarf(m->mod, &m->dwbias);
+	if (!m->dw)
+		return;
+	const char *mainfile = NULL, *debugfile = NULL;
+	dwfl_module_info(m->mod, NULL, NULL, NULL, NULL, NULL, &mainfile, &debugfile);
+	m->debug_path = symcache_intern(m->sc, debugfile ? debugfile
+					: mainfile ? mainfile : m->path);
+	for (size_t i = 0; i < m->nvalid; i++) {
+		m->valid[i].lo -= m->dwbias;
+		m->valid[i].hi -= m->dwbias;
+	}
 }
 
 struct symmodule *symcache_module(struct symcache *sc, const char *path,
@@ -545,9 +555,20 @@ const unsigned char *symmodule_build_id(const struct symmodule *m, size_t *len)
 	return m && m->build_id_len ? m->build_id : NULL;
 }
 
-const char *symmodule_debug_path(const struct symmodule *m)
+const char *symmodule_debuglink(struct symmodule *m)
 {
-	return m ? m->debug_path : NULL;
+	GElf_Addr bias;
+	GElf_Word crc;
+	Elf *elf = m && m->mod ? dwfl_module_getelf(m->mod, &bias) : NULL;
+	return elf ? dwelf_elf_gnu_debuglink(elf, &crc) : NULL;
+}
+
+const char *symmodule_debug_path(struct symmodule *m)
+{
+	if (!m || m->err)
+		return NULL;
+	symcache_load_dwarf(m);
+	return m->debug_path;
 }
 
 /* ---- answers ---- */
@@ -723,6 +744,7 @@ static void symcache_resolve(struct symmodule *m, uint64_t vaddr, struct symresu
 	res->status = SYM_NONE;
 	res->nframes = 0;
 	res->frames = NULL;
+	symcache_load_dwarf(m);
 	if (m->dw && m->map_state == 0) {
 		m->map = cuindex_map_new(m->dw, m->valid, m->nvalid);
 		m->map_state = m->map ? 1 : -1;

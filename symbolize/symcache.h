@@ -88,8 +88,13 @@ int symmodule_elf_type(const struct symmodule *m);
 const unsigned char *symmodule_build_id(const struct symmodule *m, size_t *len);
 
 /* Path of the file the DWARF was read from (the object itself or its separate
- * debug file), or NULL when the module has no DWARF at all. */
-const char *symmodule_debug_path(const struct symmodule *m);
+ * debug file), or NULL when the module has no DWARF at all.  Finds the
+ * DWARF if no lookup has done it yet. */
+const char *symmodule_debug_path(struct symmodule *m);
+
+/* The file name in the object's .gnu_debuglink section, or NULL. Owned by
+ * the module. */
+const char *symmodule_debuglink(struct symmodule *m);
 
 /* Frames for link-time address VADDR (already the lookup pc: callers have
  * applied the -1 for return addresses). Never fails: an unknown address is

@@ -1,0 +1,774 @@
+/*
+ * diskcache: the persistent symbol cache (see diskcache.h for the rules).
+ *
+ * File layout, host byte order (the magic holds a byte-order mark, so a
+ * file from another kind of machine is just "foreign"):
+ *
+ *   header      struct dc_header
+ *   entries     nentries x struct dc_entry, vaddr strictly increasing
+ *   frames      nframes x struct dc_frame, each entry's chain contiguous,
+ *               innermost first
+ *   strings     nstrings NUL-terminated strings, back to back; string 0
+ *               is "" and stands for "none" (NULL) in a frame
+ *
+ * The checksum covers everything after the header.  Identity fields in the
+ * header tie the file to one object: its build id, or (without one) its
+ * path, size and modification time; and to the debug file the answers
+ * came from.
+ */
+#include "symbolize/diskcache.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "analyzer/strtab.h"
+#include "analyzer/util.h"
+
+/* Bump whenever the format or any answer symcache gives changes: files of
+ * another version are ignored and rewritten. */
+#define DC_VERSION 1u
+#define DC_MAGIC "JHSYMC\x01\x00"
+#define DC_BOM 0x01020304u
+
+struct dc_header {
+	char magic[8];
+	uint32_t bom;
+	uint32_t version;
+	uint32_t header_size;
+	uint32_t nentries;
+	uint32_t nframes;
+	uint32_t nstrings;
+	uint64_t strbytes;
+	uint64_t checksum;
+	/* identity: string ids, 0 for none */
+	uint32_t object;        /* path of the object when written */
+	uint32_t build_id;      /* hex */
+	uint32_t debug_path;    /* the file the DWARF came from, 0: no DWARF */
+	uint32_t reserved;
+	uint64_t object_size;   /* checked when there is no build id */
+	int64_t object_mtime_sec, object_mtime_nsec;
+	uint64_t debug_size;
+	int64_t debug_mtime_sec, debug_mtime_nsec;
+};
+
+struct dc_entry {
+	uint64_t vaddr;
+	uint32_t frame0;
+	uint16_t nframes;
+	uint8_t status;
+	uint8_t reserved;
+};
+
+struct dc_frame {
+	uint32_t name, linkage, file, decl_file;
+	int32_t line, column, decl_line;
+	uint32_t inlined;
+};
+
+struct dcent {
+	uint64_t vaddr;
+	struct symresult res;
+};
+
+struct dcmodule {
+	struct dcmodule *next;
+	char fname[160];          /* file name inside the folder */
+	char *obj;                /* the object file */
+	char build_id[132];       /* hex, "" when none */
+	struct stat objst;
+	bool objst_ok;
+	char *buf;                /* the file as read */
+	const char **strs;
+	struct symframe *frames;
+	struct dcent *ents;       /* from the file, sorted */
+	size_t nents;
+	struct dcent *added;      /* this run's live answers */
+	size_t nadded, capadded;
+	bool written;             /* dcmodule_save() has run */
+	char state[1024];
+};
+
+struct diskcache {
+	int dirfd;
+	char *dir;
+	char **dbgdirs;           /* --debuginfo-dir folders, absolute */
+	size_t ndbgdirs;
+	struct dcmodule *modules;
+};
+
+__attribute__((format(printf, 3, 4)))
+static int dc_err(char *err, size_t errlen, const char *fmt, ...)
+{
+	if (err && errlen) {
+		va_list ap;
+		va_start(ap, fmt);
+		vsnprintf(err, errlen, fmt, ap);
+		va_end(ap);
+	}
+	return -1;
+}
+
+/* mkdir -p with mode 0700 for every folder it creates. */
+static int dc_mkdirs(const char *path)
+{
+	char buf[4096];
+	size_t n = strlen(path);
+	if (n >= sizeof buf) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	memcpy(buf, path, n + 1);
+	for (char *q = buf + 1;; q++) {
+		if (*q == '/' || !*q) {
+			char c = *q;
+			*q = '\0';
+			if (mkdir(buf, 0700) && errno != EEXIST)
+				return -1;
+			if (!c)
+				return 0;
+			*q = c;
+		}
+	}
+}
+
+struct diskcache *diskcache_open(const char *dir, const char *const *debuginfo_dirs,
+				 char *err, size_t errlen)
+{
+	char base[4096];
+	const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+	if (dir) {
+		snprintf(base, sizeof base, "%s", dir);
+	} else if (xdg && xdg[0] == '/') {
+		/* the XDG spec: a relative value is ignored */
+		snprintf(base, sizeof base, "%s", xdg);
+	} else if (home && home[0] == '/') {
+		snprintf(base, sizeof base, "%s/.cache", home);
+	} else {
+		dc_err(err, errlen, "neither XDG_CACHE_HOME nor HOME is an absolute path");
+		return NULL;
+	}
+	if (dc_mkdirs(base)) {
+		dc_err(err, errlen, "cannot create '%s': %s", base, strerror(errno));
+		return NULL;
+	}
+	int bfd = open(base, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (bfd < 0) {
+		dc_err(err, errlen, "cannot open '%s': %s", base, strerror(errno));
+		return NULL;
+	}
+	struct diskcache *dc = calloc(1, sizeof *dc);
+	if (!dc || asprintf(&dc->dir, "%s/jheap", base) < 0) {
+		if (dc)
+			dc->dir = NULL;
+		dc_err(err, errlen, "out of memory");
+		goto fail;
+	}
+	dc->dirfd = -1;
+	if (mkdirat(bfd, "jheap", 0700) && errno != EEXIST) {
+		dc_err(err, errlen, "cannot create '%s': %s", dc->dir, strerror(errno));
+		goto fail;
+	}
+	/* O_NOFOLLOW: a symbolic link in place of the folder could lead the
+	 * cache anywhere, into a folder another user controls. */
+	dc->dirfd = openat(bfd, "jheap", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dc->dirfd < 0) {
+		if (errno == ELOOP || errno == ENOTDIR)
+			dc_err(err, errlen, "'%s' is not a folder (a symbolic link?); not using it",
+			       dc->dir);
+		else
+			dc_err(err, errlen, "cannot open '%s': %s", dc->dir, strerror(errno));
+		goto fail;
+	}
+	struct stat st;
+	if (fstat(dc->dirfd, &st)) {
+		dc_err(err, errlen, "cannot read '%s': %s", dc->dir, strerror(errno));
+		goto fail;
+	}
+	if (st.st_uid != geteuid()) {
+		dc_err(err, errlen, "'%s' belongs to another user; not using it", dc->dir);
+		goto fail;
+	}
+	if ((st.st_mode & 077) && fchmod(dc->dirfd, 0700)) {
+		dc_err(err, errlen, "'%s' is open to other users and cannot be closed: %s",
+		       dc->dir, strerror(errno));
+		goto fail;
+	}
+	size_t capdirs = 0;
+	for (size_t n = 0; debuginfo_dirs && debuginfo_dirs[n]; n++) {
+		char cwd[4096], *abs = NULL;
+		const char *d = debuginfo_dirs[n];
+		if (d[0] == '/')
+			abs = strdup(d);
+		else if (getcwd(cwd, sizeof cwd) && asprintf(&abs, "%s/%s", cwd, d) < 0)
+			abs = NULL;
+		if (!abs)
+			continue;
+		if (JH_PUSH(dc->dbgdirs, dc->ndbgdirs, capdirs, abs)) {
+			free(abs);
+			dc_err(err, errlen, "out of memory");
+			goto fail;
+		}
+	}
+	close(bfd);
+	return dc;
+fail:
+	close(bfd);
+	diskcache_close(dc);
+	return NULL;
+}
+
+static void dc_module_free(struct dcmodule *m)
+{
+	free(m->obj);
+	free(m->buf);
+	free(m->strs);
+	free(m->frames);
+	free(m->ents);
+	free(m->added);
+	free(m);
+}
+
+void diskcache_close(struct diskcache *dc)
+{
+	if (!dc)
+		return;
+	if (dc->dirfd >= 0)
+		close(dc->dirfd);
+	for (struct dcmodule *m = dc->modules, *next; m; m = next) {
+		next = m->next;
+		dc_module_free(m);
+	}
+	for (size_t i = 0; i < dc->ndbgdirs; i++)
+		free(dc->dbgdirs[i]);
+	free(dc->dbgdirs);
+	free(dc->dir);
+	free(dc);
+}
+
+const char *diskcache_dir(const struct diskcache *dc)
+{
+	return dc ? dc->dir : NULL;
+}
+
+static bool dc_same_time(const struct stat *st, int64_t sec, int64_t nsec)
+{
+	return st->st_mtim.tv_sec == sec && st->st_mtim.tv_nsec == nsec;
+}
+
+static bool dc_exists(const char *path)
+{
+	struct stat st;
+	return stat(path, &st) == 0;
+}
+
+/* True when one of the places symcache would look for separate debug info
+ * of M holds a file: a cache made without debug info is then stale. */
+static bool dc_debuginfo_appeared(const struct diskcache *dc, const struct dcmodule *m,
+				  struct symmodule *mod)
+{
+	char path[8192];
+	const char *obj = m->obj;
+	const char *slash = strrchr(obj, '/');
+	int dirlen = slash ? (int)(slash - obj) : 0;
+	const char *link = symmodule_debuglink(mod);
+	size_t nd = dc->ndbgdirs + 1;
+	for (size_t i = 0; i < nd; i++) {
+		const char *d = i < dc->ndbgdirs ? dc->dbgdirs[i] : "/usr/lib/debug";
+		if (m->build_id[0] && m->build_id[1]) {
+			snprintf(path, sizeof path, "%s/.build-id/%.2s/%s.debug", d, m->build_id,
+				 m->build_id + 2);
+			if (dc_exists(path))
+				return true;
+		}
+		if (link) {
+			snprintf(path, sizeof path, "%s/%.*s/%s", d, dirlen, obj, link);
+			if (dc_exists(path))
+				return true;
+			snprintf(path, sizeof path, "%s/%s", d, link);
+			if (i < dc->ndbgdirs && dc_exists(path))
+				return true;
+		}
+		if (i < dc->ndbgdirs) {
+			snprintf(path, sizeof path, "%s%s", d, obj);
+			if (dc_exists(path))
+				return true;
+			snprintf(path, sizeof path, "%s%s.debug", d, obj);
+			if (dc_exists(path))
+				return true;
+		}
+	}
+	if (link) {
+		snprintf(path, sizeof path, "%.*s/%s", dirlen, obj, link);
+		/* the debug link may name the object itself; that is no news */
+		struct stat st;
+		if (stat(path, &st) == 0 && !(m->objst_ok && st.st_ino == m->objst.st_ino &&
+					      st.st_dev == m->objst.st_dev))
+			return true;
+		snprintf(path, sizeof path, "%.*s/.debug/%s", dirlen, obj, link);
+		if (dc_exists(path))
+			return true;
+	}
+	return false;
+}
+
+/* Reads the whole file FNAME of the folder, refusing anything but a regular
+ * file of the user's, not reached through a link, and not too large. */
+static char *dc_read(struct diskcache *dc, const char *fname, size_t *len,
+		     char *why, size_t whylen)
+{
+	int fd = openat(dc->dirfd, fname, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0) {
+		if (errno == ENOENT)
+			dc_err(why, whylen, "no cache file yet");
+		else
+			dc_err(why, whylen, "cannot open: %s", errno == ELOOP
+			       ? "a symbolic link" : strerror(errno));
+		return NULL;
+	}
+	struct stat st;
+	char *buf = NULL;
+	if (fstat(fd, &st)) {
+		dc_err(why, whylen, "cannot read: %s", strerror(errno));
+	} else if (!S_ISREG(st.st_mode)) {
+		dc_err(why, whylen, "not a regular file");
+	} else if (st.st_uid != geteuid()) {
+		dc_err(why, whylen, "belongs to another user");
+	} else if ((uint64_t)st.st_size > DISKCACHE_MAX_FILE) {
+		dc_err(why, whylen, "larger than %u MiB", DISKCACHE_MAX_FILE >> 20);
+	} else if (!(buf = malloc((size_t)st.st_size + 1))) {
+		dc_err(why, whylen, "out of memory");
+	} else {
+		size_t got = 0, want = (size_t)st.st_size;
+		while (got < want) {
+			ssize_t n = pread(fd, buf + got, want - got, (off_t)got);
+			if (n <= 0) {
+				dc_err(why, whylen, "cannot read: %s",
+				       n < 0 ? strerror(errno) : "shorter than its size");
+				free(buf);
+				buf = NULL;
+				break;
+			}
+			got += (size_t)n;
+		}
+		*len = got;
+	}
+	close(fd);
+	return buf;
+}
+
+static uint64_t dc_checksum(const char *p, size_t n)
+{
+	return jh_mix64(jh_hash_bytes(p, n, 0) ^ n);
+}
+
+/* Checks the file in m->buf[0..len) completely and builds the tables; on
+ * any fault returns -1 with the reason, leaving the module empty. */
+static int dc_parse(struct diskcache *dc, struct dcmodule *m, struct symmodule *mod,
+		    size_t len, char *why, size_t whylen)
+{
+	struct dc_header h;
+	if (len < sizeof h)
+		return dc_err(why, whylen, "shorter than a header");
+	memcpy(&h, m->buf, sizeof h);
+	if (memcmp(h.magic, DC_MAGIC, sizeof h.magic))
+		return dc_err(why, whylen, "not a jheap symbol cache");
+	if (h.bom != DC_BOM)
+		return dc_err(why, whylen, "written on a machine of another byte order");
+	if (h.version != DC_VERSION)
+		return dc_err(why, whylen, "format version %u, this jheap writes %u",
+			      h.version, DC_VERSION);
+	if (h.header_size != sizeof h)
+		return dc_err(why, whylen, "bad header size");
+	uint64_t body = (uint64_t)h.nentries * sizeof(struct dc_entry) +
+			(uint64_t)h.nframes * sizeof(struct dc_frame) + h.strbytes;
+	if (h.nentries > DISKCACHE_MAX_ENTRIES || h.nframes > DISKCACHE_MAX_ENTRIES * 16ull ||
+	    h.strbytes > DISKCACHE_MAX_FILE || body != len - sizeof h)
+		return dc_err(why, whylen, "sizes do not add up to the file's");
+	const char *p = m->buf + sizeof h;
+	if (dc_checksum(p, len - sizeof h) != h.checksum)
+		return dc_err(why, whylen, "bad checksum");
+	const struct dc_entry *ents = (const void *)p;
+	const struct dc_frame *frames = (const void *)(p + (size_t)h.nentries * sizeof *ents);
+	char *s = (char *)p + (size_t)h.nentries * sizeof *ents + (size_t)h.nframes * sizeof *frames;
+	/* strings: exactly nstrings, each NUL-terminated, the first empty */
+	if (!h.nstrings || !h.strbytes || s[0] || s[h.strbytes - 1])
+		return dc_err(why, whylen, "bad string table");
+	m->strs = calloc(h.nstrings, sizeof *m->strs);
+	if (!m->strs)
+		return dc_err(why, whylen, "out of memory");
+	size_t ns = 0;
+	for (size_t off = 0; off < h.strbytes; ns++) {
+		if (ns == h.nstrings)
+			return dc_err(why, whylen, "bad string table");
+		m->strs[ns] = s + off;
+		off += strlen(s + off) + 1;
+	}
+	if (ns != h.nstrings)
+		return dc_err(why, whylen, "bad string table");
+	m->strs[0] = NULL;
+	if (h.object >= ns || h.build_id >= ns || h.debug_path >= ns)
+		return dc_err(why, whylen, "bad identity");
+	/* identity: the same object, the same debug info */
+	const char *bid = h.build_id ? m->strs[h.build_id] : "";
+	if (strcmp(bid, m->build_id))
+		return dc_err(why, whylen, "made for another build id");
+	if (!m->build_id[0]) {
+		const char *o = h.object ? m->strs[h.object] : "";
+		if (strcmp(o, m->obj) || !m->objst_ok || (uint64_t)m->objst.st_size != h.object_size ||
+		    !dc_same_time(&m->objst, h.object_mtime_sec, h.object_mtime_nsec))
+			return dc_err(why, whylen, "made for another version of the file");
+	}
+	if (h.debug_path) {
+		struct stat st;
+		if (stat(m->strs[h.debug_path], &st) || (uint64_t)st.st_size != h.debug_size ||
+		    !dc_same_time(&st, h.debug_mtime_sec, h.debug_mtime_nsec))
+			return dc_err(why, whylen, "its debug file '%s' changed or is gone",
+				      m->strs[h.debug_path]);
+	} else if (dc_debuginfo_appeared(dc, m, mod)) {
+		return dc_err(why, whylen, "made without debug info, which is there now");
+	} else if (getenv("DEBUGINFOD_URLS") && *getenv("DEBUGINFOD_URLS")) {
+		return dc_err(why, whylen, "made without debug info; debuginfod may have it");
+	}
+	/* frames and entries */
+	m->frames = calloc((size_t)h.nframes + 1, sizeof *m->frames);
+	m->ents = calloc((size_t)h.nentries + 1, sizeof *m->ents);
+	if (!m->frames || !m->ents)
+		return dc_err(why, whylen, "out of memory");
+	for (size_t i = 0; i < h.nframes; i++) {
+		struct dc_frame f;
+		memcpy(&f, &frames[i], sizeof f);
+		if (f.name >= ns || f.linkage >= ns || f.file >= ns || f.decl_file >= ns ||
+		    f.line < 0 || f.column < 0 || f.decl_line < 0 || f.inlined > 1)
+			return dc_err(why, whylen, "bad frame %zu", i);
+		m->frames[i] = (struct symframe){
+			.name = m->strs[f.name], .linkage = m->strs[f.linkage],
+			.file = m->strs[f.file], .decl_file = m->strs[f.decl_file],
+			.line = f.line, .column = f.column, .decl_line = f.decl_line,
+			.inlined = (int)f.inlined,
+		};
+	}
+	for (size_t i = 0; i < h.nentries; i++) {
+		struct dc_entry e;
+		memcpy(&e, &ents[i], sizeof e);
+		bool none = e.status == SYM_NONE;
+		if (e.status > SYM_DWARF || (none != (e.nframes == 0)) ||
+		    e.nframes > DISKCACHE_MAX_CHAIN || (uint64_t)e.frame0 + e.nframes > h.nframes ||
+		    (i && e.vaddr <= m->ents[i - 1].vaddr))
+			return dc_err(why, whylen, "bad entry %zu", i);
+		m->ents[i].vaddr = e.vaddr;
+		m->ents[i].res = (struct symresult){
+			.status = (enum symstatus)e.status, .nframes = e.nframes,
+			.frames = e.nframes ? &m->frames[e.frame0] : NULL,
+		};
+	}
+	m->nents = h.nentries;
+	return 0;
+}
+
+static void dc_hex(char *dst, const unsigned char *b, size_t n)
+{
+	static const char digits[] = "0123456789abcdef";
+	for (size_t i = 0; i < n; i++) {
+		dst[2 * i] = digits[b[i] >> 4];
+		dst[2 * i + 1] = digits[b[i] & 15];
+	}
+	dst[2 * n] = '\0';
+}
+
+struct dcmodule *diskcache_module(struct diskcache *dc, struct symmodule *mod,
+				  const char *obj)
+{
+	/* one module per object, however many mappings it has */
+	for (struct dcmodule *o = dc->modules; o; o = o->next)
+		if (!strcmp(o->obj, obj))
+			return o;
+	struct dcmodule *m = calloc(1, sizeof *m);
+	if (!m || !(m->obj = strdup(obj))) {
+		free(m);
+		return NULL;
+	}
+	size_t blen = 0;
+	const unsigned char *bid = symmodule_build_id(mod, &blen);
+	m->objst_ok = stat(obj, &m->objst) == 0;
+	if (bid && blen && blen <= 64) {
+		dc_hex(m->build_id, bid, blen);
+		snprintf(m->fname, sizeof m->fname, "%s.sym", m->build_id);
+	} else {
+		uint64_t h = jh_hash_bytes(obj, strlen(obj) + 1, 0);
+		if (m->objst_ok) {
+			int64_t id[3] = { (int64_t)m->objst.st_size, (int64_t)m->objst.st_mtim.tv_sec,
+					  (int64_t)m->objst.st_mtim.tv_nsec };
+			h = jh_hash_bytes(id, sizeof id, h);
+		}
+		snprintf(m->fname, sizeof m->fname, "path-%016llx.sym",
+			 (unsigned long long)jh_mix64(h));
+	}
+	m->next = dc->modules;
+	dc->modules = m;
+	char why[400];
+	size_t len = 0;
+	if (!m->objst_ok) {
+		snprintf(m->state, sizeof m->state, "not used: cannot stat '%s'", obj);
+		return m;
+	}
+	m->buf = dc_read(dc, m->fname, &len, why, sizeof why);
+	if (!m->buf) {
+		snprintf(m->state, sizeof m->state, "%.400s/%s: %s", dc->dir, m->fname, why);
+		return m;
+	}
+	if (dc_parse(dc, m, mod, len, why, sizeof why)) {
+		snprintf(m->state, sizeof m->state, "ignored %.400s/%s: %s", dc->dir, m->fname, why);
+		free(m->buf);
+		free(m->strs);
+		free(m->frames);
+		free(m->ents);
+		m->buf = NULL;
+		m->strs = NULL;
+		m->frames = NULL;
+		m->ents = NULL;
+		m->nents = 0;
+		return m;
+	}
+	snprintf(m->state, sizeof m->state, "loaded %zu answers from %.400s/%s", m->nents, dc->dir,
+		 m->fname);
+	return m;
+}
+
+int dcmodule_lookup(const struct dcmodule *m, uint64_t vaddr, struct symresult *out)
+{
+	size_t lo = 0, hi = m ? m->nents : 0;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (m->ents[mid].vaddr < vaddr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < (m ? m->nents : 0) && m->ents[lo].vaddr == vaddr) {
+		*out = m->ents[lo].res;
+		return 1;
+	}
+	return 0;
+}
+
+int dcmodule_add(struct dcmodule *m, uint64_t vaddr, const struct symresult *r)
+{
+	struct dcent e = { vaddr, *r };
+	if (r->nframes > DISKCACHE_MAX_CHAIN)
+		return 0;   /* not cached; looked up again next time */
+	return JH_PUSH(m->added, m->nadded, m->capadded, e);
+}
+
+static int dc_cmp_ent(const void *a, const void *b)
+{
+	const struct dcent *x = a, *y = b;
+	return x->vaddr < y->vaddr ? -1 : x->vaddr > y->vaddr;
+}
+
+static int dc_write_all(int fd, const void *p, size_t n)
+{
+	const char *c = p;
+	while (n) {
+		ssize_t w = write(fd, c, n);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return -1;
+		c += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+static int64_t dc_str(struct strtab *t, const char *s)
+{
+	return s && *s ? strtab_intern(t, s) : 0;
+}
+
+int dcmodule_save(struct diskcache *dc, struct dcmodule *m, struct symmodule *mod,
+		  char *err, size_t errlen)
+{
+	if (!m || !m->nadded || !m->objst_ok || m->written)
+		return 0;
+	m->written = true;
+	/* old answers and new, sorted; one answer per address (two mappings
+	 * of one file can ask for the same one) */
+	jh_qsort(m->added, m->nadded, sizeof *m->added, dc_cmp_ent);
+	size_t keep_old = m->nents + m->nadded > DISKCACHE_MAX_ENTRIES ? 0 : m->nents;
+	size_t cap = keep_old + m->nadded, n = 0, nframes = 0;
+	struct dcent *all = malloc((cap + 1) * sizeof *all);
+	struct strtab t;
+	bool tinit = false;
+	struct dc_entry *ents = NULL;
+	struct dc_frame *frames = NULL;
+	char *strs = NULL, tmp[200];
+	int fd = -1, rc = -1;
+	tmp[0] = '\0';
+	if (!all) {
+		dc_err(err, errlen, "out of memory");
+		goto out;
+	}
+	for (size_t i = 0, j = 0; i < keep_old || j < m->nadded;) {
+		const struct dcent *e;
+		if (j >= m->nadded || (i < keep_old && m->ents[i].vaddr <= m->added[j].vaddr))
+			e = &m->ents[i++];
+		else
+			e = &m->added[j++];
+		if (n && all[n - 1].vaddr == e->vaddr)
+			continue;
+		all[n++] = *e;
+		nframes += e->res.nframes;
+	}
+	if (strtab_init(&t)) {
+		dc_err(err, errlen, "out of memory");
+		goto out;
+	}
+	tinit = true;
+	ents = calloc(n + 1, sizeof *ents);
+	frames = calloc(nframes + 1, sizeof *frames);
+	if (!ents || !frames) {
+		dc_err(err, errlen, "out of memory");
+		goto out;
+	}
+	struct dc_header h = { .bom = DC_BOM, .version = DC_VERSION, .header_size = sizeof h };
+	memcpy(h.magic, DC_MAGIC, sizeof h.magic);
+	size_t fi = 0;
+	for (size_t i = 0; i < n; i++) {
+		const struct symresult *r = &all[i].res;
+		unsigned nf = r->status == SYM_NONE ? 0 : r->nframes;
+		ents[i] = (struct dc_entry){ .vaddr = all[i].vaddr, .frame0 = (uint32_t)fi,
+					     .nframes = (uint16_t)nf,
+					     .status = nf ? (uint8_t)r->status : SYM_NONE };
+		for (unsigned k = 0; k < nf; k++) {
+			const struct symframe *f = &r->frames[k];
+			int64_t a = dc_str(&t, f->name), b = dc_str(&t, f->linkage),
+				c = dc_str(&t, f->file), d = dc_str(&t, f->decl_file);
+			if (a < 0 || b < 0 || c < 0 || d < 0) {
+				dc_err(err, errlen, "out of memory");
+				goto out;
+			}
+			frames[fi++] = (struct dc_frame){
+				.name = (uint32_t)a, .linkage = (uint32_t)b, .file = (uint32_t)c,
+				.decl_file = (uint32_t)d, .line = f->line > 0 ? f->line : 0,
+				.column = f->column > 0 ? f->column : 0,
+				.decl_line = f->decl_line > 0 ? f->decl_line : 0,
+				.inlined = f->inlined ? 1 : 0,
+			};
+		}
+	}
+	const char *dbg = symmodule_debug_path(mod);
+	struct stat dst;
+	int64_t ids[3] = {
+		dc_str(&t, m->obj), dc_str(&t, m->build_id),
+		dbg && !stat(dbg, &dst) ? dc_str(&t, dbg) : 0,
+	};
+	if (ids[0] < 0 || ids[1] < 0 || ids[2] < 0) {
+		dc_err(err, errlen, "out of memory");
+		goto out;
+	}
+	if (dbg && !ids[2]) {
+		/* the debug file cannot be checked later: do not cache */
+		rc = 0;
+		goto out;
+	}
+	h.object = (uint32_t)ids[0];
+	h.build_id = (uint32_t)ids[1];
+	h.debug_path = (uint32_t)ids[2];
+	h.object_size = (uint64_t)m->objst.st_size;
+	h.object_mtime_sec = m->objst.st_mtim.tv_sec;
+	h.object_mtime_nsec = m->objst.st_mtim.tv_nsec;
+	if (h.debug_path) {
+		h.debug_size = (uint64_t)dst.st_size;
+		h.debug_mtime_sec = dst.st_mtim.tv_sec;
+		h.debug_mtime_nsec = dst.st_mtim.tv_nsec;
+	}
+	size_t sb = 0;
+	for (size_t i = 0; i < t.len; i++)
+		sb += t.ents[i].n + 1;
+	strs = malloc(sb + 1);
+	if (!strs) {
+		dc_err(err, errlen, "out of memory");
+		goto out;
+	}
+	sb = 0;
+	for (size_t i = 0; i < t.len; i++) {
+		memcpy(strs + sb, t.ents[i].s, t.ents[i].n);
+		sb += t.ents[i].n;
+		strs[sb++] = '\0';
+	}
+	h.nentries = (uint32_t)n;
+	h.nframes = (uint32_t)fi;
+	h.nstrings = (uint32_t)t.len;
+	h.strbytes = sb;
+	uint64_t sum = jh_hash_bytes(ents, n * sizeof *ents, 0);
+	sum = jh_hash_bytes(frames, fi * sizeof *frames, sum);
+	sum = jh_hash_bytes(strs, sb, sum);
+	h.checksum = jh_mix64(sum ^ (n * sizeof *ents + fi * sizeof *frames + sb));
+	if (sizeof h + n * sizeof *ents + fi * sizeof *frames + sb > DISKCACHE_MAX_FILE) {
+		rc = 0;   /* too large to be read back: not worth writing */
+		goto out;
+	}
+	struct timespec now;
+	clock_gettime(CLOCK_REALTIME, &now);
+	snprintf(tmp, sizeof tmp, ".tmp-%ld-%lx-%s", (long)getpid(),
+		 (unsigned long)(now.tv_nsec ^ (long)(uintptr_t)m), m->fname);
+	fd = openat(dc->dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		dc_err(err, errlen, "cannot write '%s/%s': %s", dc->dir, tmp, strerror(errno));
+		tmp[0] = '\0';
+		goto out;
+	}
+	if (dc_write_all(fd, &h, sizeof h) || dc_write_all(fd, ents, n * sizeof *ents) ||
+	    dc_write_all(fd, frames, fi * sizeof *frames) || dc_write_all(fd, strs, sb)) {
+		dc_err(err, errlen, "cannot write '%s/%s': %s", dc->dir, tmp, strerror(errno));
+		goto out;
+	}
+	if (close(fd)) {
+		fd = -1;
+		dc_err(err, errlen, "cannot write '%s/%s': %s", dc->dir, tmp, strerror(errno));
+		goto out;
+	}
+	fd = -1;
+	/* rename replaces whatever has the name, a symbolic link included,
+	 * never what a link points to */
+	if (renameat(dc->dirfd, tmp, dc->dirfd, m->fname)) {
+		dc_err(err, errlen, "cannot rename '%s/%s': %s", dc->dir, tmp, strerror(errno));
+		goto out;
+	}
+	tmp[0] = '\0';
+	rc = 0;
+out:
+	if (fd >= 0)
+		close(fd);
+	if (tmp[0])
+		unlinkat(dc->dirfd, tmp, 0);
+	if (tinit)
+		strtab_release(&t);
+	free(all);
+	free(ents);
+	free(frames);
+	free(strs);
+	return rc;
+}
+
+const char *dcmodule_state(const struct dcmodule *m)
+{
+	return m ? m->state : "";
+}
+
+size_t dcmodule_loaded(const struct dcmodule *m)
+{
+	return m ? m->nents : 0;
+}
+
+size_t dcmodule_added(const struct dcmodule *m)
+{
+	return m ? m->nadded : 0;
+}

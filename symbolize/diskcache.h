@@ -1,0 +1,87 @@
+/*
+ * diskcache: the persistent symbol cache.
+ *
+ * One file per object file under $XDG_CACHE_HOME/jheap (else
+ * ~/.cache/jheap), named after the object's GNU build id, or after a hash
+ * of its path, size and modification time when it has none.  A file holds
+ * the answers symcache gave for the link-time addresses looked up so far:
+ * the inline chain of each address, misses included.  The next analysis of
+ * any dump of the same binary takes those answers from the file and reads
+ * no DWARF for them; only new addresses go to libdw, and the file is then
+ * rewritten with old and new answers together.
+ *
+ * Trust: a cache file is read only when it is a regular file owned by the
+ * user, inside a folder owned by the user and closed to others, reached
+ * without following a symbolic link; it is checked whole (magic, format
+ * version, checksum, every count, offset and string) and against the
+ * object before a single answer is used.  Anything wrong and the file is
+ * ignored, as if absent, and replaced on the next write.  Files are written
+ * to a temporary name with mode 0600 and renamed into place, so a reader
+ * never sees half a file, and two jheap runs at once leave one whole file.
+ *
+ * The answers must be the ones symcache would give now: a cache made with
+ * other debug info is stale.  The file records the debug file it was made
+ * from (path, size, modification time) and is ignored when that changed,
+ * or, when there was none, when one of the usual places for it now holds
+ * a file (libc6-dbg installed since, a --debuginfo-dir given).
+ */
+#ifndef JHEAP_DISKCACHE_H
+#define JHEAP_DISKCACHE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "symbolize/symcache.h"
+
+struct diskcache;
+struct dcmodule;
+
+/* Limits on a cache file: larger or longer ones are not read, and a
+ * module that would exceed them starts a new file with this run's
+ * answers only. */
+#define DISKCACHE_MAX_FILE (512u << 20)
+#define DISKCACHE_MAX_ENTRIES (1u << 22)
+#define DISKCACHE_MAX_CHAIN 256
+
+/* Opens the cache folder, creating it (mode 0700) when missing.  DIR is
+ * the folder to use, or NULL for $XDG_CACHE_HOME/jheap, else
+ * $HOME/.cache/jheap.  DEBUGINFO_DIRS are the --debuginfo-dir folders
+ * (NULL-terminated, may be NULL; borrowed).  Returns NULL with a message
+ * in err when the folder cannot be used safely. */
+struct diskcache *diskcache_open(const char *dir, const char *const *debuginfo_dirs,
+				 char *err, size_t errlen);
+/* Frees the cache and every module. NULL is a no-op. */
+void diskcache_close(struct diskcache *dc);
+/* The folder in use. */
+const char *diskcache_dir(const struct diskcache *dc);
+
+/* The cached answers for the object file OBJ, read into memory as MOD
+ * (its build id, ELF file and debug link) allows.  Returns NULL only when
+ * out of memory; an absent, stale or damaged file gives an empty module,
+ * and diskcache_state() says which. */
+struct dcmodule *diskcache_module(struct diskcache *dc, struct symmodule *mod,
+				  const char *obj);
+
+/* The answer for link-time address VADDR: 1 and *out filled when cached,
+ * else 0.  Only reads: safe from several threads at once.  The frames stay
+ * valid until diskcache_close(). */
+int dcmodule_lookup(const struct dcmodule *m, uint64_t vaddr, struct symresult *out);
+
+/* Records an answer looked up live, to be written by dcmodule_save().  The
+ * frames are not copied: they must stay valid until then. */
+int dcmodule_add(struct dcmodule *m, uint64_t vaddr, const struct symresult *r);
+
+/* Writes the module's file when answers were added: the old ones and the
+ * new ones, atomically.  MOD gives the debug file the new answers came
+ * from.  Returns 0, or -1 with a message in err. */
+int dcmodule_save(struct diskcache *dc, struct dcmodule *m, struct symmodule *mod,
+		  char *err, size_t errlen);
+
+/* What happened to the module's file, for diagnostics: e.g.
+ * "loaded 19629 answers from /c/jheap/ab12....sym", "no cache file yet",
+ * "ignored /c/jheap/x.sym: bad checksum". */
+const char *dcmodule_state(const struct dcmodule *m);
+/* Answers read from the file, and answers added since. */
+size_t dcmodule_loaded(const struct dcmodule *m);
+size_t dcmodule_added(const struct dcmodule *m);
+
+#endif
