@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -52,7 +53,7 @@ struct dc_header {
 	uint32_t build_id;      /* hex */
 	uint32_t debug_path;    /* the file the DWARF came from, 0: no DWARF */
 	uint32_t reserved;
-	uint64_t object_size;   /* checked when there is no build id */
+	uint64_t object_size, object_ino;
 	int64_t object_mtime_sec, object_mtime_nsec;
 	uint64_t debug_size;
 	int64_t debug_mtime_sec, debug_mtime_nsec;
@@ -101,6 +102,7 @@ struct diskcache {
 	char **dbgdirs;           /* --debuginfo-dir folders, absolute */
 	size_t ndbgdirs;
 	struct dcmodule *modules;
+	bool pruned;              /* old files removed in this run */
 };
 
 __attribute__((format(printf, 3, 4)))
@@ -415,16 +417,17 @@ static int dc_parse(struct diskcache *dc, struct dcmodule *m, struct symmodule *
 	m->strs[0] = NULL;
 	if (h.object >= ns || h.build_id >= ns || h.debug_path >= ns)
 		return dc_err(why, whylen, "bad identity");
-	/* identity: the same object, the same debug info */
+	/* identity: the same object file, unchanged, the same debug info */
 	const char *bid = h.build_id ? m->strs[h.build_id] : "";
+	const char *o = h.object ? m->strs[h.object] : "";
 	if (strcmp(bid, m->build_id))
 		return dc_err(why, whylen, "made for another build id");
-	if (!m->build_id[0]) {
-		const char *o = h.object ? m->strs[h.object] : "";
-		if (strcmp(o, m->obj) || !m->objst_ok || (uint64_t)m->objst.st_size != h.object_size ||
-		    !dc_same_time(&m->objst, h.object_mtime_sec, h.object_mtime_nsec))
-			return dc_err(why, whylen, "made for another version of the file");
-	}
+	if (strcmp(o, m->obj))
+		return dc_err(why, whylen, "made for another file");
+	if (!m->objst_ok || (uint64_t)m->objst.st_size != h.object_size ||
+	    (uint64_t)m->objst.st_ino != h.object_ino ||
+	    !dc_same_time(&m->objst, h.object_mtime_sec, h.object_mtime_nsec))
+		return dc_err(why, whylen, "made for another version of the file");
 	if (h.debug_path) {
 		struct stat st;
 		if (stat(m->strs[h.debug_path], &st) || (uint64_t)st.st_size != h.debug_size ||
@@ -497,19 +500,13 @@ struct dcmodule *diskcache_module(struct diskcache *dc, struct symmodule *mod,
 	size_t blen = 0;
 	const unsigned char *bid = symmodule_build_id(mod, &blen);
 	m->objst_ok = stat(obj, &m->objst) == 0;
-	if (bid && blen && blen <= 64) {
+	/* named by build id and path: one file per copy of a binary, since
+	 * a stripped copy must not get the names its original has */
+	if (bid && blen && blen <= 64)
 		dc_hex(m->build_id, bid, blen);
-		snprintf(m->fname, sizeof m->fname, "%s.sym", m->build_id);
-	} else {
-		uint64_t h = jh_hash_bytes(obj, strlen(obj) + 1, 0);
-		if (m->objst_ok) {
-			int64_t id[3] = { (int64_t)m->objst.st_size, (int64_t)m->objst.st_mtim.tv_sec,
-					  (int64_t)m->objst.st_mtim.tv_nsec };
-			h = jh_hash_bytes(id, sizeof id, h);
-		}
-		snprintf(m->fname, sizeof m->fname, "path-%016llx.sym",
-			 (unsigned long long)jh_mix64(h));
-	}
+	snprintf(m->fname, sizeof m->fname, "%s-%016llx.sym",
+		 m->build_id[0] ? m->build_id : "nobuildid",
+		 (unsigned long long)jh_mix64(jh_hash_bytes(obj, strlen(obj), 0)));
 	m->next = dc->modules;
 	dc->modules = m;
 	char why[400];
@@ -538,6 +535,12 @@ struct dcmodule *diskcache_module(struct diskcache *dc, struct symmodule *mod,
 	}
 	snprintf(m->state, sizeof m->state, "loaded %zu answers from %.400s/%s", m->nents, dc->dir,
 		 m->fname);
+	/* a file in use is kept by dc_prune(): its time says when it was
+	 * last used, updated at most once a day */
+	struct stat st;
+	if (!fstatat(dc->dirfd, m->fname, &st, AT_SYMLINK_NOFOLLOW) &&
+	    st.st_mtim.tv_sec < time(NULL) - 86400)
+		utimensat(dc->dirfd, m->fname, NULL, AT_SYMLINK_NOFOLLOW);
 	return m;
 }
 
@@ -590,6 +593,39 @@ static int dc_write_all(int fd, const void *p, size_t n)
 static int64_t dc_str(struct strtab *t, const char *s)
 {
 	return s && *s ? strtab_intern(t, s) : 0;
+}
+
+/* Removes cache files unused for DISKCACHE_MAX_AGE days, and temporary
+ * files a killed run left behind, so the folder does not grow with every
+ * build of every binary ever analyzed.  Only names jheap writes, only the
+ * user's own files, never through a link. */
+static void dc_prune(struct diskcache *dc)
+{
+	if (dc->pruned)
+		return;
+	dc->pruned = true;
+	int fd = dup(dc->dirfd);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	rewinddir(d);
+	time_t now = time(NULL);
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		size_t n = strlen(e->d_name);
+		bool tmp = !strncmp(e->d_name, ".tmp-", 5);
+		bool sym = n > 4 && !strcmp(e->d_name + n - 4, ".sym");
+		struct stat st;
+		if ((!tmp && !sym) || fstatat(dc->dirfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) ||
+		    st.st_uid != geteuid() || !(S_ISREG(st.st_mode) || S_ISLNK(st.st_mode)))
+			continue;
+		if (st.st_mtim.tv_sec < now - (tmp ? 86400 : DISKCACHE_MAX_AGE * 86400))
+			unlinkat(dc->dirfd, e->d_name, 0);
+	}
+	closedir(d);
 }
 
 int dcmodule_save(struct diskcache *dc, struct dcmodule *m, struct symmodule *mod,
@@ -682,6 +718,7 @@ int dcmodule_save(struct diskcache *dc, struct dcmodule *m, struct symmodule *mo
 	h.build_id = (uint32_t)ids[1];
 	h.debug_path = (uint32_t)ids[2];
 	h.object_size = (uint64_t)m->objst.st_size;
+	h.object_ino = (uint64_t)m->objst.st_ino;
 	h.object_mtime_sec = m->objst.st_mtim.tv_sec;
 	h.object_mtime_nsec = m->objst.st_mtim.tv_nsec;
 	if (h.debug_path) {
@@ -744,6 +781,7 @@ int dcmodule_save(struct diskcache *dc, struct dcmodule *m, struct symmodule *mo
 	}
 	tmp[0] = '\0';
 	rc = 0;
+	dc_prune(dc);
 out:
 	if (fd >= 0)
 		close(fd);

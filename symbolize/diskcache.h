@@ -2,8 +2,9 @@
  * diskcache: the persistent symbol cache.
  *
  * One file per object file under $XDG_CACHE_HOME/jheap (else
- * ~/.cache/jheap), named after the object's GNU build id, or after a hash
- * of its path, size and modification time when it has none.  A file holds
+ * ~/.cache/jheap), named after the object's GNU build id and a hash of its
+ * path, and valid only while that file keeps its size, modification time
+ * and inode (so a binary without a build id is keyed by those).  A file holds
  * the answers symcache gave for the link-time addresses looked up so far:
  * the inline chain of each address, misses included.  The next analysis of
  * any dump of the same binary takes those answers from the file and reads
@@ -41,6 +42,9 @@ struct dcmodule;
 #define DISKCACHE_MAX_FILE (512u << 20)
 #define DISKCACHE_MAX_ENTRIES (1u << 22)
 #define DISKCACHE_MAX_CHAIN 256
+/* Cache files not used for this many days are removed by the next run
+ * that writes one. */
+#define DISKCACHE_MAX_AGE 30
 
 /* Opens the cache folder, creating it (mode 0700) when missing.  DIR is
  * the folder to use, or NULL for $XDG_CACHE_HOME/jheap, else

@@ -76,6 +76,9 @@ TRASH_DIRECTORY=$BUILD_DIR/trash/$TEST_NAME
 rm -rf "$TRASH_DIRECTORY"
 mkdir -p "$TRASH_DIRECTORY" || { echo "$0: cannot create $TRASH_DIRECTORY" >&2; exit 1; }
 cd "$TRASH_DIRECTORY" || exit 1
+# jheap's persistent symbol cache: one per script, shared by its tests (so
+# that every script also runs jheap on a warm cache), never the user's.
+export XDG_CACHE_HOME="$TRASH_DIRECTORY/.cache"
 
 test_count=0
 test_passed=0
