@@ -1,0 +1,296 @@
+/*
+ * Unit tests for symbolize/diskcache.c: a written cache reads back to the
+ * answers symcache gives; every kind of damage to a file, with its
+ * checksum made right again so that the checks behind it are reached, is
+ * either refused or yields only well-formed answers (run under ASan and
+ * valgrind by make check SANITIZE=... and t0610).
+ *
+ * The object is this test program itself.  diskcache.c is included, not
+ * linked, to reach its file layout and checksum.
+ */
+#include "symbolize/diskcache.c"
+#include "tests/unit/unit.h"
+
+#include <elf.h>
+#include <ftw.h>
+#include <stddef.h>
+
+static char self[4096], dir[256];
+
+static int rm_one(const char *p, const struct stat *st, int flag, struct FTW *f)
+{
+	(void)st, (void)flag, (void)f;
+	return remove(p);
+}
+
+/* A fresh cache folder holding one file for this program, made from the
+ * answers to NPCS addresses spread over its code; returns its path. */
+static struct symcache *sc;
+static struct symmodule *mod;
+static uint64_t pcs[64];
+static size_t npcs;
+
+static int setup(void)
+{
+	char err[512];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+	if (n <= 0)
+		return -1;
+	self[n] = '\0';
+	snprintf(dir, sizeof dir, "/tmp/jheap-dctest.%ld", (long)getpid());
+	sc = symcache_new(NULL);
+	mod = symcache_module(sc, self, err, sizeof err);
+	if (!mod) {
+		fprintf(stderr, "%s\n", err);
+		return -1;
+	}
+	size_t nseg;
+	const struct symsegment *segs = symmodule_segments(mod, &nseg);
+	for (size_t i = 0; i < nseg; i++)
+		if (segs[i].flags & PF_X)
+			for (uint64_t a = segs[i].vaddr + 16; a < segs[i].vaddr + segs[i].memsz &&
+			     npcs < 64; a += segs[i].memsz / 64 + 1)
+				pcs[npcs++] = a;
+	return npcs ? 0 : -1;
+}
+
+static const char *cache_path(const struct dcmodule *m)
+{
+	static char p[600];
+	snprintf(p, sizeof p, "%s/jheap/%s", dir, m->fname);
+	return p;
+}
+
+/* Writes the cache of this program from scratch; returns its bytes. */
+static char *make_file(size_t *len)
+{
+	char err[512];
+	nftw(dir, rm_one, 8, FTW_DEPTH | FTW_PHYS);
+	struct diskcache *dc = diskcache_open(dir, NULL, err, sizeof err);
+	if (!dc)
+		return NULL;
+	struct dcmodule *m = diskcache_module(dc, mod, self);
+	for (size_t i = 0; i < npcs; i++) {
+		struct symresult r;
+		symmodule_lookup(mod, pcs[i], &r);
+		dcmodule_add(m, pcs[i], &r);
+	}
+	char *buf = NULL;
+	if (!dcmodule_save(dc, m, mod, err, sizeof err)) {
+		FILE *f = fopen(cache_path(m), "rb");
+		buf = malloc(DISKCACHE_MAX_FILE / 1024);
+		*len = f ? fread(buf, 1, DISKCACHE_MAX_FILE / 1024, f) : 0;
+		if (f)
+			fclose(f);
+	}
+	diskcache_close(dc);
+	return buf;
+}
+
+static void fix_checksum(char *buf, size_t len)
+{
+	struct dc_header h;
+	if (len < sizeof h)
+		return;
+	memcpy(&h, buf, sizeof h);
+	h.checksum = dc_checksum(buf + sizeof h, len - sizeof h);
+	memcpy(buf, &h, sizeof h);
+}
+
+/* Puts BUF in place of the cache file and reads it back: the number of
+ * answers loaded, -1 when the file was refused.  Every answer loaded is
+ * walked, so that ASan or valgrind sees any bad pointer. */
+static long load(const char *buf, size_t len, char *why, size_t whylen)
+{
+	char err[512];
+	struct diskcache *dc = diskcache_open(dir, NULL, err, sizeof err);
+	if (!dc)
+		return -2;
+	struct dcmodule *probe = diskcache_module(dc, mod, self);
+	FILE *f = fopen(cache_path(probe), "wb");
+	fwrite(buf, 1, len, f);
+	fclose(f);
+	diskcache_close(dc);
+	dc = diskcache_open(dir, NULL, err, sizeof err);
+	struct dcmodule *m = diskcache_module(dc, mod, self);
+	long n = strncmp(m->state, "loaded ", 7) ? -1 : (long)m->nents;
+	snprintf(why, whylen, "%s", m->state);
+	size_t sum = 0;
+	for (size_t i = 0; i < m->nents; i++) {
+		const struct symresult *r = &m->ents[i].res;
+		for (unsigned k = 0; k < r->nframes; k++) {
+			const struct symframe *fr = &r->frames[k];
+			sum += (fr->name ? strlen(fr->name) : 0) + (fr->file ? strlen(fr->file) : 0) +
+			       (fr->linkage ? strlen(fr->linkage) : 0) +
+			       (fr->decl_file ? strlen(fr->decl_file) : 0);
+		}
+		struct symresult out;
+		if (!dcmodule_lookup(m, m->ents[i].vaddr, &out) || out.nframes != r->nframes)
+			n = -3;
+	}
+	(void)sum;
+	diskcache_close(dc);
+	return n;
+}
+
+TEST(roundtrip)
+{
+	size_t len = 0;
+	char *buf = make_file(&len);
+	CHECK(buf != NULL);
+	char err[512];
+	struct diskcache *dc = diskcache_open(dir, NULL, err, sizeof err);
+	CHECK(dc != NULL);
+	struct dcmodule *m = diskcache_module(dc, mod, self);
+	CHECK_INT(dcmodule_loaded(m), npcs);
+	size_t dwarf = 0;
+	for (size_t i = 0; i < npcs; i++) {
+		struct symresult a, b;
+		symmodule_lookup(mod, pcs[i], &a);
+		CHECK(dcmodule_lookup(m, pcs[i], &b));
+		CHECK_INT(b.status, a.status);
+		CHECK_INT(b.nframes, a.nframes);
+		dwarf += a.status == SYM_DWARF;
+		for (unsigned k = 0; k < a.nframes && k < b.nframes; k++) {
+			const struct symframe *x = &a.frames[k], *y = &b.frames[k];
+			CHECK(!x->name == !y->name && (!x->name || !strcmp(x->name, y->name)));
+			CHECK(!x->file == !y->file && (!x->file || !strcmp(x->file, y->file)));
+			CHECK(!x->linkage == !y->linkage &&
+			      (!x->linkage || !strcmp(x->linkage, y->linkage)));
+			CHECK_INT(y->line, x->line);
+			CHECK_INT(y->column, x->column);
+			CHECK_INT(y->decl_line, x->decl_line);
+			CHECK_INT(y->inlined, x->inlined);
+		}
+	}
+	CHECK(dwarf > 0);  /* the test program has DWARF: frames with files */
+	struct symresult r;
+	CHECK(!dcmodule_lookup(m, 1, &r));
+	diskcache_close(dc);
+	free(buf);
+}
+
+/* Field-by-field damage with a correct checksum: each must be refused. */
+TEST(bad_fields)
+{
+	size_t len = 0;
+	char *good = make_file(&len), why[1100];
+	char *buf = malloc(len + 64);
+	struct dc_header h;
+	memcpy(&h, good, sizeof h);
+	CHECK(h.nentries == npcs && h.nframes > 0);
+	struct { const char *what; size_t off; uint32_t val; const char *reason; } cases[] = {
+		{ "version", offsetof(struct dc_header, version), 2, "format version 2" },
+		{ "header size", offsetof(struct dc_header, header_size), 8, "bad header size" },
+		{ "entries", offsetof(struct dc_header, nentries), (uint32_t)npcs + 1, "sizes do not add up" },
+		{ "strings", offsetof(struct dc_header, nstrings), 1, "bad string table" },
+		{ "object", offsetof(struct dc_header, object), 0, "made for another file" },
+		{ "object id", offsetof(struct dc_header, object), 0xffffffffu, "bad identity" },
+		{ "size", offsetof(struct dc_header, object_size), 1, "another version of the file" },
+		{ "build id", offsetof(struct dc_header, build_id), 0, "" },
+		/* the first entry: its frame count, its status, its order */
+		{ "chain", sizeof h + offsetof(struct dc_entry, nframes), 0x0000ffffu, "bad entry 0" },
+		{ "status", sizeof h + offsetof(struct dc_entry, status), 7, "bad entry 0" },
+		{ "order", sizeof h + sizeof(struct dc_entry), 0, "bad entry 1" },
+		/* the first frame: a string id, a line */
+		{ "name id", sizeof h + npcs * sizeof(struct dc_entry), 0xfffffff0u, "bad frame 0" },
+		{ "line", sizeof h + npcs * sizeof(struct dc_entry) + offsetof(struct dc_frame, line),
+		  0x80000000u, "bad frame 0" },
+		{ "inlined", sizeof h + npcs * sizeof(struct dc_entry) + offsetof(struct dc_frame, inlined),
+		  2, "bad frame 0" },
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		memcpy(buf, good, len);
+		if (cases[i].off + 4 > len)
+			continue;
+		if (!strcmp(cases[i].what, "order")) {
+			/* entry 1's address equal to entry 0's */
+			memcpy(buf + sizeof h + sizeof(struct dc_entry), buf + sizeof h, 8);
+		} else if (!strcmp(cases[i].what, "status")) {
+			buf[cases[i].off] = (char)cases[i].val;
+		} else if (!strcmp(cases[i].what, "chain")) {
+			uint16_t v = (uint16_t)cases[i].val;
+			memcpy(buf + cases[i].off, &v, 2);
+		} else {
+			memcpy(buf + cases[i].off, &cases[i].val, 4);
+		}
+		fix_checksum(buf, len);
+		long n = load(buf, len, why, sizeof why);
+		if (n != -1 || !strstr(why, cases[i].reason))
+			fprintf(stderr, "case %s: %ld, %s\n", cases[i].what, n, why);
+		CHECK(n == -1);
+		CHECK(strstr(why, cases[i].reason) != NULL);
+	}
+	/* a string table whose last string has lost its NUL */
+	memcpy(buf, good, len);
+	buf[len - 1] = 'x';
+	fix_checksum(buf, len);
+	CHECK(load(buf, len, why, sizeof why) == -1 && strstr(why, "bad string table"));
+	/* one byte more, with the counts saying so nowhere */
+	memcpy(buf, good, len);
+	buf[len] = 0;
+	fix_checksum(buf, len + 1);
+	CHECK(load(buf, len + 1, why, sizeof why) == -1 && strstr(why, "sizes do not add up"));
+	/* and the file untouched still loads */
+	CHECK(load(good, len, why, sizeof why) == (long)npcs);
+	free(buf);
+	free(good);
+}
+
+/* Random damage: bytes set, words set to edge values, truncation; the
+ * checksum made right half of the time.  Nothing may crash, every file
+ * loaded must be walkable. */
+TEST(random_damage)
+{
+	size_t len = 0;
+	char *good = make_file(&len), why[1100];
+	char *buf = malloc(len);
+	unsigned seed = 12345;
+	long refused = 0, loaded = 0;
+	static const uint32_t edges[] = { 0, 1, 0x7fffffffu, 0x80000000u, 0xffffffffu, 0xffffu, 256, 257 };
+	for (int it = 0; it < 3000; it++) {
+		memcpy(buf, good, len);
+		size_t n = len;
+		int k = 1 + (int)(rand_r(&seed) % 4);
+		for (int j = 0; j < k && n > 0; j++) {
+			size_t off = (size_t)rand_r(&seed) % n;
+			switch (rand_r(&seed) % 3) {
+			case 0: buf[off] = (char)rand_r(&seed); break;
+			case 1:
+				off &= ~(size_t)3;
+				if (off + 4 <= n) {
+					uint32_t v = edges[rand_r(&seed) % 8];
+					memcpy(buf + off, &v, 4);
+				}
+				break;
+			default: n = off; break;
+			}
+		}
+		if (rand_r(&seed) & 1)
+			fix_checksum(buf, n);
+		long r = load(buf, n, why, sizeof why);
+		CHECK(r >= -1);
+		if (r < 0)
+			refused++;
+		else
+			loaded++;
+	}
+	CHECK(refused > 2000);
+	printf("random damage: %ld files refused, %ld loaded and walked\n", refused, loaded);
+	free(buf);
+	free(good);
+}
+
+int main(void)
+{
+	if (setup()) {
+		printf("%s: SKIP: cannot read this program\n", __FILE__);
+		return 0;
+	}
+	RUN(roundtrip);
+	RUN(bad_fields);
+	RUN(random_damage);
+	nftw(dir, rm_one, 8, FTW_DEPTH | FTW_PHYS);
+	symcache_free(sc);
+	return UNIT_END();
+}
