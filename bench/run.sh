@@ -275,6 +275,10 @@ out() { printf '%s\n' "$*" >>"$REPORT"; }
 
 # jheap_has OPTION: jheap's --help lists OPTION.
 jheap_has() { "$JHEAP" --help 2>&1 | grep -q -e "$1"; }
+# Every jheap run symbolizes from scratch, without the persistent symbol
+# cache (a repeated run would find it warm), except in "Second run".
+NC=()
+jheap_has '--no-cache' && NC=(--no-cache)
 
 # -------------------------------------------- end to end, side by side
 
@@ -306,7 +310,7 @@ for pair in "${INPUTS[@]}"; do
 			measure "jeprof.$id" "$JEPROF_TIMEOUT" "$JEPROF" "--$mode" "$bin" "$dump"
 			jp_st=$M_STATUS jp_s=$M_SECS jp_rss=$M_RSS
 		fi
-		measure "jheap.$id" "$TOOL_TIMEOUT" "$JHEAP" --quiet "--$mode" "$bin" "$dump"
+		measure "jheap.$id" "$TOOL_TIMEOUT" "$JHEAP" --quiet "${NC[@]}" "--$mode" "$bin" "$dump"
 		jh_st=$M_STATUS jh_s=$M_SECS jh_rss=$M_RSS
 		agree=
 		if [ "$mode" = text ] && [ "$jp_st" = ok ] && [ "$jh_st" = ok ]; then
@@ -369,11 +373,11 @@ out ""
 # jheap's own figure: --symbols when it has it, else (and also) --text on a
 # dump holding one single-frame stack per pc.
 if jheap_has '--symbols'; then
-	MEASURE_IN=$B/sym/pcs.symin measure sym.jheap "$TOOL_TIMEOUT" "$JHEAP" --quiet --symbols "$PROG"
+	MEASURE_IN=$B/sym/pcs.symin measure sym.jheap "$TOOL_TIMEOUT" "$JHEAP" --quiet "${NC[@]}" --symbols "$PROG"
 	SYM_NOTE="\`jheap --symbols\` symbolizes every frame, inline ones included, and prints the outermost function of each pc, as \`jeprof --symbols\` does; \`jheap --text\` on a heap_v2 dump holding one single-frame stack per pc (the same pcs) shows the same work through the whole pipeline, with the inline frames in its report."
-	measure sym.jheaptext "$TOOL_TIMEOUT" "$JHEAP" --quiet --text "$PROG" "$B/sym/pcs.heap"
+	measure sym.jheaptext "$TOOL_TIMEOUT" "$JHEAP" --quiet "${NC[@]}" --text "$PROG" "$B/sym/pcs.heap"
 else
-	measure sym.jheap "$TOOL_TIMEOUT" "$JHEAP" --quiet --text "$PROG" "$B/sym/pcs.heap"
+	measure sym.jheap "$TOOL_TIMEOUT" "$JHEAP" --quiet "${NC[@]}" --text "$PROG" "$B/sym/pcs.heap"
 	SYM_NOTE="jheap has no --symbols yet: its figure is \`jheap --text\` on a heap_v2 dump holding one single-frame stack per pc (the same pcs; parsing and aggregating them takes a few milliseconds)."
 fi
 out "Each tool reads the same pcs and looks up every frame with inline frames; the pcs are the return addresses minus one, as link-time addresses for the addr2line family and as runtime addresses with the dump's maps for jeprof and jheap. \"frames printed\" counts function/location pairs in the output (each tool's own count of inline levels)."
@@ -475,7 +479,7 @@ if [ -n "$PERF" ]; then
 	say "bench: profiling jheap --text on the largest real dump (perf)..."
 	rm -f "$B/out/perf.data" "$B/out/perf.data.old"
 	if "$PERF" record -q -F 1999 --call-graph dwarf,16384 -o "$B/out/perf.data" -- \
-		"$JHEAP" --quiet --text "$PROG" "$D200" >/dev/null 2>"$B/out/perf.err"; then
+		"$JHEAP" --quiet "${NC[@]}" --text "$PROG" "$D200" >/dev/null 2>"$B/out/perf.err"; then
 		"$PERF" report -i "$B/out/perf.data" --stdio --no-children --sort dso,symbol -g none \
 			--percent-limit 1 2>/dev/null | perf_lines 15 >"$PROFILE_SELF"
 		"$PERF" report -i "$B/out/perf.data" --stdio --children --sort dso,symbol -g none \
@@ -595,7 +599,10 @@ time, not summed); one command at a time, output to files under
 times and the median time is reported (a single short run on a shared
 machine is at the mercy of the other processes); longer ones run once.
 jeprof runs are stopped after `JEPROF_TIMEOUT` seconds (600 by default) and
-reported as ">600": the ratio is then a lower bound.  For symbolization alone all tools get the same unique pcs of the
+reported as ">600": the ratio is then a lower bound.  jheap runs with
+`--no-cache` everywhere but in "Second run", so every other figure is a
+cold symbolization (its persistent symbol cache would make the repeated
+runs warm).  For symbolization alone all tools get the same unique pcs of the
 generated binary, taken from the largest dump (return address minus one).
 On a shared machine absolute times drift between runs; the ratios are
 measured in the same run on the same inputs.
