@@ -96,7 +96,7 @@ static struct diskcache *open_cache(struct run *r)
 	if (c->no_cache || c->no_symbolize)
 		return NULL;
 	char err[1024];
-	struct diskcache *dc = diskcache_open(NULL, c->debuginfo_dirs, err, sizeof(err));
+	struct diskcache *dc = diskcache_new(NULL, c->debuginfo_dirs, err, sizeof(err));
 	if (!dc) {
 		char msg[1200];
 		snprintf(msg, sizeof(msg), "symbol cache not used: %s (--no-cache skips it)", err);
@@ -473,7 +473,7 @@ static int run_symbols(struct run *r, const char *binary)
 	struct symbolize_stats st;
 	if (symbolize_profile(&p, sc, &so, &st, err, sizeof(err))) {
 		symcache_free(sc);
-		diskcache_close(dc);
+		diskcache_free(dc);
 		goto oom;
 	}
 	char buf[4096];
@@ -487,7 +487,7 @@ static int run_symbols(struct run *r, const char *binary)
 		puts(aggregate_func_name(&p, outer->function, r->cli.full_names, buf, sizeof(buf)));
 	}
 	symcache_free(sc);
-	diskcache_close(dc);
+	diskcache_free(dc);
 	goto out;
 oom:
 	fprintf(stderr, "jheap: out of memory\n");
@@ -645,7 +645,7 @@ static int run(struct run *r, int argc, char **argv)
 		}
 	}
 	symcache_free(sc);
-	diskcache_close(dc);
+	diskcache_free(dc);
 	free(remap);
 out:
 	growth_release(&g);

@@ -140,7 +140,7 @@ static int dc_mkdirs(const char *path)
 	}
 }
 
-struct diskcache *diskcache_open(const char *dir, const char *const *debuginfo_dirs,
+struct diskcache *diskcache_new(const char *dir, const char *const *debuginfo_dirs,
 				 char *err, size_t errlen)
 {
 	char base[4096];
@@ -222,7 +222,7 @@ struct diskcache *diskcache_open(const char *dir, const char *const *debuginfo_d
 	return dc;
 fail:
 	close(bfd);
-	diskcache_close(dc);
+	diskcache_free(dc);
 	return NULL;
 }
 
@@ -237,7 +237,7 @@ static void dc_module_free(struct dcmodule *m)
 	free(m);
 }
 
-void diskcache_close(struct diskcache *dc)
+void diskcache_free(struct diskcache *dc)
 {
 	if (!dc)
 		return;

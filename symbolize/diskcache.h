@@ -51,10 +51,10 @@ struct dcmodule;
  * $HOME/.cache/jheap.  DEBUGINFO_DIRS are the --debuginfo-dir folders
  * (NULL-terminated, may be NULL; borrowed).  Returns NULL with a message
  * in err when the folder cannot be used safely. */
-struct diskcache *diskcache_open(const char *dir, const char *const *debuginfo_dirs,
+struct diskcache *diskcache_new(const char *dir, const char *const *debuginfo_dirs,
 				 char *err, size_t errlen);
 /* Frees the cache and every module. NULL is a no-op. */
-void diskcache_close(struct diskcache *dc);
+void diskcache_free(struct diskcache *dc);
 /* The folder in use. */
 const char *diskcache_dir(const struct diskcache *dc);
 
@@ -67,7 +67,7 @@ struct dcmodule *diskcache_module(struct diskcache *dc, struct symmodule *mod,
 
 /* The answer for link-time address VADDR: 1 and *out filled when cached,
  * else 0.  Only reads: safe from several threads at once.  The frames stay
- * valid until diskcache_close(). */
+ * valid until diskcache_free(). */
 int dcmodule_lookup(const struct dcmodule *m, uint64_t vaddr, struct symresult *out);
 
 /* Records an answer looked up live, to be written by dcmodule_save().  The

@@ -291,7 +291,9 @@ struct worker {
 	struct symresult *res;
 	uint64_t (*ranges)[3];    /* --disasm: vaddr, function lo, hi per address */
 	uint64_t *vaddrs;         /* the link-time address of each, for the cache */
-	uint8_t *live;            /* 1: looked up live, to be added to the cache */
+	uint8_t *live;            /* 1: looked up live, to be added to the cache;
+				     2: answered by the cache; 0: neither (no
+				     object, or outside its segments) */
 	struct job *jobs;
 	size_t njobs, cap_jobs, load;
 	struct ctx *c;            /* for progress, on the main thread only */
@@ -321,7 +323,9 @@ static void lookup_job(struct worker *w, const struct job *j)
 		else if (addr_rel_to_vaddr(segs, nseg, addr_rel(pc, m->start, m->offset), &vaddr))
 			continue;
 		w->vaddrs[i] = vaddr;
-		if (!j->g->dcm || !dcmodule_lookup(j->g->dcm, vaddr, r)) {
+		if (j->g->dcm && dcmodule_lookup(j->g->dcm, vaddr, r)) {
+			w->live[i] = 2;
+		} else {
 			symmodule_lookup(mod, vaddr, r);
 			w->live[i] = 1;
 		}
@@ -397,19 +401,19 @@ static int cache_group(struct ctx *c, const struct group *g, const uint64_t *vad
 {
 	if (!g->dcm)
 		return 0;
-	size_t added = 0;
+	size_t added = 0, hits = 0;
 	for (size_t i = g->lo; i < g->hi; i++) {
-		if (!live[i]) {
-			c->st->cache_hits++;
-			continue;
+		if (live[i] == 2) {
+			hits++;
+		} else if (live[i] == 1) {
+			if (dcmodule_add(g->dcm, vaddrs[i], &res[i]))
+				return JH_ENOMEM;
+			added++;
 		}
-		c->st->cache_misses++;
-		if (dcmodule_add(g->dcm, vaddrs[i], &res[i]))
-			return JH_ENOMEM;
-		added++;
 	}
-	note(c, "%s: %zu addresses from the cache, %zu looked up", g->obj,
-		     g->hi - g->lo - added, added);
+	c->st->cache_hits += hits;
+	c->st->cache_misses += added;
+	note(c, "%s: %zu addresses from the cache, %zu looked up", g->obj, hits, added);
 	return 0;
 }
 

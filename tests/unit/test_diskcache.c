@@ -66,7 +66,7 @@ static char *make_file(size_t *len)
 {
 	char err[512];
 	nftw(dir, rm_one, 8, FTW_DEPTH | FTW_PHYS);
-	struct diskcache *dc = diskcache_open(dir, NULL, err, sizeof err);
+	struct diskcache *dc = diskcache_new(dir, NULL, err, sizeof err);
 	if (!dc)
 		return NULL;
 	struct dcmodule *m = diskcache_module(dc, mod, self);
@@ -83,7 +83,7 @@ static char *make_file(size_t *len)
 		if (f)
 			fclose(f);
 	}
-	diskcache_close(dc);
+	diskcache_free(dc);
 	return buf;
 }
 
@@ -103,15 +103,15 @@ static void fix_checksum(char *buf, size_t len)
 static long load(const char *buf, size_t len, char *why, size_t whylen)
 {
 	char err[512];
-	struct diskcache *dc = diskcache_open(dir, NULL, err, sizeof err);
+	struct diskcache *dc = diskcache_new(dir, NULL, err, sizeof err);
 	if (!dc)
 		return -2;
 	struct dcmodule *probe = diskcache_module(dc, mod, self);
 	FILE *f = fopen(cache_path(probe), "wb");
 	fwrite(buf, 1, len, f);
 	fclose(f);
-	diskcache_close(dc);
-	dc = diskcache_open(dir, NULL, err, sizeof err);
+	diskcache_free(dc);
+	dc = diskcache_new(dir, NULL, err, sizeof err);
 	struct dcmodule *m = diskcache_module(dc, mod, self);
 	long n = strncmp(m->state, "loaded ", 7) ? -1 : (long)m->nents;
 	snprintf(why, whylen, "%s", m->state);
@@ -129,7 +129,7 @@ static long load(const char *buf, size_t len, char *why, size_t whylen)
 			n = -3;
 	}
 	(void)sum;
-	diskcache_close(dc);
+	diskcache_free(dc);
 	return n;
 }
 
@@ -139,7 +139,7 @@ TEST(roundtrip)
 	char *buf = make_file(&len);
 	CHECK(buf != NULL);
 	char err[512];
-	struct diskcache *dc = diskcache_open(dir, NULL, err, sizeof err);
+	struct diskcache *dc = diskcache_new(dir, NULL, err, sizeof err);
 	CHECK(dc != NULL);
 	struct dcmodule *m = diskcache_module(dc, mod, self);
 	CHECK_INT(dcmodule_loaded(m), npcs);
@@ -166,7 +166,7 @@ TEST(roundtrip)
 	CHECK(dwarf > 0);  /* the test program has DWARF: frames with files */
 	struct symresult r;
 	CHECK(!dcmodule_lookup(m, 1, &r));
-	diskcache_close(dc);
+	diskcache_free(dc);
 	free(buf);
 }
 
