@@ -400,7 +400,7 @@ static int dc_parse(struct diskcache *dc, struct dcmodule *m, struct symmodule *
 	const struct dc_frame *frames = (const void *)(p + (size_t)h.nentries * sizeof *ents);
 	char *s = (char *)p + (size_t)h.nentries * sizeof *ents + (size_t)h.nframes * sizeof *frames;
 	/* strings: exactly nstrings, each NUL-terminated, the first empty */
-	if (!h.nstrings || !h.strbytes || s[0] || s[h.strbytes - 1])
+	if (!h.nstrings || !h.strbytes || h.nstrings > h.strbytes || s[0] || s[h.strbytes - 1])
 		return dc_err(why, whylen, "bad string table");
 	m->strs = calloc(h.nstrings, sizeof *m->strs);
 	if (!m->strs)
