@@ -190,21 +190,25 @@ out:
 	return rc;
 }
 
+uint32_t aggregate_stack_start(const struct aggregate *a, const struct profile *p,
+			       uint32_t sample)
+{
+	const struct pf_sample *s = &p->samples[sample];
+	uint32_t start = 0;
+	for (uint32_t i = 0; i < s->depth; i++)
+		if (a->locinfo[p->stacks[s->stack0 + i]].allocator)
+			start = i + 1;
+	return start;
+}
+
 int64_t aggregate_stack_keys(const struct aggregate *a, const struct profile *p,
 			     uint32_t sample, uint32_t **out, size_t *cap)
 {
 	const struct pf_sample *s = &p->samples[sample];
 	size_t n = 0;
 	uint8_t seen = 0;
-	for (uint32_t i = 0; i < s->depth; i++) {
+	for (uint32_t i = aggregate_stack_start(a, p, sample); i < s->depth; i++) {
 		const struct agg_locinfo *li = &a->locinfo[p->stacks[s->stack0 + i]];
-		if (li->allocator) {
-			/* cut everything up to and including the outermost
-			 * allocator location */
-			n = 0;
-			seen = 0;
-			continue;
-		}
 		if (jh_grow(out, cap, n + li->nkeys, sizeof(**out)))
 			return JH_ENOMEM;
 		if (!a->filtered) {
@@ -219,7 +223,7 @@ int64_t aggregate_stack_keys(const struct aggregate *a, const struct profile *p,
 			(*out)[n++] = a->lockeys[k];
 		}
 	}
-	if (a->filtered && ((a->want_focus && !(seen & AGG_F_FOCUS)) || (seen & AGG_F_IGNORE)))
+	if (a->filtered && aggregate_drops(a, seen))
 		return 0;
 	return (int64_t)n;
 }

@@ -75,6 +75,20 @@ int aggregate_sort(struct aggregate *a, bool by_cum);
 const char *aggregate_func_name(const struct profile *p, uint32_t func, bool full,
 				char *buf, size_t len);
 
+/* Index of the first location of sample S that a report shows: the one
+ * after the outermost allocator location (jeprof's "cut everything up to
+ * the outermost match"), 0 when the stack has none or the cut is off.
+ * Every writer that walks locations itself starts there. */
+uint32_t aggregate_stack_start(const struct aggregate *a, const struct profile *p,
+			       uint32_t sample);
+
+/* Whether --focus/--ignore leave out a stack whose kept keys carry the
+ * flags SEEN (the AGG_F_* of each key, or'ed). */
+static inline bool aggregate_drops(const struct aggregate *a, uint8_t seen)
+{
+	return (a->want_focus && !(seen & AGG_F_FOCUS)) || (seen & AGG_F_IGNORE);
+}
+
 /* Keys of sample S after allocator frames are cut and the filters applied,
  * leaf first, into *out (grown as needed); returns their count (0 when the
  * filters drop the whole stack) or a negative code. */

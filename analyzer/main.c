@@ -90,13 +90,13 @@ static void note_cb(void *ctx, const char *msg)
 
 /* The persistent symbol cache, or NULL when --no-cache, --no-symbolize or
  * when the folder cannot be used (a warning says why; the run goes on). */
-static struct diskcache *open_cache(struct run *r)
+static struct diskcache *open_cache(struct run *r, const struct symcache *sc)
 {
 	const struct cli *c = &r->cli;
 	if (c->no_cache || c->no_symbolize)
 		return NULL;
 	char err[1024];
-	struct diskcache *dc = diskcache_new(NULL, c->debuginfo_dirs, err, sizeof(err));
+	struct diskcache *dc = diskcache_new(NULL, symcache_debuginfo_dirs(sc), err, sizeof(err));
 	if (!dc) {
 		char msg[1200];
 		snprintf(msg, sizeof(msg), "symbol cache not used: %s (--no-cache skips it)", err);
@@ -400,19 +400,15 @@ static bool is_alnum(char c)
 	return (c >= '0' && c <= '9') || ((c | 32) >= 'a' && (c | 32) <= 'z') || c == '_';
 }
 
-static bool is_hex(char c)
-{
-	return (c >= '0' && c <= '9') || ((c | 32) >= 'a' && (c | 32) <= 'f');
-}
 
 /* The first word "0x<hex>" of LINE (jeprof's /\b(0x[0-9a-f]+)\b/i), or NULL. */
 static const char *find_hex_token(const char *line)
 {
 	for (const char *s = line; *s; s++) {
-		if (s[0] != '0' || (s[1] | 32) != 'x' || !is_hex(s[2]) || (s > line && is_alnum(s[-1])))
+		if (s[0] != '0' || (s[1] | 32) != 'x' || jh_hexval(s[2]) < 0 || (s > line && is_alnum(s[-1])))
 			continue;
 		const char *e = s + 2;
-		while (is_hex(*e))
+		while (jh_hexval(*e) >= 0)
 			e++;
 		if (!is_alnum(*e))
 			return s;
@@ -460,20 +456,21 @@ static int run_symbols(struct run *r, const char *binary)
 	}
 	free(line);
 	line = NULL;
-	profile_resolve_mappings(&p);
+	if (profile_resolve_mappings(&p))
+		goto oom;
 	struct symcache *sc = symcache_new(&(struct symcache_options){
 		.debuginfo_dirs = r->cli.debuginfo_dirs });
 	if (!sc)
 		goto oom;
-	struct diskcache *dc = open_cache(r);
+	struct diskcache *dc = open_cache(r, sc);
 	struct symbolize_options so = { .binary = binary, .lib_prefixes = r->cli.lib_prefixes,
 					.cache = dc, .note = debug_cache() ? note_cb : NULL,
 					.warn = warn_cb, .ctx = r,
 					.symcache_opts = { .debuginfo_dirs = r->cli.debuginfo_dirs } };
 	struct symbolize_stats st;
 	if (symbolize_profile(&p, sc, &so, &st, err, sizeof(err))) {
-		symcache_free(sc);
 		diskcache_free(dc);
+		symcache_free(sc);
 		goto oom;
 	}
 	char buf[4096];
@@ -486,8 +483,8 @@ static int run_symbols(struct run *r, const char *binary)
 		const struct pf_line *outer = &p.lines[l->line0 + l->nlines - 1];
 		puts(aggregate_func_name(&p, outer->function, r->cli.full_names, buf, sizeof(buf)));
 	}
-	symcache_free(sc);
 	diskcache_free(dc);
+	symcache_free(sc);
 	goto out;
 oom:
 	fprintf(stderr, "jheap: out of memory\n");
@@ -597,7 +594,7 @@ static int run(struct run *r, int argc, char **argv)
 		rc = EXIT_DATA;
 		goto out;
 	}
-	struct diskcache *dc = open_cache(r);
+	struct diskcache *dc = open_cache(r, sc);
 	struct symbolize_options so = {
 		.binary = binary, .lib_prefixes = c->lib_prefixes,
 		.cache = dc, .note = debug_cache() ? note_cb : NULL,
@@ -644,8 +641,8 @@ static int run(struct run *r, int argc, char **argv)
 			}
 		}
 	}
-	symcache_free(sc);
 	diskcache_free(dc);
+	symcache_free(sc);
 	free(remap);
 out:
 	growth_release(&g);

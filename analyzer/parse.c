@@ -428,11 +428,7 @@ static int parse_v2(struct parser *ps, const char *hdr, size_t hlen)
 
 static bool contains(const char *s, size_t n, const char *needle)
 {
-	size_t k = strlen(needle);
-	for (size_t i = 0; i + k <= n; i++)
-		if (!memcmp(s + i, needle, k))
-			return true;
-	return false;
+	return memmem(s, n, needle, strlen(needle)) != NULL;
 }
 
 static int parse_gperf(struct parser *ps, const char *hdr, size_t hlen)
@@ -623,7 +619,8 @@ int parse_buffer(struct profile *p, const char *name, const char *buf, size_t le
 out:
 	free(ps.frames);
 	free(ps.lcache);
-	profile_resolve_mappings(p);
+	if (profile_resolve_mappings(p) && !rc)
+		rc = perr(&ps, JH_ENOMEM, "out of memory");
 	return rc;
 }
 

@@ -197,7 +197,7 @@ static int looks_like_shared_object(const char *path)
 	return so && (so[3] == 0 || so[3] == '.');
 }
 
-void profile_resolve_mappings(struct profile *p)
+int profile_resolve_mappings(struct profile *p)
 {
 	/* Sorted index of executable mappings for a binary search per address;
 	 * the maps of a process rarely exceed a few thousand lines. */
@@ -237,7 +237,8 @@ void profile_resolve_mappings(struct profile *p)
 	idmap_init(&p->loc_index);
 	for (size_t i = 0; i < p->nlocs; i++) {
 		struct pf_location *l = &p->locs[i];
-		idmap_put(&p->loc_index, loc_hash(l->addr, l->leaf, l->mapping), (uint32_t)i);
+		if (idmap_put(&p->loc_index, loc_hash(l->addr, l->leaf, l->mapping), (uint32_t)i))
+			return JH_ENOMEM;
 	}
 	/* The main executable: the first file-backed executable mapping that
 	 * is not a shared object; /proc maps lists the program before its
@@ -255,6 +256,7 @@ void profile_resolve_mappings(struct profile *p)
 		p->maps[i].is_main = p->main_mapping != UINT32_MAX &&
 			p->maps[i].path == p->maps[p->main_mapping].path &&
 			p->maps[i].kind == PF_MAP_FILE;
+	return 0;
 }
 
 /* --- functions and lines --- */

@@ -170,8 +170,9 @@ uint32_t profile_presym_find(const struct profile *p, uint64_t addr);
 uint32_t profile_find_mapping(const struct profile *p, uint64_t addr);
 
 /* Points every location at the mapping that contains it and picks the main
- * executable's mapping.  Called by the parser once the maps are known. */
-void profile_resolve_mappings(struct profile *p);
+ * executable's mapping.  Called by the parser once the maps are known.
+ * Returns 0 or JH_ENOMEM (the location index could not be rebuilt). */
+int profile_resolve_mappings(struct profile *p);
 
 /* Adds SRC into DST with every value multiplied by SIGN: mappings, locations
  * (same address and mapping), samples (same location vector) and thread

@@ -111,6 +111,19 @@ static inline int jh_hexval(int c)
 	return -1;
 }
 
+/* Writes the N bytes at P as 2N lowercase hex digits and a NUL into DST
+ * (which holds 2N+1 bytes), as build ids are spelled. */
+static inline void jh_hex(char *dst, const void *p, size_t n)
+{
+	static const char digits[] = "0123456789abcdef";
+	const unsigned char *b = p;
+	for (size_t i = 0; i < n; i++) {
+		dst[2 * i] = digits[b[i] >> 4];
+		dst[2 * i + 1] = digits[b[i] & 15];
+	}
+	dst[2 * n] = '\0';
+}
+
 /* Length (1 to 4) of the valid UTF-8 sequence at S, which has N bytes
  * left, or 0 when S does not start one: overlong forms, surrogates and
  * code points past U+10FFFF are invalid (RFC 3629).  Reading stops at the

@@ -23,6 +23,7 @@
 #include <math.h>
 #include "analyzer/util.h"
 #include "output/output.h"
+#include "output/stacks.h"
 
 #define CG_SELF UINT32_MAX
 
@@ -240,8 +241,8 @@ static int build_paths(struct cg *c, struct cg_paths *ps)
 	const struct aggregate *a = c->r->a;
 	struct cg_frame *st = NULL;
 	size_t cap = 0;
-	int64_t f_alloc = fn_id(c, "[allocator]", "??", 0);
-	int64_t f_none = fn_id(c, "[no frames]", "??", 0);
+	int64_t f_alloc = fn_id(c, STACKS_ALLOCATOR_ONLY, "??", 0);
+	int64_t f_none = fn_id(c, STACKS_NO_FRAMES, "??", 0);
 	int64_t u = intern(c, "??");
 	int rc = f_alloc < 0 || f_none < 0 || u < 0 ? JH_ENOMEM : 0;
 	for (size_t si = 0; si < p->nsamples && !rc; si++) {
@@ -249,17 +250,11 @@ static int build_paths(struct cg *c, struct cg_paths *ps)
 		double v = s->v[c->r->value];
 		if (v == 0)
 			continue;
-		/* the stack after the outermost allocator location, as
-		 * aggregate_stack_keys() cuts it */
+		/* the stack after the outermost allocator location */
 		size_t n = 0;
-		bool cut = false;
-		for (uint32_t i = 0; i < s->depth; i++) {
+		uint32_t start = aggregate_stack_start(a, p, (uint32_t)si);
+		for (uint32_t i = start; i < s->depth; i++) {
 			uint32_t loc = p->stacks[s->stack0 + i];
-			if (a->locinfo[loc].allocator) {
-				n = 0;
-				cut = true;
-				continue;
-			}
 			size_t f0 = c->loc_frame0[loc], nf = c->loc_frame0[loc + 1] - f0;
 			if (jh_grow(&st, &cap, n + nf, sizeof(*st))) {
 				rc = JH_ENOMEM;
@@ -276,7 +271,7 @@ static int build_paths(struct cg *c, struct cg_paths *ps)
 				rc = JH_ENOMEM;
 				break;
 			}
-			st[0] = (struct cg_frame){ (uint32_t)(cut ? f_alloc : f_none), (uint32_t)u, 0 };
+			st[0] = (struct cg_frame){ (uint32_t)(start ? f_alloc : f_none), (uint32_t)u, 0 };
 			n = 1;
 		}
 		rc = path_add(ps, st, n, v, s->v[objects_of(c->r->value)]);

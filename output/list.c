@@ -102,10 +102,7 @@ static int collect(struct lister *ls)
 			rc = nk < 0 ? (int)nk : 0;
 			continue;
 		}
-		uint32_t start = 0;
-		for (uint32_t i = 0; i < s->depth; i++)
-			if (a->locinfo[p->stacks[s->stack0 + i]].allocator)
-				start = i + 1;
+		uint32_t start = aggregate_stack_start(a, p, (uint32_t)si);
 		bool leaf = true;
 		uint32_t stamp = (uint32_t)si + 1;
 		for (uint32_t i = start; i < s->depth && !rc; i++) {

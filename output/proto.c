@@ -180,17 +180,6 @@ static int alloc_regex(struct pw *w, uint32_t *out)
 
 /* ---- samples ---- */
 
-/* Index of the first location of sample S's stack that is written: past
- * the outermost allocator location. */
-static uint32_t stack_start(const struct pw *w, const struct pf_sample *s)
-{
-	uint32_t k = 0;
-	for (uint32_t i = 0; i < s->depth; i++)
-		if (w->r->a->locinfo[w->p->stacks[s->stack0 + i]].allocator)
-			k = i + 1;
-	return k;
-}
-
 /* jheap's --retain/--exclude drop single frames: a location all of whose
  * frames they drop is left out of the stacks (one whose frames are only
  * partly dropped is kept whole: a location cannot lose inline frames in
@@ -220,7 +209,7 @@ static bool stack_dropped(const struct pw *w, const struct pf_sample *s, uint32_
 			if (!(a->keyflags[k] & AGG_F_DROP))
 				seen |= a->keyflags[k];
 	}
-	return (a->want_focus && !(seen & AGG_F_FOCUS)) || (seen & AGG_F_IGNORE);
+	return aggregate_drops(a, seen);
 }
 
 static int64_t trunc64(double v)
@@ -245,7 +234,7 @@ static void emit(struct pw *w, uint32_t si, const int64_t *v,
 	if (!any)
 		return;
 	const struct pf_sample *s = &w->p->samples[si];
-	uint32_t k0 = stack_start(w, s);
+	uint32_t k0 = aggregate_stack_start(w->r->a, w->p, si);
 	if (stack_dropped(w, s, k0))
 		return;
 	if (w->marking) {

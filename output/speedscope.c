@@ -27,6 +27,7 @@
 #include <math.h>
 #include "analyzer/util.h"
 #include "output/output.h"
+#include "output/stacks.h"
 
 #define SCHEMA_URL "https://www.speedscope.app/file-format-schema.json"
 
@@ -158,9 +159,9 @@ static int64_t frame_id(struct ss *s, const struct ssframe *f)
 static const char *frame_name(const struct ss *s, uint32_t key)
 {
 	if (key == KEY_ALLOCATOR_ONLY)
-		return "[allocator]";
+		return STACKS_ALLOCATOR_ONLY;
 	if (key == KEY_NO_FRAMES)
-		return "[no frames]";
+		return STACKS_NO_FRAMES;
 	return strtab_get(&s->a->keys, key);
 }
 
@@ -202,13 +203,9 @@ static int add_stack(struct ss *s, uint32_t si)
 	const struct profile *p = s->p;
 	const struct pf_sample *sm = &p->samples[si];
 	size_t nc = 0;
-	for (uint32_t i = 0; i < sm->depth; i++) {
+	for (uint32_t i = aggregate_stack_start(s->a, p, si); i < sm->depth; i++) {
 		uint32_t loc = p->stacks[sm->stack0 + i];
 		const struct agg_locinfo *li = &s->a->locinfo[loc];
-		if (li->allocator) {
-			nc = 0;
-			continue;
-		}
 		if (jh_grow(&s->cand, &s->cap_cand, nc + li->nkeys, sizeof(*s->cand)))
 			return JH_ENOMEM;
 		for (uint32_t j = 0; j < li->nkeys; j++)

@@ -63,19 +63,9 @@ struct cuindex {
  * least NEED elements.  Returns 0, or -1 when out of memory or too big. */
 static int cuindex_grow(void **p, size_t *cap, size_t need, size_t elsz)
 {
-	if (need <= *cap)
-		return 0;
-	if (need > MAX_IVALS)
+	if (need > *cap && need > MAX_IVALS)
 		return -1;
-	size_t ncap = *cap ? *cap * 2 : 64;
-	while (ncap < need)
-		ncap *= 2;
-	void *np = realloc(*p, ncap * elsz);
-	if (!np)
-		return -1;
-	*p = np;
-	*cap = ncap;
-	return 0;
+	return jh_grow(p, cap, need, elsz) ? -1 : 0;
 }
 
 /* Whether [lo, hi) is a non-empty range starting inside one of V[0..n). */
@@ -518,11 +508,6 @@ size_t cuindex_lookup(const struct cuindex *ci, uint64_t pc, uint32_t *chain,
 Dwarf_Die *cuindex_scope_die(struct cuindex *ci, uint32_t id)
 {
 	return &ci->scopes[id].die;
-}
-
-int cuindex_scope_tag(const struct cuindex *ci, uint32_t id)
-{
-	return ci->scopes[id].tag;
 }
 
 void **cuindex_scope_slot(struct cuindex *ci, uint32_t id)

@@ -57,9 +57,8 @@ void cuindex_free(struct cuindex *ci);
 size_t cuindex_lookup(const struct cuindex *ci, uint64_t pc, uint32_t *chain,
 		      size_t max);
 
-/* The DIE of scope ID (owned by the index) and its tag. */
+/* The DIE of scope ID (owned by the index). */
 Dwarf_Die *cuindex_scope_die(struct cuindex *ci, uint32_t id);
-int cuindex_scope_tag(const struct cuindex *ci, uint32_t id);
 
 /* A pointer-sized slot per scope that the index never looks at; the caller
  * uses it to cache what it derived from the scope (names).  Starts NULL. */

@@ -99,23 +99,11 @@ struct dcmodule {
 struct diskcache {
 	int dirfd;
 	char *dir;
-	char **dbgdirs;           /* --debuginfo-dir folders, absolute */
+	const char *const *dbgdirs; /* --debuginfo-dir folders, absolute (borrowed) */
 	size_t ndbgdirs;
 	struct dcmodule *modules;
 	bool pruned;              /* old files removed in this run */
 };
-
-__attribute__((format(printf, 3, 4)))
-static int dc_err(char *err, size_t errlen, const char *fmt, ...)
-{
-	if (err && errlen) {
-		va_list ap;
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return -1;
-}
 
 /* mkdir -p with mode 0700 for every folder it creates. */
 static int dc_mkdirs(const char *path)
@@ -153,28 +141,28 @@ struct diskcache *diskcache_new(const char *dir, const char *const *debuginfo_di
 	} else if (home && home[0] == '/') {
 		snprintf(base, sizeof base, "%s/.cache", home);
 	} else {
-		dc_err(err, errlen, "neither XDG_CACHE_HOME nor HOME is an absolute path");
+		jh_err(err, errlen, JH_EIO, "neither XDG_CACHE_HOME nor HOME is an absolute path");
 		return NULL;
 	}
 	if (dc_mkdirs(base)) {
-		dc_err(err, errlen, "cannot create '%s': %s", base, strerror(errno));
+		jh_err(err, errlen, JH_EIO, "cannot create '%s': %s", base, strerror(errno));
 		return NULL;
 	}
 	int bfd = open(base, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (bfd < 0) {
-		dc_err(err, errlen, "cannot open '%s': %s", base, strerror(errno));
+		jh_err(err, errlen, JH_EIO, "cannot open '%s': %s", base, strerror(errno));
 		return NULL;
 	}
 	struct diskcache *dc = calloc(1, sizeof *dc);
 	if (!dc || asprintf(&dc->dir, "%s/jheap", base) < 0) {
 		if (dc)
 			dc->dir = NULL;
-		dc_err(err, errlen, "out of memory");
+		jh_err(err, errlen, JH_ENOMEM, "out of memory");
 		goto fail;
 	}
 	dc->dirfd = -1;
 	if (mkdirat(bfd, "jheap", 0700) && errno != EEXIST) {
-		dc_err(err, errlen, "cannot create '%s': %s", dc->dir, strerror(errno));
+		jh_err(err, errlen, JH_EIO, "cannot create '%s': %s", dc->dir, strerror(errno));
 		goto fail;
 	}
 	/* O_NOFOLLOW: a symbolic link in place of the folder could lead the
@@ -182,42 +170,29 @@ struct diskcache *diskcache_new(const char *dir, const char *const *debuginfo_di
 	dc->dirfd = openat(bfd, "jheap", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (dc->dirfd < 0) {
 		if (errno == ELOOP || errno == ENOTDIR)
-			dc_err(err, errlen, "'%s' is not a folder (a symbolic link?); not using it",
+			jh_err(err, errlen, JH_EIO, "'%s' is not a folder (a symbolic link?); not using it",
 			       dc->dir);
 		else
-			dc_err(err, errlen, "cannot open '%s': %s", dc->dir, strerror(errno));
+			jh_err(err, errlen, JH_EIO, "cannot open '%s': %s", dc->dir, strerror(errno));
 		goto fail;
 	}
 	struct stat st;
 	if (fstat(dc->dirfd, &st)) {
-		dc_err(err, errlen, "cannot read '%s': %s", dc->dir, strerror(errno));
+		jh_err(err, errlen, JH_EIO, "cannot read '%s': %s", dc->dir, strerror(errno));
 		goto fail;
 	}
 	if (st.st_uid != geteuid()) {
-		dc_err(err, errlen, "'%s' belongs to another user; not using it", dc->dir);
+		jh_err(err, errlen, JH_EIO, "'%s' belongs to another user; not using it", dc->dir);
 		goto fail;
 	}
 	if ((st.st_mode & 077) && fchmod(dc->dirfd, 0700)) {
-		dc_err(err, errlen, "'%s' is open to other users and cannot be closed: %s",
+		jh_err(err, errlen, JH_EIO, "'%s' is open to other users and cannot be closed: %s",
 		       dc->dir, strerror(errno));
 		goto fail;
 	}
-	size_t capdirs = 0;
-	for (size_t n = 0; debuginfo_dirs && debuginfo_dirs[n]; n++) {
-		char cwd[4096], *abs = NULL;
-		const char *d = debuginfo_dirs[n];
-		if (d[0] == '/')
-			abs = strdup(d);
-		else if (getcwd(cwd, sizeof cwd) && asprintf(&abs, "%s/%s", cwd, d) < 0)
-			abs = NULL;
-		if (!abs)
-			continue;
-		if (JH_PUSH(dc->dbgdirs, dc->ndbgdirs, capdirs, abs)) {
-			free(abs);
-			dc_err(err, errlen, "out of memory");
-			goto fail;
-		}
-	}
+	dc->dbgdirs = debuginfo_dirs;
+	while (debuginfo_dirs && debuginfo_dirs[dc->ndbgdirs])
+		dc->ndbgdirs++;
 	close(bfd);
 	return dc;
 fail:
@@ -247,16 +222,8 @@ void diskcache_free(struct diskcache *dc)
 		next = m->next;
 		dc_module_free(m);
 	}
-	for (size_t i = 0; i < dc->ndbgdirs; i++)
-		free(dc->dbgdirs[i]);
-	free(dc->dbgdirs);
 	free(dc->dir);
 	free(dc);
-}
-
-const char *diskcache_dir(const struct diskcache *dc)
-{
-	return dc ? dc->dir : NULL;
 }
 
 static bool dc_same_time(const struct stat *st, int64_t sec, int64_t nsec)
@@ -328,30 +295,30 @@ static char *dc_read(struct diskcache *dc, const char *fname, size_t *len,
 	int fd = openat(dc->dirfd, fname, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0) {
 		if (errno == ENOENT)
-			dc_err(why, whylen, "no cache file yet");
+			jh_err(why, whylen, JH_EIO, "no cache file yet");
 		else
-			dc_err(why, whylen, "cannot open: %s", errno == ELOOP
+			jh_err(why, whylen, JH_EIO, "cannot open: %s", errno == ELOOP
 			       ? "a symbolic link" : strerror(errno));
 		return NULL;
 	}
 	struct stat st;
 	char *buf = NULL;
 	if (fstat(fd, &st)) {
-		dc_err(why, whylen, "cannot read: %s", strerror(errno));
+		jh_err(why, whylen, JH_EIO, "cannot read: %s", strerror(errno));
 	} else if (!S_ISREG(st.st_mode)) {
-		dc_err(why, whylen, "not a regular file");
+		jh_err(why, whylen, JH_EIO, "not a regular file");
 	} else if (st.st_uid != geteuid()) {
-		dc_err(why, whylen, "belongs to another user");
+		jh_err(why, whylen, JH_EIO, "belongs to another user");
 	} else if ((uint64_t)st.st_size > DISKCACHE_MAX_FILE) {
-		dc_err(why, whylen, "larger than %u MiB", DISKCACHE_MAX_FILE >> 20);
+		jh_err(why, whylen, JH_EIO, "larger than %u MiB", DISKCACHE_MAX_FILE >> 20);
 	} else if (!(buf = malloc((size_t)st.st_size + 1))) {
-		dc_err(why, whylen, "out of memory");
+		jh_err(why, whylen, JH_ENOMEM, "out of memory");
 	} else {
 		size_t got = 0, want = (size_t)st.st_size;
 		while (got < want) {
 			ssize_t n = pread(fd, buf + got, want - got, (off_t)got);
 			if (n <= 0) {
-				dc_err(why, whylen, "cannot read: %s",
+				jh_err(why, whylen, JH_EIO, "cannot read: %s",
 				       n < 0 ? strerror(errno) : "shorter than its size");
 				free(buf);
 				buf = NULL;
@@ -365,9 +332,15 @@ static char *dc_read(struct diskcache *dc, const char *fname, size_t *len,
 	return buf;
 }
 
+/* The checksum of N bytes whose running jh_hash_bytes() is H. */
+static uint64_t dc_checksum_end(uint64_t h, uint64_t n)
+{
+	return jh_mix64(h ^ n);
+}
+
 static uint64_t dc_checksum(const char *p, size_t n)
 {
-	return jh_mix64(jh_hash_bytes(p, n, 0) ^ n);
+	return dc_checksum_end(jh_hash_bytes(p, n, 0), n);
 }
 
 /* Checks the file in m->buf[0..len) completely and builds the tables; on
@@ -377,79 +350,79 @@ static int dc_parse(struct diskcache *dc, struct dcmodule *m, struct symmodule *
 {
 	struct dc_header h;
 	if (len < sizeof h)
-		return dc_err(why, whylen, "shorter than a header");
+		return jh_err(why, whylen, JH_EFORMAT, "shorter than a header");
 	memcpy(&h, m->buf, sizeof h);
 	if (memcmp(h.magic, DC_MAGIC, sizeof h.magic))
-		return dc_err(why, whylen, "not a jheap symbol cache");
+		return jh_err(why, whylen, JH_EFORMAT, "not a jheap symbol cache");
 	if (h.bom != DC_BOM)
-		return dc_err(why, whylen, "written on a machine of another byte order");
+		return jh_err(why, whylen, JH_EFORMAT, "written on a machine of another byte order");
 	if (h.version != DC_VERSION)
-		return dc_err(why, whylen, "format version %u, this jheap writes %u",
+		return jh_err(why, whylen, JH_EFORMAT, "format version %u, this jheap writes %u",
 			      h.version, DC_VERSION);
 	if (h.header_size != sizeof h)
-		return dc_err(why, whylen, "bad header size");
+		return jh_err(why, whylen, JH_EFORMAT, "bad header size");
 	uint64_t body = (uint64_t)h.nentries * sizeof(struct dc_entry) +
 			(uint64_t)h.nframes * sizeof(struct dc_frame) + h.strbytes;
 	if (h.nentries > DISKCACHE_MAX_ENTRIES || h.nframes > DISKCACHE_MAX_ENTRIES * 16ull ||
 	    h.strbytes > DISKCACHE_MAX_FILE || body != len - sizeof h)
-		return dc_err(why, whylen, "sizes do not add up to the file's");
+		return jh_err(why, whylen, JH_EFORMAT, "sizes do not add up to the file's");
 	const char *p = m->buf + sizeof h;
 	if (dc_checksum(p, len - sizeof h) != h.checksum)
-		return dc_err(why, whylen, "bad checksum");
+		return jh_err(why, whylen, JH_EFORMAT, "bad checksum");
 	const struct dc_entry *ents = (const void *)p;
 	const struct dc_frame *frames = (const void *)(p + (size_t)h.nentries * sizeof *ents);
 	char *s = (char *)p + (size_t)h.nentries * sizeof *ents + (size_t)h.nframes * sizeof *frames;
 	/* strings: exactly nstrings, each NUL-terminated, the first empty */
 	if (!h.nstrings || !h.strbytes || h.nstrings > h.strbytes || s[0] || s[h.strbytes - 1])
-		return dc_err(why, whylen, "bad string table");
+		return jh_err(why, whylen, JH_EFORMAT, "bad string table");
 	m->strs = calloc(h.nstrings, sizeof *m->strs);
 	if (!m->strs)
-		return dc_err(why, whylen, "out of memory");
+		return jh_err(why, whylen, JH_ENOMEM, "out of memory");
 	size_t ns = 0;
 	for (size_t off = 0; off < h.strbytes; ns++) {
 		if (ns == h.nstrings)
-			return dc_err(why, whylen, "bad string table");
+			return jh_err(why, whylen, JH_EFORMAT, "bad string table");
 		m->strs[ns] = s + off;
 		off += strlen(s + off) + 1;
 	}
 	if (ns != h.nstrings)
-		return dc_err(why, whylen, "bad string table");
+		return jh_err(why, whylen, JH_EFORMAT, "bad string table");
 	m->strs[0] = NULL;
 	if (h.object >= ns || h.build_id >= ns || h.debug_path >= ns)
-		return dc_err(why, whylen, "bad identity");
+		return jh_err(why, whylen, JH_EFORMAT, "bad identity");
 	/* identity: the same object file, unchanged, the same debug info */
 	const char *bid = h.build_id ? m->strs[h.build_id] : "";
 	const char *o = h.object ? m->strs[h.object] : "";
 	if (strcmp(bid, m->build_id))
-		return dc_err(why, whylen, "made for another build id");
+		return jh_err(why, whylen, JH_EFORMAT, "made for another build id");
 	if (strcmp(o, m->obj))
-		return dc_err(why, whylen, "made for another file");
+		return jh_err(why, whylen, JH_EFORMAT, "made for another file");
 	if (!m->objst_ok || (uint64_t)m->objst.st_size != h.object_size ||
 	    (uint64_t)m->objst.st_ino != h.object_ino ||
 	    !dc_same_time(&m->objst, h.object_mtime_sec, h.object_mtime_nsec))
-		return dc_err(why, whylen, "made for another version of the file");
+		return jh_err(why, whylen, JH_EFORMAT, "made for another version of the file");
 	if (h.debug_path) {
 		struct stat st;
 		if (stat(m->strs[h.debug_path], &st) || (uint64_t)st.st_size != h.debug_size ||
 		    !dc_same_time(&st, h.debug_mtime_sec, h.debug_mtime_nsec))
-			return dc_err(why, whylen, "its debug file '%s' changed or is gone",
+			return jh_err(why, whylen, JH_EFORMAT, "its debug file '%s' changed or is gone",
 				      m->strs[h.debug_path]);
 	} else if (dc_debuginfo_appeared(dc, m, mod)) {
-		return dc_err(why, whylen, "made without debug info, which is there now");
+		return jh_err(why, whylen, JH_EFORMAT, "made without debug info, which is there now");
 	} else if (getenv("DEBUGINFOD_URLS") && *getenv("DEBUGINFOD_URLS")) {
-		return dc_err(why, whylen, "made without debug info; debuginfod may have it");
+		return jh_err(why, whylen, JH_EFORMAT, "made without debug info; debuginfod may have it");
 	}
 	/* frames and entries */
 	m->frames = calloc((size_t)h.nframes + 1, sizeof *m->frames);
 	m->ents = calloc((size_t)h.nentries + 1, sizeof *m->ents);
 	if (!m->frames || !m->ents)
-		return dc_err(why, whylen, "out of memory");
+		return jh_err(why, whylen, JH_ENOMEM, "out of memory");
 	for (size_t i = 0; i < h.nframes; i++) {
 		struct dc_frame f;
 		memcpy(&f, &frames[i], sizeof f);
 		if (f.name >= ns || f.linkage >= ns || f.file >= ns || f.decl_file >= ns ||
 		    f.line < 0 || f.column < 0 || f.decl_line < 0 || f.inlined > 1)
-			return dc_err(why, whylen, "bad frame %zu", i);
+			return jh_err(why, whylen, JH_EFORMAT, "bad frame %zu", i);
 		m->frames[i] = (struct symframe){
 			.name = m->strs[f.name], .linkage = m->strs[f.linkage],
 			.file = m->strs[f.file], .decl_file = m->strs[f.decl_file],
@@ -464,7 +437,7 @@ static int dc_parse(struct diskcache *dc, struct dcmodule *m, struct symmodule *
 		if (e.status > SYM_DWARF || (none != (e.nframes == 0)) ||
 		    e.nframes > DISKCACHE_MAX_CHAIN || (uint64_t)e.frame0 + e.nframes > h.nframes ||
 		    (i && e.vaddr <= m->ents[i - 1].vaddr))
-			return dc_err(why, whylen, "bad entry %zu", i);
+			return jh_err(why, whylen, JH_EFORMAT, "bad entry %zu", i);
 		m->ents[i].vaddr = e.vaddr;
 		m->ents[i].res = (struct symresult){
 			.status = (enum symstatus)e.status, .nframes = e.nframes,
@@ -473,16 +446,6 @@ static int dc_parse(struct diskcache *dc, struct dcmodule *m, struct symmodule *
 	}
 	m->nents = h.nentries;
 	return 0;
-}
-
-static void dc_hex(char *dst, const unsigned char *b, size_t n)
-{
-	static const char digits[] = "0123456789abcdef";
-	for (size_t i = 0; i < n; i++) {
-		dst[2 * i] = digits[b[i] >> 4];
-		dst[2 * i + 1] = digits[b[i] & 15];
-	}
-	dst[2 * n] = '\0';
 }
 
 struct dcmodule *diskcache_module(struct diskcache *dc, struct symmodule *mod,
@@ -503,7 +466,7 @@ struct dcmodule *diskcache_module(struct diskcache *dc, struct symmodule *mod,
 	/* named by build id and path: one file per copy of a binary, since
 	 * a stripped copy must not get the names its original has */
 	if (bid && blen && blen <= 64)
-		dc_hex(m->build_id, bid, blen);
+		jh_hex(m->build_id, bid, blen);
 	snprintf(m->fname, sizeof m->fname, "%s-%016llx.sym",
 		 m->build_id[0] ? m->build_id : "nobuildid",
 		 (unsigned long long)jh_mix64(jh_hash_bytes(obj, strlen(obj), 0)));
@@ -631,7 +594,7 @@ static void dc_prune(struct diskcache *dc)
 int dcmodule_save(struct diskcache *dc, struct dcmodule *m, struct symmodule *mod,
 		  char *err, size_t errlen)
 {
-	if (!m || !m->nadded || !m->objst_ok || m->written)
+	if (!m || !mod || !m->nadded || !m->objst_ok || m->written)
 		return 0;
 	m->written = true;
 	/* old answers and new, sorted; one answer per address (two mappings
@@ -648,7 +611,7 @@ int dcmodule_save(struct diskcache *dc, struct dcmodule *m, struct symmodule *mo
 	int fd = -1, rc = -1;
 	tmp[0] = '\0';
 	if (!all) {
-		dc_err(err, errlen, "out of memory");
+		jh_err(err, errlen, JH_ENOMEM, "out of memory");
 		goto out;
 	}
 	for (size_t i = 0, j = 0; i < keep_old || j < m->nadded;) {
@@ -663,14 +626,14 @@ int dcmodule_save(struct diskcache *dc, struct dcmodule *m, struct symmodule *mo
 		nframes += e->res.nframes;
 	}
 	if (strtab_init(&t)) {
-		dc_err(err, errlen, "out of memory");
+		jh_err(err, errlen, JH_ENOMEM, "out of memory");
 		goto out;
 	}
 	tinit = true;
 	ents = calloc(n + 1, sizeof *ents);
 	frames = calloc(nframes + 1, sizeof *frames);
 	if (!ents || !frames) {
-		dc_err(err, errlen, "out of memory");
+		jh_err(err, errlen, JH_ENOMEM, "out of memory");
 		goto out;
 	}
 	struct dc_header h = { .bom = DC_BOM, .version = DC_VERSION, .header_size = sizeof h };
@@ -687,7 +650,7 @@ int dcmodule_save(struct diskcache *dc, struct dcmodule *m, struct symmodule *mo
 			int64_t a = dc_str(&t, f->name), b = dc_str(&t, f->linkage),
 				c = dc_str(&t, f->file), d = dc_str(&t, f->decl_file);
 			if (a < 0 || b < 0 || c < 0 || d < 0) {
-				dc_err(err, errlen, "out of memory");
+				jh_err(err, errlen, JH_ENOMEM, "out of memory");
 				goto out;
 			}
 			frames[fi++] = (struct dc_frame){
@@ -706,7 +669,7 @@ int dcmodule_save(struct diskcache *dc, struct dcmodule *m, struct symmodule *mo
 		dbg && !stat(dbg, &dst) ? dc_str(&t, dbg) : 0,
 	};
 	if (ids[0] < 0 || ids[1] < 0 || ids[2] < 0) {
-		dc_err(err, errlen, "out of memory");
+		jh_err(err, errlen, JH_ENOMEM, "out of memory");
 		goto out;
 	}
 	if (dbg && !ids[2]) {
@@ -731,7 +694,7 @@ int dcmodule_save(struct diskcache *dc, struct dcmodule *m, struct symmodule *mo
 		sb += t.ents[i].n + 1;
 	strs = malloc(sb + 1);
 	if (!strs) {
-		dc_err(err, errlen, "out of memory");
+		jh_err(err, errlen, JH_ENOMEM, "out of memory");
 		goto out;
 	}
 	sb = 0;
@@ -747,7 +710,7 @@ int dcmodule_save(struct diskcache *dc, struct dcmodule *m, struct symmodule *mo
 	uint64_t sum = jh_hash_bytes(ents, n * sizeof *ents, 0);
 	sum = jh_hash_bytes(frames, fi * sizeof *frames, sum);
 	sum = jh_hash_bytes(strs, sb, sum);
-	h.checksum = jh_mix64(sum ^ (n * sizeof *ents + fi * sizeof *frames + sb));
+	h.checksum = dc_checksum_end(sum, n * sizeof *ents + fi * sizeof *frames + sb);
 	if (sizeof h + n * sizeof *ents + fi * sizeof *frames + sb > DISKCACHE_MAX_FILE) {
 		rc = 0;   /* too large to be read back: not worth writing */
 		goto out;
@@ -758,25 +721,25 @@ int dcmodule_save(struct diskcache *dc, struct dcmodule *m, struct symmodule *mo
 		 (unsigned long)(now.tv_nsec ^ (long)(uintptr_t)m), m->fname);
 	fd = openat(dc->dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0) {
-		dc_err(err, errlen, "cannot write '%s/%s': %s", dc->dir, tmp, strerror(errno));
+		jh_err(err, errlen, JH_EIO, "cannot write '%s/%s': %s", dc->dir, tmp, strerror(errno));
 		tmp[0] = '\0';
 		goto out;
 	}
 	if (dc_write_all(fd, &h, sizeof h) || dc_write_all(fd, ents, n * sizeof *ents) ||
 	    dc_write_all(fd, frames, fi * sizeof *frames) || dc_write_all(fd, strs, sb)) {
-		dc_err(err, errlen, "cannot write '%s/%s': %s", dc->dir, tmp, strerror(errno));
+		jh_err(err, errlen, JH_EIO, "cannot write '%s/%s': %s", dc->dir, tmp, strerror(errno));
 		goto out;
 	}
 	if (close(fd)) {
 		fd = -1;
-		dc_err(err, errlen, "cannot write '%s/%s': %s", dc->dir, tmp, strerror(errno));
+		jh_err(err, errlen, JH_EIO, "cannot write '%s/%s': %s", dc->dir, tmp, strerror(errno));
 		goto out;
 	}
 	fd = -1;
 	/* rename replaces whatever has the name, a symbolic link included,
 	 * never what a link points to */
 	if (renameat(dc->dirfd, tmp, dc->dirfd, m->fname)) {
-		dc_err(err, errlen, "cannot rename '%s/%s': %s", dc->dir, tmp, strerror(errno));
+		jh_err(err, errlen, JH_EIO, "cannot rename '%s/%s': %s", dc->dir, tmp, strerror(errno));
 		goto out;
 	}
 	tmp[0] = '\0';
@@ -799,14 +762,4 @@ out:
 const char *dcmodule_state(const struct dcmodule *m)
 {
 	return m ? m->state : "";
-}
-
-size_t dcmodule_loaded(const struct dcmodule *m)
-{
-	return m ? m->nents : 0;
-}
-
-size_t dcmodule_added(const struct dcmodule *m)
-{
-	return m ? m->nadded : 0;
 }

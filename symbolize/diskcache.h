@@ -48,15 +48,14 @@ struct dcmodule;
 
 /* Opens the cache folder, creating it (mode 0700) when missing.  DIR is
  * the folder to use, or NULL for $XDG_CACHE_HOME/jheap, else
- * $HOME/.cache/jheap.  DEBUGINFO_DIRS are the --debuginfo-dir folders
- * (NULL-terminated, may be NULL; borrowed).  Returns NULL with a message
+ * $HOME/.cache/jheap.  DEBUGINFO_DIRS are the --debuginfo-dir folders as
+ * absolute paths, as symcache_debuginfo_dirs() gives them (NULL-terminated,
+ * may be NULL; borrowed for the cache's life).  Returns NULL with a message
  * in err when the folder cannot be used safely. */
 struct diskcache *diskcache_new(const char *dir, const char *const *debuginfo_dirs,
 				 char *err, size_t errlen);
 /* Frees the cache and every module. NULL is a no-op. */
 void diskcache_free(struct diskcache *dc);
-/* The folder in use. */
-const char *diskcache_dir(const struct diskcache *dc);
 
 /* The cached answers for the object file OBJ, read into memory as MOD
  * (its build id, ELF file and debug link) allows.  Returns NULL only when
@@ -84,8 +83,5 @@ int dcmodule_save(struct diskcache *dc, struct dcmodule *m, struct symmodule *mo
  * "loaded 19629 answers from /c/jheap/ab12....sym", "no cache file yet",
  * "ignored /c/jheap/x.sym: bad checksum". */
 const char *dcmodule_state(const struct dcmodule *m);
-/* Answers read from the file, and answers added since. */
-size_t dcmodule_loaded(const struct dcmodule *m);
-size_t dcmodule_added(const struct dcmodule *m);
 
 #endif

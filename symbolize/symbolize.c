@@ -11,36 +11,24 @@ struct ctx {
 	struct symcache *sc;
 	const struct symbolize_options *o;
 	struct symbolize_stats *st;
-	char *err;
-	size_t errlen;
 	bool cache_warned;
 };
 
-__attribute__((format(printf, 2, 3)))
-static void note(struct ctx *c, const char *fmt, ...)
+/* Formats a message for one of the caller's callbacks (NULL: dropped). */
+__attribute__((format(printf, 3, 4)))
+static void say(const struct ctx *c, void (*to)(void *, const char *), const char *fmt, ...)
 {
-	if (!c->o->note)
+	if (!to)
 		return;
 	char msg[1024];
 	va_list ap;
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	c->o->note(c->o->ctx, msg);
+	to(c->o->ctx, msg);
 }
-
-__attribute__((format(printf, 2, 3)))
-static void warn(struct ctx *c, const char *fmt, ...)
-{
-	if (!c->o->warn)
-		return;
-	char msg[1024];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	c->o->warn(c->o->ctx, msg);
-}
+#define warn(c, ...) say((c), (c)->o->warn, __VA_ARGS__)
+#define note(c, ...) say((c), (c)->o->note, __VA_ARGS__)
 
 static int64_t intern(struct ctx *c, const char *s)
 {
@@ -198,6 +186,9 @@ struct group {
 	uint32_t mapping;
 	size_t lo, hi;
 	const char *obj;      /* the object to read, NULL: name frames module+offset */
+	struct symcache *sc;  /* the symcache of the worker that looks up its
+				 first addresses: the one that has read its
+				 DWARF when the persistent cache is saved */
 	struct dcmodule *dcm; /* its persistent cache, NULL: none */
 };
 
@@ -258,8 +249,7 @@ static int prepare_group(struct ctx *c, struct group *g)
 	const unsigned char *bid = symmodule_build_id(mod, &blen);
 	if (bid && blen && blen <= 64) {
 		char hex[130];
-		for (size_t i = 0; i < blen; i++)
-			snprintf(hex + 2 * i, 3, "%02x", bid[i]);
+		jh_hex(hex, bid, blen);
 		int64_t b = intern(c, hex);
 		if (b < 0)
 			return JH_ENOMEM;
@@ -411,8 +401,6 @@ static int cache_group(struct ctx *c, const struct group *g, const uint64_t *vad
 			added++;
 		}
 	}
-	c->st->cache_hits += hits;
-	c->st->cache_misses += added;
 	note(c, "%s: %zu addresses from the cache, %zu looked up", g->obj, hits, added);
 	return 0;
 }
@@ -485,17 +473,20 @@ static int symbolize_ids(struct ctx *c, const uint32_t *ids, size_t n)
 		goto out;
 	/* jobs: big groups split in halves, small ones to the less loaded */
 	for (size_t k = 0; k < ngroups; k++) {
-		const struct group *g = &groups[k];
+		struct group *g = &groups[k];
 		size_t len = g->hi - g->lo;
+		struct worker *first = &w[nw == 2 && w[1].load < w[0].load];
 		if (!g->obj)
 			continue;
 		if (nw == 2 && len >= SPLIT_MIN) {
 			size_t mid = g->lo + len / 2;
+			first = &w[0];
 			if (add_job(&w[0], g, g->lo, mid) || add_job(&w[1], g, mid, g->hi))
 				goto out;
-		} else if (add_job(&w[nw == 2 && w[1].load < w[0].load], g, g->lo, g->hi)) {
+		} else if (add_job(first, g, g->lo, g->hi)) {
 			goto out;
 		}
+		g->sc = first->sc;
 	}
 	pthread_t th;
 	bool started = nw == 2 && !pthread_create(&th, NULL, worker_run, &w[1]);
@@ -514,9 +505,9 @@ static int symbolize_ids(struct ctx *c, const uint32_t *ids, size_t n)
 	for (size_t k = 0; k < ngroups && !rc; k++) {
 		const struct group *g = &groups[k];
 		char err[1024];
-		if (g->dcm && dcmodule_added(g->dcm) &&
-		    dcmodule_save(c->o->cache, g->dcm, symcache_module(c->sc, g->obj, err, sizeof(err)),
-				  err, sizeof(err))) {
+		if (g->dcm && dcmodule_save(c->o->cache, g->dcm,
+					    symcache_module(g->sc, g->obj, err, sizeof(err)),
+					    err, sizeof(err))) {
 			if (!c->cache_warned)
 				warn(c, "symbol cache: %s (--no-cache skips the cache)", err);
 			c->cache_warned = true;
@@ -540,7 +531,7 @@ int symbolize_profile(struct profile *p, struct symcache *sc,
 		      const struct symbolize_options *o, struct symbolize_stats *st,
 		      char *err, size_t errlen)
 {
-	struct ctx c = { .p = p, .sc = sc, .o = o, .st = st, .err = err, .errlen = errlen };
+	struct ctx c = { .p = p, .sc = sc, .o = o, .st = st };
 	memset(st, 0, sizeof(*st));
 	/* No maps but a BINARY: look addresses up in it directly, as jeprof's
 	 * fallback entry does.  Only a non-PIE program has known addresses

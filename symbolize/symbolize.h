@@ -31,8 +31,6 @@ struct symbolize_stats {
 	size_t pcs, pcs_dwarf, pcs_symtab, pcs_unknown, pcs_presym;
 	size_t modules, modules_failed;
 	size_t main_pcs, main_resolved;
-	size_t cache_hits, cache_misses;    /* addresses answered by the persistent
-					       cache, and looked up live beside it */
 	bool binary_mismatch;               /* BINARY does not match the dump */
 };
 

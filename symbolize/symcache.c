@@ -30,6 +30,7 @@
 #include "symbolize/elfsym.h"
 #include "symbolize/symcache.h"
 #include "symbolize/cuindex.h"
+#include "analyzer/util.h"
 
 #include <dwarf.h>
 #include <elfutils/libdwfl.h>
@@ -290,7 +291,7 @@ static int symcache_set_dirs(struct symcache *sc, const char *const *dirs)
 		n++;
 	if (n == 0)
 		return 0;
-	sc->user_dirs = calloc(n, sizeof *sc->user_dirs);
+	sc->user_dirs = calloc(n + 1, sizeof *sc->user_dirs);
 	if (!sc->user_dirs)
 		return -1;
 	for (size_t i = 0; i < n; i++) {
@@ -325,6 +326,11 @@ static int symcache_set_dirs(struct symcache *sc, const char *const *dirs)
 	}
 	strcpy(p, ":.debug:/usr/lib/debug");
 	return 0;
+}
+
+const char *const *symcache_debuginfo_dirs(const struct symcache *sc)
+{
+	return sc ? (const char *const *)sc->user_dirs : NULL;
 }
 
 struct symcache *symcache_new(const struct symcache_options *opts)
@@ -379,18 +385,6 @@ void symcache_free(struct symcache *sc)
 
 /* ---- opening a module ---- */
 
-static int symcache_errf(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err && errlen) {
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return -1;
-}
-
 static int symcache_read_headers(struct symmodule *m, char *err, size_t errlen)
 {
 	Elf *elf = dwfl_module_getelf(m->mod, &m->bias);
@@ -398,13 +392,13 @@ static int symcache_read_headers(struct symmodule *m, char *err, size_t errlen)
 	size_t phnum;
 
 	if (!elf || !gelf_getehdr(elf, &ehdr) || elf_getphdrnum(elf, &phnum) != 0)
-		return symcache_errf(err, errlen, "cannot read ELF headers of '%s': %s",
+		return jh_err(err, errlen, JH_EIO, "cannot read ELF headers of '%s': %s",
 				     m->path, dwfl_errmsg(-1));
 	m->elf_type = ehdr.e_type;
 	m->segs = symcache_alloc(m->sc, (phnum + 1) * sizeof *m->segs);
 	m->valid = symcache_alloc(m->sc, (phnum + 1) * sizeof *m->valid);
 	if (!m->segs || !m->valid)
-		return symcache_errf(err, errlen, "out of memory");
+		return jh_err(err, errlen, JH_ENOMEM, "out of memory");
 	for (size_t i = 0; i < phnum; i++) {
 		GElf_Phdr ph;
 		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
@@ -432,23 +426,23 @@ static int symcache_open(struct symmodule *m, char *err, size_t errlen)
 	int fd = open(m->path, O_RDONLY | O_CLOEXEC);
 
 	if (fd < 0)
-		return symcache_errf(err, errlen, "cannot open '%s': %s", m->path,
+		return jh_err(err, errlen, JH_EIO, "cannot open '%s': %s", m->path,
 				     strerror(errno));
 	ssize_t n = pread(fd, magic, sizeof magic, 0);
 	if (n < 0) {
 		int e = errno;
 		close(fd);
-		return symcache_errf(err, errlen, "cannot read '%s': %s", m->path,
+		return jh_err(err, errlen, JH_EIO, "cannot read '%s': %s", m->path,
 				     strerror(e));
 	}
 	if (n < (ssize_t)sizeof magic || memcmp(magic, ELFMAG, SELFMAG) != 0) {
 		close(fd);
-		return symcache_errf(err, errlen, "'%s' is not an ELF file", m->path);
+		return jh_err(err, errlen, JH_EIO, "'%s' is not an ELF file", m->path);
 	}
 	m->dwfl = dwfl_begin(&m->sc->callbacks);
 	if (!m->dwfl) {
 		close(fd);
-		return symcache_errf(err, errlen, "cannot read '%s': %s", m->path,
+		return jh_err(err, errlen, JH_EIO, "cannot read '%s': %s", m->path,
 				     dwfl_errmsg(-1));
 	}
 	const char *base = strrchr(m->path, '/');
@@ -456,7 +450,7 @@ static int symcache_open(struct symmodule *m, char *err, size_t errlen)
 	m->mod = dwfl_report_elf(m->dwfl, base ? base + 1 : m->path, m->path, fd, 0, true);
 	if (!m->mod) {
 		close(fd);  /* libdwfl takes the fd only on success */
-		return symcache_errf(err, errlen, "cannot read ELF file '%s': %s",
+		return jh_err(err, errlen, JH_EIO, "cannot read ELF file '%s': %s",
 				     m->path, dwfl_errmsg(-1));
 	}
 	dwfl_report_end(m->dwfl, NULL, NULL);
@@ -508,7 +502,7 @@ struct symmodule *symcache_module(struct symcache *sc, const char *path,
 		char msg[1024];
 		m = symcache_alloc(sc, sizeof *m);
 		if (!m || !(m->path = symcache_intern(sc, path))) {
-			symcache_errf(err, errlen, "out of memory");
+			jh_err(err, errlen, JH_ENOMEM, "out of memory");
 			return NULL;
 		}
 		m->sc = sc;
@@ -519,7 +513,7 @@ struct symmodule *symcache_module(struct symcache *sc, const char *path,
 			m->path = symcache_intern(sc, path);
 			m->err = symcache_intern(sc, msg);
 			if (!m->path || !m->err) {
-				symcache_errf(err, errlen, "%s", msg);
+				jh_err(err, errlen, JH_EIO, "%s", msg);
 				return NULL;
 			}
 		}
@@ -527,12 +521,12 @@ struct symmodule *symcache_module(struct symcache *sc, const char *path,
 		HASH_ADD_KEYPTR(hh, sc->modules, m->path, strlen(m->path), m);
 		if (symcache_hash_oom) {
 			symcache_module_release(m);
-			symcache_errf(err, errlen, "out of memory");
+			jh_err(err, errlen, JH_ENOMEM, "out of memory");
 			return NULL;
 		}
 	}
 	if (m->err) {
-		symcache_errf(err, errlen, "%s", m->err);
+		jh_err(err, errlen, JH_EIO, "%s", m->err);
 		return NULL;
 	}
 	return m;

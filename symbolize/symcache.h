@@ -64,6 +64,11 @@ struct symsegment {
 	uint32_t flags;  /* PF_X | PF_W | PF_R */
 };
 
+/* The options' --debuginfo-dir folders made absolute (relative ones
+ * against the current directory, trailing '/' removed), NULL-terminated;
+ * NULL when there are none.  Owned by the cache. */
+const char *const *symcache_debuginfo_dirs(const struct symcache *sc);
+
 /* New empty cache. Returns NULL only when out of memory. */
 struct symcache *symcache_new(const struct symcache_options *opts);
 /* Frees every module and string. symcache_free(NULL) is a no-op. */

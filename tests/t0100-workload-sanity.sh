@@ -38,14 +38,9 @@ check_workload() {
 }
 
 # Fill the jeprof cache in parallel first.
-for w in w_basic w_basic_nopie w_cpp w_shlib w_threads demo; do
-	for mode in inuse_space inuse_objects; do
-		test_jeprof_bg jeprof_report /dev/null $w exact $mode
-	done
-	for mode in inuse_space alloc_space alloc_objects; do
-		test_jeprof_bg jeprof_report /dev/null $w accum $mode
-	done
-done
+while read -r w variant mode _; do
+	test_jeprof_bg jeprof_report /dev/null $w $variant $mode
+done < <(workload_cases)
 for k in 1 2 3 4; do
 	test_jeprof_bg jeprof_report /dev/null w_threads exact inuse_space --thread=$k
 done
@@ -56,20 +51,11 @@ for w in w_basic demo; do
 done
 test_jeprof_wait
 
-for w in w_basic w_basic_nopie w_cpp w_shlib w_threads demo; do
-	e=$w
-	[ "$w" = w_basic_nopie ] && e=w_basic
-	for mode in inuse_space inuse_objects; do
-		test_expect_success "$w: jeprof --$mode matches the table (exact profile)" "
-			check_workload $w $e exact $mode
-		"
-	done
-	for mode in inuse_space alloc_space alloc_objects; do
-		test_expect_success "$w: jeprof --$mode matches the table (prof_accum profile)" "
-			check_workload $w $e accum $mode
-		"
-	done
-done
+while read -r w variant mode label; do
+	test_expect_success "$w: jeprof --$mode matches the table ($label profile)" "
+		check_workload $w $(workload_table $w) $variant $mode
+	"
+done < <(workload_cases)
 
 test_expect_success 'main cum is the table total (w_basic, w_cpp, w_shlib, demo)' '
 	jeprof_report basic w_basic exact inuse_space &&

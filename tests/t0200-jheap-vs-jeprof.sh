@@ -35,9 +35,6 @@ test -x "$JHEAP" || test_skip "no jheap binary at $JHEAP yet (run make)"
 test_have_prog "$JEPROF" || test_skip "jeprof not found (install libjemalloc-dev)"
 test_need_profiles
 
-if "$JHEAP" --help 2>&1 | grep -q -e '--thread'; then
-	test_set_prereq THREAD
-fi
 
 # report TOOL OUT NAME VARIANT MODE [more flags]: TOOL is jeprof or jheap.
 report() {
@@ -121,9 +118,9 @@ what_for() {
 
 # differ NAME VARIANT MODE TOL [flags]
 differ() {
-	local name=$1 variant=$2 mode=$3 tol=$4 e=$1
+	local name=$1 variant=$2 mode=$3 tol=$4 e
 	shift 4
-	[ "$name" = w_basic_nopie ] && e=w_basic
+	e=$(workload_table "$name")
 	report jeprof je "$name" "$variant" "$mode" "$@" &&
 	report jheap jh "$name" "$variant" "$mode" "$@" &&
 	same_total je jh "$tol" &&
@@ -131,14 +128,9 @@ differ() {
 }
 
 # Fill the jeprof cache in parallel first (same runs as the tests below).
-for w in w_basic w_basic_nopie w_cpp w_shlib w_threads demo; do
-	for mode in inuse_space inuse_objects; do
-		test_jeprof_bg report jeprof /dev/null $w exact $mode
-	done
-	for mode in inuse_space alloc_space alloc_objects; do
-		test_jeprof_bg report jeprof /dev/null $w accum $mode
-	done
-done
+while read -r w variant mode _; do
+	test_jeprof_bg report jeprof /dev/null $w $variant $mode
+done < <(workload_cases)
 for w in w_basic demo; do
 	for mode in inuse_space inuse_objects; do
 		test_jeprof_bg report jeprof /dev/null $w sampled $mode
@@ -147,25 +139,16 @@ done
 for w in w_basic w_cpp w_shlib demo; do
 	test_jeprof_bg report jeprof /dev/null $w exact inuse_space --lines
 done
-if test_have_prereq THREAD; then
-	for k in 1 2 3 4; do
-		test_jeprof_bg report jeprof /dev/null w_threads exact inuse_space --thread=$k
-	done
-fi
+for k in 1 2 3 4; do
+	test_jeprof_bg report jeprof /dev/null w_threads exact inuse_space --thread=$k
+done
 test_jeprof_wait
 
-for w in w_basic w_basic_nopie w_cpp w_shlib w_threads demo; do
-	for mode in inuse_space inuse_objects; do
-		test_expect_success "$w: jheap = jeprof, --$mode (exact profile)" "
-			differ $w exact $mode 0
-		"
-	done
-	for mode in inuse_space alloc_space alloc_objects; do
-		test_expect_success "$w: jheap = jeprof, --$mode (prof_accum profile)" "
-			differ $w accum $mode 0
-		"
-	done
-done
+while read -r w variant mode label; do
+	test_expect_success "$w: jheap = jeprof, --$mode ($label profile)" "
+		differ $w $variant $mode 0
+	"
+done < <(workload_cases)
 
 for w in w_basic demo; do
 	for mode in inuse_space inuse_objects; do
@@ -176,7 +159,7 @@ for w in w_basic demo; do
 done
 
 for k in 1 2 3 4; do
-	test_expect_success THREAD "w_threads: jheap = jeprof, --thread=$k" "
+	test_expect_success "w_threads: jheap = jeprof, --thread=$k" "
 		differ w_threads exact inuse_space 0 --thread=$k
 	"
 done

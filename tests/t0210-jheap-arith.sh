@@ -14,9 +14,6 @@ value, then name in byte order.'
 test -x "$JHEAP" || test_skip "no jheap binary at $JHEAP yet (run make)"
 test_need_profiles
 
-if "$JHEAP" --help 2>&1 | grep -q -e '--thread'; then
-	test_set_prereq THREAD
-fi
 
 # jheap_report OUT NAME VARIANT MODE [more flags]
 jheap_report() {
@@ -66,20 +63,11 @@ check_workload() {
 	{ [ "$flat" = "${total%.*}" ] || { echo "sum of flat $flat, Total ${total%.*}"; return 1; }; }
 }
 
-for w in w_basic w_basic_nopie w_cpp w_shlib w_threads demo; do
-	e=$w
-	[ "$w" = w_basic_nopie ] && e=w_basic
-	for mode in inuse_space inuse_objects; do
-		test_expect_success "$w: --$mode flat and cum from the table (exact profile)" "
-			check_workload $w $e exact $mode
-		"
-	done
-	for mode in inuse_space alloc_space alloc_objects; do
-		test_expect_success "$w: --$mode flat and cum from the table (prof_accum profile)" "
-			check_workload $w $e accum $mode
-		"
-	done
-done
+while read -r w variant mode label; do
+	test_expect_success "$w: --$mode flat and cum from the table ($label profile)" "
+		check_workload $w $(workload_table $w) $variant $mode
+	"
+done < <(workload_cases)
 
 test_expect_success 'main cum is the table total (w_basic, w_cpp, w_shlib, demo)' '
 	jheap_report basic w_basic exact inuse_space &&
@@ -133,7 +121,7 @@ for w in w_basic demo; do
 done
 
 for k in 1 2 3 4; do
-	test_expect_success THREAD "w_threads: --thread=$k shows worker-$k's blocks only" "
+	test_expect_success "w_threads: --thread=$k shows worker-$k's blocks only" "
 		jheap_report r w_threads exact inuse_space --thread=$k &&
 		{ grep '^Total (t$k worker-$k): $((10 * k * 8192)) B\$' r || { cat r; false; }; } &&
 		expect_w_threads_thread $k inuse_space | check_rows r &&

@@ -244,12 +244,10 @@ prepare() {
 	job w_basic.accum.io.pb.gz proto w_basic accum w_basic.accum.io.pb.gz --inuse_objects
 	job w_basic.accum.as.pb.gz proto w_basic accum w_basic.accum.as.pb.gz --alloc_space
 	job demo.exact.again.pb.gz proto demo exact demo.exact.again.pb.gz
-	if "$JHEAP" --help 2>&1 | grep -q -e '--focus'; then
-		for flt in --focus=caller_a --ignore=caller_a --exclude=leaf_alloc '--retain=main|leaf_alloc|caller_b'; do
-			job w_basic.exact.$flt.pb.gz proto w_basic exact w_basic.exact.$flt.pb.gz "$flt"
-			job w_basic.exact.$flt.txt text w_basic exact w_basic.exact.$flt.txt "$flt" --show_bytes
-		done
-	fi
+	for flt in --focus=caller_a --ignore=caller_a --exclude=leaf_alloc '--retain=main|leaf_alloc|caller_b'; do
+		job w_basic.exact.$flt.pb.gz proto w_basic exact w_basic.exact.$flt.pb.gz "$flt"
+		job w_basic.exact.$flt.txt text w_basic exact w_basic.exact.$flt.txt "$flt" --show_bytes
+	done
 	# the base is another program (so no BINARY: each dump names its
 	# own), so that the diff surely has rows of both signs; sampled minus
 	# exact of one program may come out all positive
@@ -361,10 +359,7 @@ test_expect_success 'w_threads: one sample per thread, labelled, not counted twi
 	test_cmp tt pt
 '
 
-if "$JHEAP" --help 2>&1 | grep -q -e '--thread'; then
-	test_set_prereq THREAD
-fi
-test_expect_success THREAD '--thread=3: that thread'"'"'s samples only, labelled' '
+test_expect_success '--thread=3: that thread'"'"'s samples only, labelled' '
 	"$JHEAP" --proto --thread=3 "$PROFILES/w_threads" "$PROFILES/w_threads.exact.heap" >t3.pb.gz &&
 	pp -symbolize=none -raw t3.pb.gz >raw &&
 	grep -x "  *thread:\[t3\] thread_name:\[worker-3\]" raw &&
@@ -469,11 +464,8 @@ test_expect_success '--base: Go diff_base form, net values = jheap --text --base
 	test_cmp /dev/null same.rows
 '
 
-if "$JHEAP" --help 2>&1 | grep -q -e '--focus'; then
-	test_set_prereq FILTERS
-fi
 for flt in --focus=caller_a --ignore=caller_a --exclude=leaf_alloc '--retain=main|leaf_alloc|caller_b'; do
-	test_expect_success FILTERS "$flt: the stacks and frames --text keeps" '
+	test_expect_success "$flt: the stacks and frames --text keeps" '
 		f=w_basic.exact.$flt &&
 		made $f.pb.gz $f.txt &&
 		pp -symbolize=none -top -unit=B -nodefraction=0 $f.pb.gz | top_rows >pprof.rows &&

@@ -111,9 +111,9 @@ within() {
 # check_dump NAME VARIANT: the checks of one dump, on the file and the
 # validator's results that the first test left in dumps/.
 check_dump() {
-	local name=$1 variant=$2 e=$1 tol=0 modes i mode total line unit
+	local name=$1 variant=$2 e tol=0 modes i mode total line unit
 	local json=dumps/$1.$2.json
-	[ "$name" = w_basic_nopie ] && e=w_basic
+	e=$(workload_table "$name")
 	[ "$variant" = sampled ] && tol=1
 	modes="inuse_space inuse_objects"
 	[ "$variant" = accum ] && modes="$modes alloc_space alloc_objects"

@@ -116,8 +116,8 @@ same_value() {
 
 # check_dump NAME VARIANT
 check_dump() {
-	local name=$1 variant=$2 e=$1 bin tol=0 mode fn a b rc=0
-	[ "$name" = w_basic_nopie ] && e=w_basic
+	local name=$1 variant=$2 e bin tol=0 mode fn a b rc=0
+	e=$(workload_table "$name")
 	[ "$variant" = sampled ] && tol=1
 	bin=$(workload_binary "$name")
 	raw out.raw "$name" "$variant" &&

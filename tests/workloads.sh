@@ -275,3 +275,27 @@ src_line() {
 lines_normalize() {
 	sed -E -e 's# (/|\./|\.\./)[^ ]*/([^/ ]+:[0-9?]+)# \2#' -e 's/ \(discriminator [0-9]+\)$//'
 }
+
+# workload_table NAME: the workload whose table NAME's dumps follow
+# (w_basic_nopie is w_basic built without PIE).
+workload_table() {
+	case $1 in
+	w_basic_nopie) echo w_basic ;;
+	*) echo "$1" ;;
+	esac
+}
+
+# workload_cases: "NAME VARIANT MODE LABEL" for every workload dump and the
+# modes its tables give: the in-use modes of the exact dumps, the in-use
+# and allocation modes of the prof_accum dumps.
+workload_cases() {
+	local w mode
+	for w in w_basic w_basic_nopie w_cpp w_shlib w_threads demo; do
+		for mode in inuse_space inuse_objects; do
+			echo "$w exact $mode exact"
+		done
+		for mode in inuse_space alloc_space alloc_objects; do
+			echo "$w accum $mode prof_accum"
+		done
+	done
+}
