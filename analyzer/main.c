@@ -33,7 +33,26 @@ struct run {
 	struct timespec start;
 	double progress_after;   /* seconds; JHEAP_PROGRESS_AFTER, default 1 */
 	struct growth *growth;   /* --growth: the series, else NULL */
+	bool debug_time;         /* JHEAP_DEBUG=time: stage times on stderr */
+	struct timespec mark;    /* end of the previous timed stage */
 };
+
+static double seconds_between(const struct timespec *a, const struct timespec *b)
+{
+	return (double)(b->tv_sec - a->tv_sec) + (b->tv_nsec - a->tv_nsec) / 1e9;
+}
+
+/* JHEAP_DEBUG=time: the wall time since the previous stage ended. */
+static void stage_done(struct run *r, const char *what)
+{
+	if (!r->debug_time)
+		return;
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	fprintf(stderr, "jheap: time: %-10s %8.3f s (%.3f s in all)\n", what,
+		seconds_between(&r->mark, &now), seconds_between(&r->start, &now));
+	r->mark = now;
+}
 
 static void progress_clear(struct run *r)
 {
@@ -50,8 +69,7 @@ static void progress_show(struct run *r, const char *fmt, ...)
 		return;
 	struct timespec now;
 	clock_gettime(CLOCK_MONOTONIC, &now);
-	double t = (double)(now.tv_sec - r->start.tv_sec) + (now.tv_nsec - r->start.tv_nsec) / 1e9;
-	if (t < r->progress_after)
+	if (seconds_between(&r->start, &now) < r->progress_after)
 		return;
 	va_list ap;
 	va_start(ap, fmt);
@@ -105,10 +123,10 @@ static struct diskcache *open_cache(struct run *r, const struct symcache *sc)
 	return dc;
 }
 
-static bool debug_cache(void)
+static bool debug_on(const char *what)
 {
 	const char *d = getenv("JHEAP_DEBUG");
-	return d && strstr(d, "cache");
+	return d && strstr(d, what);
 }
 
 /* 1 when PATH starts with the ELF magic, 0 when not, -1 (errno set) when it
@@ -375,6 +393,7 @@ static int report_one(struct run *r, struct profile *p, const char *binary,
 		aggregate_release(&a);
 		return brc == JH_EUSAGE ? EXIT_USAGE : EXIT_DATA;
 	}
+	stage_done(r, "aggregate");
 	struct report rep = {
 		.p = p, .a = &a, .value = c->value, .units = text_units(c->value, c->show_bytes),
 		.gran = c->gran, .full_names = c->full_names, .keep_allocator = c->keep_allocator,
@@ -464,7 +483,7 @@ static int run_symbols(struct run *r, const char *binary)
 		goto oom;
 	struct diskcache *dc = open_cache(r, sc);
 	struct symbolize_options so = { .binary = binary, .lib_prefixes = r->cli.lib_prefixes,
-					.cache = dc, .note = debug_cache() ? note_cb : NULL,
+					.cache = dc, .note = debug_on("cache") ? note_cb : NULL,
 					.warn = warn_cb, .ctx = r,
 					.symcache_opts = { .debuginfo_dirs = r->cli.debuginfo_dirs } };
 	struct symbolize_stats st;
@@ -580,6 +599,7 @@ static int run(struct run *r, int argc, char **argv)
 		rc = load(r, &p, c->bases[i], -1);
 	if (rc)
 		goto out;
+	stage_done(r, "parse");
 	if ((c->value == PF_ALLOC_SPACE || c->value == PF_ALLOC_OBJECTS) && !p.has_alloc &&
 	    p.nsamples) {
 		fprintf(stderr, "jheap: %s: the profile has no allocation counts (the program ran without MALLOC_CONF=prof_accum:true); use --inuse_space or --inuse_objects\n",
@@ -597,7 +617,7 @@ static int run(struct run *r, int argc, char **argv)
 	struct diskcache *dc = open_cache(r, sc);
 	struct symbolize_options so = {
 		.binary = binary, .lib_prefixes = c->lib_prefixes,
-		.cache = dc, .note = debug_cache() ? note_cb : NULL,
+		.cache = dc, .note = debug_on("cache") ? note_cb : NULL,
 		.no_symbolize = c->no_symbolize, .warn = warn_cb, .ctx = r,
 		.progress = symbolize_progress,
 		.symcache_opts = { .debuginfo_dirs = c->debuginfo_dirs },
@@ -611,6 +631,7 @@ static int run(struct run *r, int argc, char **argv)
 		fprintf(stderr, "jheap: %s\n", err);
 		rc = EXIT_DATA;
 	} else {
+		stage_done(r, "symbolize");
 		if (c->drop_negative)
 			drop_negative(&p);
 		if (c->growth && c->mode != MODE_TEXT)
@@ -635,6 +656,7 @@ static int run(struct run *r, int argc, char **argv)
 			rc = EXIT_DATA;
 		} else {
 			rc = report(r, &p, binary, (const char *const *)c->args + first, out);
+			stage_done(r, "write");
 			if (out != stdout && fclose(out)) {
 				fprintf(stderr, "jheap: cannot write '%s': %s\n", c->output, strerror(errno));
 				rc = EXIT_DATA;
@@ -648,6 +670,7 @@ out:
 	growth_release(&g);
 	r->growth = NULL;
 	profile_release(&p);
+	stage_done(r, "free");
 	if (!rc && r->degraded)
 		rc = EXIT_DATA;
 	return rc;
@@ -660,6 +683,8 @@ int main(int argc, char **argv)
 	const char *after = getenv("JHEAP_PROGRESS_AFTER");
 	r.progress_after = after && *after ? atof(after) : 1.0;
 	clock_gettime(CLOCK_MONOTONIC, &r.start);
+	r.mark = r.start;
+	r.debug_time = debug_on("time");
 	int rc = run(&r, argc, argv);
 	cli_release(&r.cli);
 	if (fflush(stdout) || ferror(stdout)) {
