@@ -84,7 +84,7 @@ static int sample_eq(const void *ctx, uint32_t id)
 int64_t profile_sample(struct profile *p, const uint32_t *locs, size_t n)
 {
 	struct sample_key k = { p, locs, n };
-	uint64_t h = jh_hash_bytes(locs, n * sizeof(uint32_t), 0);
+	uint64_t h = jh_hash_fast(locs, n * sizeof(uint32_t), 0);
 	uint32_t id = idmap_find(&p->sample_index, h, sample_eq, &k);
 	if (id != UINT32_MAX)
 		return id;

@@ -61,13 +61,13 @@ void strtab_release(struct strtab *t)
 uint32_t strtab_find(const struct strtab *t, const char *s)
 {
 	struct key k = { t, s, strlen(s) };
-	return idmap_find(&t->index, jh_hash_bytes(s, k.n, 0), key_eq, &k);
+	return idmap_find(&t->index, jh_hash_fast(s, k.n, 0), key_eq, &k);
 }
 
 int64_t strtab_intern_n(struct strtab *t, const char *s, size_t n)
 {
 	struct key k = { t, s, n };
-	uint64_t h = jh_hash_bytes(s, n, 0);
+	uint64_t h = jh_hash_fast(s, n, 0);
 	uint32_t id = idmap_find(&t->index, h, key_eq, &k);
 	if (id != UINT32_MAX)
 		return id;

@@ -73,6 +73,26 @@ static inline uint64_t jh_hash_bytes(const void *p, size_t n, uint64_t h)
 	return h;
 }
 
+/* A faster hash for tables and checksums: eight bytes per multiply.
+ * Hashing A then B with the first result as H equals hashing A and B
+ * together when A's length is a multiple of 8.  Not for anything whose
+ * value is shown (flame graph colours keep jh_hash_bytes). */
+static inline uint64_t jh_hash_fast(const void *p, size_t n, uint64_t h)
+{
+	const unsigned char *s = p;
+	if (!h)
+		h = 0x9e3779b97f4a7c15ULL;
+	for (; n >= 8; n -= 8, s += 8) {
+		uint64_t w;
+		memcpy(&w, s, 8);
+		h = (h ^ w) * 0xff51afd7ed558ccdULL;
+		h ^= h >> 32;
+	}
+	for (; n; n--, s++)
+		h = (h ^ *s) * 0x100000001b3ULL;
+	return h;
+}
+
 static inline uint64_t jh_mix64(uint64_t x)
 {
 	x ^= x >> 33;

@@ -57,6 +57,11 @@ struct cuindex {
 	struct cuindex_range *valid;
 	size_t nvalid;
 	const char *comp_dir;
+	/* A partial index holds only the functions added by cuindex_add_top
+	 * (their DIE offsets here), not the whole unit. */
+	bool partial;
+	uint64_t *tops_added;
+	size_t ntops_added;
 };
 
 /* Grow *P (an array of elements of size ELSZ with capacity *CAP) to hold at
@@ -223,7 +228,9 @@ struct walkframe {
 	int32_t scope;
 };
 
-static int cuindex_walk(struct cuindex *ci)
+/* Walks the children of PARENT (and below), SCOPE being the scope that
+ * encloses them (-1: none). */
+static int cuindex_walk_children(struct cuindex *ci, Dwarf_Die *parent, int32_t scope)
 {
 	struct walkframe *stack = malloc(WALK_MAX_DEPTH * sizeof *stack);
 	size_t sp = 0;
@@ -231,9 +238,9 @@ static int cuindex_walk(struct cuindex *ci)
 
 	if (!stack)
 		return -1;
-	if (dwarf_child(&ci->cudie, &child) == 0) {
+	if (dwarf_child(parent, &child) == 0) {
 		stack[0].die = child;
-		stack[0].scope = -1;
+		stack[0].scope = scope;
 		sp = 1;
 	}
 	while (sp > 0) {
@@ -275,6 +282,11 @@ static int cuindex_walk(struct cuindex *ci)
 	}
 	free(stack);
 	return 0;
+}
+
+static int cuindex_walk(struct cuindex *ci)
+{
+	return cuindex_walk_children(ci, &ci->cudie, -1);
 }
 
 static int cuindex_ival_cmp(const void *a, const void *b)
@@ -365,6 +377,11 @@ static int cuindex_link(struct cuindex *ci)
 {
 	size_t n = ci->nivals;
 
+	free(ci->maxhi);
+	free(ci->top);
+	ci->maxhi = NULL;
+	ci->top = NULL;
+	ci->ntop = 0;
 	if (n == 0)
 		return 0;
 	if (cuindex_sort(ci))
@@ -427,8 +444,9 @@ static int cuindex_read_lines(struct cuindex *ci)
 	return 0;
 }
 
-struct cuindex *cuindex_new(Dwarf_Die *cudie, const struct cuindex_range *valid,
-			    size_t nvalid)
+/* An index of the unit with its line table and no functions yet. */
+static struct cuindex *cuindex_alloc(Dwarf_Die *cudie, const struct cuindex_range *valid,
+				     size_t nvalid)
 {
 	struct cuindex *ci = calloc(1, sizeof *ci);
 
@@ -444,12 +462,71 @@ struct cuindex *cuindex_new(Dwarf_Die *cudie, const struct cuindex_range *valid,
 		memcpy(ci->valid, valid, nvalid * sizeof *valid);
 		ci->nvalid = nvalid;
 	}
-	if (cuindex_walk(ci) || cuindex_link(ci) || cuindex_read_lines(ci))
+	if (cuindex_read_lines(ci))
 		goto fail;
 	return ci;
 fail:
 	cuindex_free(ci);
 	return NULL;
+}
+
+struct cuindex *cuindex_new(Dwarf_Die *cudie, const struct cuindex_range *valid,
+			    size_t nvalid)
+{
+	struct cuindex *ci = cuindex_alloc(cudie, valid, nvalid);
+
+	if (ci && (cuindex_walk(ci) || cuindex_link(ci))) {
+		cuindex_free(ci);
+		return NULL;
+	}
+	return ci;
+}
+
+/* Adds the function whose DIE is at OFF (a top-level DW_TAG_subprogram of
+ * the unit, as cuindex_tops gave it) with everything inlined into it, to a
+ * partial index.  Returns 0, or -1 when the DIE is not such a function or
+ * out of memory (the index is then unchanged or must be dropped). */
+static int cuindex_add_top(struct cuindex *ci, Dwarf *dw, uint64_t off)
+{
+	Dwarf_Die die, cu;
+
+	for (size_t i = 0; i < ci->ntops_added; i++)
+		if (ci->tops_added[i] == off)
+			return 0;
+	if (!dwarf_offdie(dw, off, &die) || dwarf_tag(&die) != DW_TAG_subprogram
+	    || !dwarf_diecu(&die, &cu, NULL, NULL)
+	    || dwarf_dieoffset(&cu) != dwarf_dieoffset(&ci->cudie))
+		return -1;
+	uint64_t *t = realloc(ci->tops_added, (ci->ntops_added + 1) * sizeof *t);
+	if (!t)
+		return -1;
+	ci->tops_added = t;
+	t[ci->ntops_added++] = off;
+	int64_t id = cuindex_add_scope(ci, &die, DW_TAG_subprogram, -1);
+	if (id == -2)
+		return -1;
+	if (id >= 0 && dwarf_haschildren(&die) > 0
+	    && cuindex_walk_children(ci, &die, (int32_t)id))
+		return -1;
+	return cuindex_link(ci);
+}
+
+size_t cuindex_tops(const struct cuindex *ci, struct cuindex_top *out, size_t max)
+{
+	size_t n = 0;
+
+	if (ci->partial)
+		return 0;
+	for (size_t i = 0; i < ci->nivals; i++) {
+		const struct ival *v = &ci->ivals[i];
+		if (ci->scopes[v->scope].parent >= 0)
+			continue;
+		if (n < max)
+			out[n] = (struct cuindex_top){
+				v->lo, v->hi, dwarf_dieoffset(&ci->scopes[v->scope].die) };
+		n++;
+	}
+	return n;
 }
 
 void cuindex_free(struct cuindex *ci)
@@ -462,6 +539,7 @@ void cuindex_free(struct cuindex *ci)
 	free(ci->top);
 	free(ci->rows);
 	free(ci->valid);
+	free(ci->tops_added);
 	free(ci);
 }
 
@@ -573,7 +651,17 @@ struct cuent {
 	struct cuindex *ci;
 	int state;         /* 0 not built, 1 built, -1 failed */
 	int placed;        /* 1 ranges from the CU DIE, 2 from aranges */
+	bool split;        /* a skeleton's split unit: DIEs in another file */
+	/* cuindex_map_set_tops: the unit's top-level functions, sorted by
+	 * lo, and maxhi[i] = max(tops[0..i].hi) */
+	struct cuindex_top *tops;
+	uint64_t *topmaxhi;
+	size_t ntops;
 };
+
+/* A partial index that has had this many functions added becomes a full
+ * one: each addition re-sorts the unit's intervals. */
+#define PARTIAL_MAX_TOPS 16
 
 struct curange {
 	uint64_t lo, hi;
@@ -611,6 +699,51 @@ static struct cuindex *cuindex_map_unit(struct cuindex_map *map, size_t cu)
 		c->state = c->ci ? 1 : -1;
 	}
 	return c->ci;
+}
+
+/* The index of unit CU to look PC up in.  A unit with known top-level
+ * functions gets a partial index holding the one function whose ranges
+ * hold PC (none: the unit has no function there); when several do, or
+ * after PARTIAL_MAX_TOPS functions, the full index replaces it.  The
+ * answers are the same either way: the enclosing-scope chain of PC lies
+ * inside the top-level function that holds it. */
+static struct cuindex *cuindex_map_unit_at(struct cuindex_map *map, size_t cu, uint64_t pc)
+{
+	struct cuent *c = &map->cus[cu];
+
+	if (!c->ntops || c->state < 0 || (c->state == 1 && !c->ci->partial))
+		return cuindex_map_unit(map, cu);
+	if (c->state == 0) {
+		c->ci = cuindex_alloc(&c->cudie, map->valid, map->nvalid);
+		if (!c->ci) {
+			c->state = -1;
+			return NULL;
+		}
+		c->ci->partial = true;
+		c->state = 1;
+	}
+	size_t lo = 0, hi = c->ntops, hit = SIZE_MAX, nhit = 0;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (c->tops[mid].lo <= pc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t j = lo; j-- > 0 && c->topmaxhi[j] > pc;)
+		if (c->tops[j].hi > pc && c->tops[j].die != (hit == SIZE_MAX ? 0 : c->tops[hit].die)) {
+			hit = j;
+			nhit++;
+		}
+	if (nhit == 0)
+		return c->ci;
+	if (nhit == 1 && c->ci->ntops_added < PARTIAL_MAX_TOPS
+	    && cuindex_add_top(c->ci, map->dw, c->tops[hit].die) == 0)
+		return c->ci;
+	cuindex_free(c->ci);
+	c->ci = NULL;
+	c->state = 0;
+	return cuindex_map_unit(map, cu);
 }
 
 static size_t cuindex_map_by_offset(const struct cuindex_map *map, Dwarf_Off off)
@@ -684,14 +817,18 @@ static int cuindex_map_read(struct cuindex_map *map)
 
 	while (dwarf_get_units(map->dw, cu, &next, &version, &type, &cudie, &subdie) == 0) {
 		cu = next;
-		if (type == DW_UT_skeleton && dwarf_tag(&subdie) == DW_TAG_compile_unit)
+		bool split = false;
+		if (type == DW_UT_skeleton && dwarf_tag(&subdie) == DW_TAG_compile_unit) {
 			cudie = subdie;
-		else if (type != DW_UT_compile && type != DW_UT_partial)
+			split = true;
+		} else if (type != DW_UT_compile && type != DW_UT_partial) {
 			continue;
+		}
 		if (cuindex_grow((void **)&map->cus, &cap, map->ncus + 1, sizeof *map->cus))
 			return -1;
 		size_t i = map->ncus++;
 		memset(&map->cus[i], 0, sizeof map->cus[i]);
+		map->cus[i].split = split;
 		map->cus[i].cudie = cudie;
 		map->cus[i].off = dwarf_dieoffset(&cudie);
 		Dwarf_Addr base, lo, hi;
@@ -747,8 +884,11 @@ void cuindex_map_free(struct cuindex_map *map)
 {
 	if (!map)
 		return;
-	for (size_t i = 0; i < map->ncus; i++)
+	for (size_t i = 0; i < map->ncus; i++) {
 		cuindex_free(map->cus[i].ci);
+		free(map->cus[i].tops);
+		free(map->cus[i].topmaxhi);
+	}
 	free(map->cus);
 	free(map->ranges);
 	free(map->maxhi);
@@ -773,7 +913,7 @@ size_t cuindex_map_find(struct cuindex_map *map, uint64_t pc, struct cuindex **o
 	for (size_t j = lo; j-- > 0 && map->maxhi[j] > pc && n < max;) {
 		if (map->ranges[j].hi <= pc)
 			continue;
-		struct cuindex *ci = cuindex_map_unit(map, map->ranges[j].cu);
+		struct cuindex *ci = cuindex_map_unit_at(map, map->ranges[j].cu, pc);
 		size_t k;
 		for (k = 0; k < n && out[k] != ci; k++)
 			;
@@ -781,4 +921,64 @@ size_t cuindex_map_find(struct cuindex_map *map, uint64_t pc, struct cuindex **o
 			out[n++] = ci;
 	}
 	return n;
+}
+
+int cuindex_map_set_tops(struct cuindex_map *map, uint64_t cuoff,
+			 const struct cuindex_top *tops, size_t n)
+{
+	size_t cu = cuindex_map_by_offset(map, cuoff);
+	if (cu == SIZE_MAX || map->cus[cu].split || map->cus[cu].ntops || !n)
+		return -1;
+	for (size_t i = 0; i < n; i++)
+		if (tops[i].lo >= tops[i].hi || (i && tops[i].lo < tops[i - 1].lo))
+			return -1;
+	struct cuent *c = &map->cus[cu];
+	c->tops = malloc(n * sizeof *c->tops);
+	c->topmaxhi = malloc(n * sizeof *c->topmaxhi);
+	if (!c->tops || !c->topmaxhi) {
+		free(c->tops);
+		free(c->topmaxhi);
+		c->tops = NULL;
+		c->topmaxhi = NULL;
+		return -1;
+	}
+	memcpy(c->tops, tops, n * sizeof *tops);
+	uint64_t mx = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (tops[i].hi > mx)
+			mx = tops[i].hi;
+		c->topmaxhi[i] = mx;
+	}
+	c->ntops = n;
+	return 0;
+}
+
+int cuindex_map_each_full(struct cuindex_map *map,
+			  int (*fn)(void *arg, uint64_t cuoff, const struct cuindex_top *tops,
+				    size_t n),
+			  void *arg)
+{
+	struct cuindex_top *buf = NULL;
+	size_t cap = 0;
+	int rc = 0;
+
+	for (size_t i = 0; map && i < map->ncus && !rc; i++) {
+		struct cuent *c = &map->cus[i];
+		if (c->state != 1 || c->ci->partial || c->split)
+			continue;
+		size_t n = cuindex_tops(c->ci, NULL, 0);
+		if (!n)
+			continue;
+		if (n > cap) {
+			free(buf);
+			cap = n;
+			buf = malloc(cap * sizeof *buf);
+			if (!buf)
+				return -1;
+		}
+		cuindex_tops(c->ci, buf, n);
+		rc = fn(arg, c->off, buf, n);
+	}
+	free(buf);
+	return rc;
 }

@@ -95,6 +95,43 @@ void cuindex_map_free(struct cuindex_map *map);
 size_t cuindex_map_find(struct cuindex_map *map, uint64_t pc, struct cuindex **out,
 			size_t max);
 
+/* ---- top-level functions: a unit indexed sparsely ----
+ *
+ * Building a unit's index walks every DIE of it, namespaces and all.  A
+ * later run that needs a few new addresses of the same DWARF (the
+ * persistent cache stores this) can instead be told where the unit's
+ * top-level functions are and index only the one holding each address,
+ * with the same answers. */
+
+/* One address range of a function no other function of its unit encloses,
+ * and the offset of the function's DIE. */
+struct cuindex_top {
+	uint64_t lo, hi;
+	uint64_t die;
+};
+
+/* The top-level ranges of a full index, sorted by lo: writes at most MAX
+ * to OUT and returns how many there are (0 for a partial index). */
+size_t cuindex_tops(const struct cuindex *ci, struct cuindex_top *out, size_t max);
+
+/* Gives the unit whose CU DIE is at offset CUOFF its top-level ranges
+ * (from cuindex_tops on the same DWARF; copied, sorted by lo).  Lookups in
+ * that unit then index only the function holding the pc; a pc that several
+ * hold, a DIE that is not a top-level function of the unit, or many
+ * lookups in one unit fall back to the full index.  Returns 0, or -1 (and
+ * nothing changes) when no unit starts at CUOFF, the unit is a split-DWARF
+ * one, it has ranges already, the ranges are not sorted, or out of memory. */
+int cuindex_map_set_tops(struct cuindex_map *map, uint64_t cuoff,
+			 const struct cuindex_top *tops, size_t n);
+
+/* Calls FN with the CU offset and top-level ranges of every unit of the
+ * map that has a full index built, until FN returns non-zero (returned);
+ * -1 when out of memory. */
+int cuindex_map_each_full(struct cuindex_map *map,
+			  int (*fn)(void *arg, uint64_t cuoff, const struct cuindex_top *tops,
+				    size_t n),
+			  void *arg);
+
 /* DW_AT_comp_dir of the unit, or NULL. */
 const char *cuindex_comp_dir(const struct cuindex *ci);
 

@@ -8,6 +8,11 @@
  *   entries     nentries x struct dc_entry, vaddr strictly increasing
  *   frames      nframes x struct dc_frame, each entry's chain contiguous,
  *               innermost first
+ *   units       nunits x struct dc_unit, CU offset strictly increasing: the
+ *               units of the DWARF indexed in full so far
+ *   tops        ntops x struct cuindex_top, each unit's top-level function
+ *               ranges contiguous and sorted (see cuindex.h): a new address
+ *               in a known unit indexes only its function
  *   strings     nstrings NUL-terminated strings, back to back; string 0
  *               is "" and stands for "none" (NULL) in a frame
  *
@@ -34,7 +39,7 @@
 
 /* Bump whenever the format or any answer symcache gives changes: files of
  * another version are ignored and rewritten. */
-#define DC_VERSION 1u
+#define DC_VERSION 2u
 #define DC_MAGIC "JHSYMC\x01\x00"
 #define DC_BOM 0x01020304u
 
@@ -57,6 +62,7 @@ struct dc_header {
 	int64_t object_mtime_sec, object_mtime_nsec;
 	uint64_t debug_size;
 	int64_t debug_mtime_sec, debug_mtime_nsec;
+	uint32_t nunits, ntops;
 };
 
 struct dc_entry {
@@ -73,9 +79,22 @@ struct dc_frame {
 	uint32_t inlined;
 };
 
+struct dc_unit {
+	uint64_t cuoff;
+	uint32_t top0, ntops;
+};
+
 struct dcent {
 	uint64_t vaddr;
 	struct symresult res;
+};
+
+/* A unit's top-level functions (cuindex_tops), in memory. */
+struct dcunit {
+	uint64_t cuoff;
+	struct cuindex_top *tops;
+	size_t ntops;
+	bool owned;               /* tops malloc'd here (this run's) */
 };
 
 struct dcmodule {
@@ -92,6 +111,9 @@ struct dcmodule {
 	size_t nents;
 	struct dcent *added;      /* this run's live answers */
 	size_t nadded, capadded;
+	struct cuindex_top *tops; /* from the file */
+	struct dcunit *units;     /* from the file, then this run's, by cuoff */
+	size_t nunits, capunits, nloaded;
 	bool written;             /* dcmodule_save() has run */
 	char state[1024];
 };
@@ -209,6 +231,11 @@ static void dc_module_free(struct dcmodule *m)
 	free(m->frames);
 	free(m->ents);
 	free(m->added);
+	for (size_t i = 0; i < m->nunits; i++)
+		if (m->units[i].owned)
+			free(m->units[i].tops);
+	free(m->units);
+	free(m->tops);
 	free(m);
 }
 
@@ -332,7 +359,7 @@ static char *dc_read(struct diskcache *dc, const char *fname, size_t *len,
 	return buf;
 }
 
-/* The checksum of N bytes whose running jh_hash_bytes() is H. */
+/* The checksum of N bytes whose running jh_hash_fast() is H. */
 static uint64_t dc_checksum_end(uint64_t h, uint64_t n)
 {
 	return jh_mix64(h ^ n);
@@ -340,7 +367,7 @@ static uint64_t dc_checksum_end(uint64_t h, uint64_t n)
 
 static uint64_t dc_checksum(const char *p, size_t n)
 {
-	return dc_checksum_end(jh_hash_bytes(p, n, 0), n);
+	return dc_checksum_end(jh_hash_fast(p, n, 0), n);
 }
 
 /* Checks the file in m->buf[0..len) completely and builds the tables; on
@@ -362,8 +389,11 @@ static int dc_parse(struct diskcache *dc, struct dcmodule *m, struct symmodule *
 	if (h.header_size != sizeof h)
 		return jh_err(why, whylen, JH_EFORMAT, "bad header size");
 	uint64_t body = (uint64_t)h.nentries * sizeof(struct dc_entry) +
-			(uint64_t)h.nframes * sizeof(struct dc_frame) + h.strbytes;
+			(uint64_t)h.nframes * sizeof(struct dc_frame) +
+			(uint64_t)h.nunits * sizeof(struct dc_unit) +
+			(uint64_t)h.ntops * sizeof(struct cuindex_top) + h.strbytes;
 	if (h.nentries > DISKCACHE_MAX_ENTRIES || h.nframes > DISKCACHE_MAX_ENTRIES * 16ull ||
+	    h.nunits > DISKCACHE_MAX_ENTRIES || h.ntops > DISKCACHE_MAX_ENTRIES ||
 	    h.strbytes > DISKCACHE_MAX_FILE || body != len - sizeof h)
 		return jh_err(why, whylen, JH_EFORMAT, "sizes do not add up to the file's");
 	const char *p = m->buf + sizeof h;
@@ -371,7 +401,9 @@ static int dc_parse(struct diskcache *dc, struct dcmodule *m, struct symmodule *
 		return jh_err(why, whylen, JH_EFORMAT, "bad checksum");
 	const struct dc_entry *ents = (const void *)p;
 	const struct dc_frame *frames = (const void *)(p + (size_t)h.nentries * sizeof *ents);
-	char *s = (char *)p + (size_t)h.nentries * sizeof *ents + (size_t)h.nframes * sizeof *frames;
+	const char *units = (const char *)(frames + h.nframes);
+	const char *tops = units + (size_t)h.nunits * sizeof(struct dc_unit);
+	char *s = (char *)tops + (size_t)h.ntops * sizeof(struct cuindex_top);
 	/* strings: exactly nstrings, each NUL-terminated, the first empty */
 	if (!h.nstrings || !h.strbytes || h.nstrings > h.strbytes || s[0] || s[h.strbytes - 1])
 		return jh_err(why, whylen, JH_EFORMAT, "bad string table");
@@ -445,6 +477,27 @@ static int dc_parse(struct diskcache *dc, struct dcmodule *m, struct symmodule *
 		};
 	}
 	m->nents = h.nentries;
+	/* units: increasing offsets, each with sorted, non-empty ranges */
+	m->tops = malloc(((size_t)h.ntops + 1) * sizeof *m->tops);
+	m->units = calloc((size_t)h.nunits + 1, sizeof *m->units);
+	if (!m->tops || !m->units)
+		return jh_err(why, whylen, JH_ENOMEM, "out of memory");
+	if (h.ntops)
+		memcpy(m->tops, tops, (size_t)h.ntops * sizeof *m->tops);
+	m->capunits = (size_t)h.nunits + 1;
+	for (size_t i = 0; i < h.nunits; i++) {
+		struct dc_unit u;
+		memcpy(&u, units + i * sizeof u, sizeof u);
+		if (!u.ntops || (uint64_t)u.top0 + u.ntops > h.ntops ||
+		    (i && u.cuoff <= m->units[i - 1].cuoff))
+			return jh_err(why, whylen, JH_EFORMAT, "bad unit %zu", i);
+		const struct cuindex_top *t = &m->tops[u.top0];
+		for (size_t k = 0; k < u.ntops; k++)
+			if (t[k].lo >= t[k].hi || (k && t[k].lo < t[k - 1].lo))
+				return jh_err(why, whylen, JH_EFORMAT, "bad unit %zu", i);
+		m->units[i] = (struct dcunit){ u.cuoff, &m->tops[u.top0], u.ntops, false };
+	}
+	m->nunits = m->nloaded = h.nunits;
 	return 0;
 }
 
@@ -489,15 +542,19 @@ struct dcmodule *diskcache_module(struct diskcache *dc, struct symmodule *mod,
 		free(m->strs);
 		free(m->frames);
 		free(m->ents);
+		free(m->tops);
+		free(m->units);
 		m->buf = NULL;
 		m->strs = NULL;
 		m->frames = NULL;
 		m->ents = NULL;
-		m->nents = 0;
+		m->tops = NULL;
+		m->units = NULL;
+		m->nents = m->nunits = m->nloaded = m->capunits = 0;
 		return m;
 	}
-	snprintf(m->state, sizeof m->state, "loaded %zu answers from %.400s/%s", m->nents, dc->dir,
-		 m->fname);
+	snprintf(m->state, sizeof m->state, "loaded %zu answers and %zu units from %.400s/%s",
+		 m->nents, m->nunits, dc->dir, m->fname);
 	/* a file in use is kept by dc_prune(): its time says when it was
 	 * last used, updated at most once a day */
 	struct stat st;
@@ -530,6 +587,50 @@ int dcmodule_add(struct dcmodule *m, uint64_t vaddr, const struct symresult *r)
 	if (r->nframes > DISKCACHE_MAX_CHAIN)
 		return 0;   /* not cached; looked up again next time */
 	return JH_PUSH(m->added, m->nadded, m->capadded, e);
+}
+
+void dcmodule_install_units(void *arg, struct cuindex_map *map)
+{
+	const struct dcmodule *m = arg;
+	for (size_t i = 0; m && i < m->nloaded; i++)
+		cuindex_map_set_tops(map, m->units[i].cuoff, m->units[i].tops, m->units[i].ntops);
+}
+
+/* Whether the file already had unit CUOFF (this run's duplicates go at
+ * dcmodule_save()). */
+static bool dc_has_unit(const struct dcmodule *m, uint64_t cuoff)
+{
+	size_t lo = 0, hi = m->nloaded;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (m->units[mid].cuoff < cuoff)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < m->nloaded && m->units[lo].cuoff == cuoff;
+}
+
+int dcmodule_add_unit(void *arg, uint64_t cuoff, const struct cuindex_top *tops, size_t n)
+{
+	struct dcmodule *m = arg;
+	if (!n || dc_has_unit(m, cuoff))
+		return 0;
+	struct dcunit u = { cuoff, malloc(n * sizeof *tops), n, true };
+	if (!u.tops)
+		return JH_ENOMEM;
+	memcpy(u.tops, tops, n * sizeof *tops);
+	if (JH_PUSH(m->units, m->nunits, m->capunits, u)) {
+		free(u.tops);
+		return JH_ENOMEM;
+	}
+	return 0;
+}
+
+static int dc_cmp_unit(const void *a, const void *b)
+{
+	const struct dcunit *x = a, *y = b;
+	return x->cuoff < y->cuoff ? -1 : x->cuoff > y->cuoff;
 }
 
 static int dc_cmp_ent(const void *a, const void *b)
@@ -607,6 +708,10 @@ int dcmodule_save(struct diskcache *dc, struct dcmodule *m, struct symmodule *mo
 	bool tinit = false;
 	struct dc_entry *ents = NULL;
 	struct dc_frame *frames = NULL;
+	struct dc_unit *units = NULL;
+	struct cuindex_top *tops = NULL;
+	struct dcunit *ul = NULL;
+	size_t nul = 0, ntops = 0;
 	char *strs = NULL, tmp[200];
 	int fd = -1, rc = -1;
 	tmp[0] = '\0';
@@ -624,6 +729,37 @@ int dcmodule_save(struct diskcache *dc, struct dcmodule *m, struct symmodule *mo
 			continue;
 		all[n++] = *e;
 		nframes += e->res.nframes;
+	}
+	/* units: the file's and this run's, one per offset */
+	jh_qsort(m->units + m->nloaded, m->nunits - m->nloaded, sizeof *m->units, dc_cmp_unit);
+	ul = malloc((m->nunits + 1) * sizeof *ul);
+	if (!ul) {
+		jh_err(err, errlen, JH_ENOMEM, "out of memory");
+		goto out;
+	}
+	for (size_t i = 0, j = m->nloaded; i < m->nloaded || j < m->nunits;) {
+		const struct dcunit *u;
+		if (j >= m->nunits || (i < m->nloaded && m->units[i].cuoff <= m->units[j].cuoff))
+			u = &m->units[i++];
+		else
+			u = &m->units[j++];
+		if (nul && ul[nul - 1].cuoff == u->cuoff)
+			continue;
+		if (nul + 1 > DISKCACHE_MAX_ENTRIES || ntops + u->ntops > DISKCACHE_MAX_ENTRIES)
+			break;
+		ul[nul++] = *u;
+		ntops += u->ntops;
+	}
+	units = calloc(nul + 1, sizeof *units);
+	tops = malloc((ntops + 1) * sizeof *tops);
+	if (!units || !tops) {
+		jh_err(err, errlen, JH_ENOMEM, "out of memory");
+		goto out;
+	}
+	for (size_t i = 0, k = 0; i < nul; i++) {
+		units[i] = (struct dc_unit){ ul[i].cuoff, (uint32_t)k, (uint32_t)ul[i].ntops };
+		memcpy(tops + k, ul[i].tops, ul[i].ntops * sizeof *tops);
+		k += ul[i].ntops;
 	}
 	if (strtab_init(&t)) {
 		jh_err(err, errlen, JH_ENOMEM, "out of memory");
@@ -707,11 +843,17 @@ int dcmodule_save(struct diskcache *dc, struct dcmodule *m, struct symmodule *mo
 	h.nframes = (uint32_t)fi;
 	h.nstrings = (uint32_t)t.len;
 	h.strbytes = sb;
-	uint64_t sum = jh_hash_bytes(ents, n * sizeof *ents, 0);
-	sum = jh_hash_bytes(frames, fi * sizeof *frames, sum);
-	sum = jh_hash_bytes(strs, sb, sum);
-	h.checksum = dc_checksum_end(sum, n * sizeof *ents + fi * sizeof *frames + sb);
-	if (sizeof h + n * sizeof *ents + fi * sizeof *frames + sb > DISKCACHE_MAX_FILE) {
+	h.nunits = (uint32_t)nul;
+	h.ntops = (uint32_t)ntops;
+	size_t body = n * sizeof *ents + fi * sizeof *frames + nul * sizeof *units +
+		      ntops * sizeof *tops + sb;
+	uint64_t sum = jh_hash_fast(ents, n * sizeof *ents, 0);
+	sum = jh_hash_fast(frames, fi * sizeof *frames, sum);
+	sum = jh_hash_fast(units, nul * sizeof *units, sum);
+	sum = jh_hash_fast(tops, ntops * sizeof *tops, sum);
+	sum = jh_hash_fast(strs, sb, sum);
+	h.checksum = dc_checksum_end(sum, body);
+	if (sizeof h + body > DISKCACHE_MAX_FILE) {
 		rc = 0;   /* too large to be read back: not worth writing */
 		goto out;
 	}
@@ -726,7 +868,9 @@ int dcmodule_save(struct diskcache *dc, struct dcmodule *m, struct symmodule *mo
 		goto out;
 	}
 	if (dc_write_all(fd, &h, sizeof h) || dc_write_all(fd, ents, n * sizeof *ents) ||
-	    dc_write_all(fd, frames, fi * sizeof *frames) || dc_write_all(fd, strs, sb)) {
+	    dc_write_all(fd, frames, fi * sizeof *frames) ||
+	    dc_write_all(fd, units, nul * sizeof *units) ||
+	    dc_write_all(fd, tops, ntops * sizeof *tops) || dc_write_all(fd, strs, sb)) {
 		jh_err(err, errlen, JH_EIO, "cannot write '%s/%s': %s", dc->dir, tmp, strerror(errno));
 		goto out;
 	}
@@ -755,6 +899,9 @@ out:
 	free(all);
 	free(ents);
 	free(frames);
+	free(units);
+	free(tops);
+	free(ul);
 	free(strs);
 	return rc;
 }

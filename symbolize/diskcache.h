@@ -9,7 +9,9 @@
  * the inline chain of each address, misses included.  The next analysis of
  * any dump of the same binary takes those answers from the file and reads
  * no DWARF for them; only new addresses go to libdw, and the file is then
- * rewritten with old and new answers together.
+ * rewritten with old and new answers together.  It also keeps, for each
+ * DWARF unit indexed so far, where the unit's top-level functions are, so
+ * that a new address indexes one function rather than its whole unit.
  *
  * Trust: a cache file is read only when it is a regular file owned by the
  * user, inside a folder owned by the user and closed to others, reached
@@ -72,6 +74,16 @@ int dcmodule_lookup(const struct dcmodule *m, uint64_t vaddr, struct symresult *
 /* Records an answer looked up live, to be written by dcmodule_save().  The
  * frames are not copied: they must stay valid until then. */
 int dcmodule_add(struct dcmodule *m, uint64_t vaddr, const struct symresult *r);
+
+/* Gives the units the file knows to MAP (a cuindex_map of the module's
+ * DWARF): symmodule_set_units_source() takes it, with the module as ARG.
+ * Only reads: safe from several threads at once. */
+void dcmodule_install_units(void *arg, struct cuindex_map *map);
+
+/* Records a unit indexed in full in this run (symmodule_each_unit()
+ * takes it, with the module as ARG), to be written by dcmodule_save();
+ * the ranges are copied.  Returns 0 or JH_ENOMEM. */
+int dcmodule_add_unit(void *arg, uint64_t cuoff, const struct cuindex_top *tops, size_t n);
 
 /* Writes the module's file when answers were added: the old ones and the
  * new ones, atomically.  MOD gives the debug file the new answers came

@@ -296,6 +296,8 @@ static void lookup_job(struct worker *w, const struct job *j)
 	const struct pf_mapping *m = &p->maps[j->g->mapping];
 	char err[512];
 	struct symmodule *mod = symcache_module(w->sc, j->g->obj, err, sizeof(err));
+	if (j->g->dcm)
+		symmodule_set_units_source(mod, dcmodule_install_units, j->g->dcm);
 	size_t nseg = 0;
 	const struct symsegment *segs = mod ? symmodule_segments(mod, &nseg) : NULL;
 	bool identity = m->start == 0 && m->offset == 0 && m->limit == UINT64_MAX;
@@ -505,7 +507,11 @@ static int symbolize_ids(struct ctx *c, const uint32_t *ids, size_t n)
 	for (size_t k = 0; k < ngroups && !rc; k++) {
 		const struct group *g = &groups[k];
 		char err[1024];
-		if (g->dcm && dcmodule_save(c->o->cache, g->dcm,
+		/* and the units the workers indexed in full */
+		for (int i = 0; i < nw && g->dcm && !rc; i++)
+			rc = symmodule_each_unit(symcache_find_module(w[i].sc, g->obj),
+						 dcmodule_add_unit, g->dcm);
+		if (!rc && g->dcm && dcmodule_save(c->o->cache, g->dcm,
 					    symcache_module(g->sc, g->obj, err, sizeof(err)),
 					    err, sizeof(err))) {
 			if (!c->cache_warned)

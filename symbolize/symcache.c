@@ -135,6 +135,8 @@ struct symmodule {
 	int dw_state;             /* 0: DWARF not looked for yet, 1: done */
 	int map_state;            /* 0 not read, 1 read, -1 failed */
 	struct cuindex_map *map;
+	void (*units_fn)(void *arg, struct cuindex_map *map);
+	void *units_arg;
 	struct cuindex_range *valid;
 	size_t nvalid;
 	struct elfsyms syms;      /* the ELF symbol table, read on first need */
@@ -532,6 +534,31 @@ struct symmodule *symcache_module(struct symcache *sc, const char *path,
 	return m;
 }
 
+struct symmodule *symcache_find_module(struct symcache *sc, const char *path)
+{
+	struct symmodule *m = NULL;
+	if (sc && path)
+		HASH_FIND_STR(sc->modules, path, m);
+	return m && !m->err ? m : NULL;
+}
+
+void symmodule_set_units_source(struct symmodule *m,
+				void (*fn)(void *arg, struct cuindex_map *map), void *arg)
+{
+	if (!m)
+		return;
+	m->units_fn = fn;
+	m->units_arg = arg;
+}
+
+int symmodule_each_unit(struct symmodule *m,
+			int (*fn)(void *arg, uint64_t cuoff, const struct cuindex_top *tops,
+				  size_t n),
+			void *arg)
+{
+	return m && m->map ? cuindex_map_each_full(m->map, fn, arg) : 0;
+}
+
 const struct symsegment *symmodule_segments(const struct symmodule *m, size_t *n)
 {
 	*n = m ? m->nsegs : 0;
@@ -742,6 +769,8 @@ static void symcache_resolve(struct symmodule *m, uint64_t vaddr, struct symresu
 	if (m->dw && m->map_state == 0) {
 		m->map = cuindex_map_new(m->dw, m->valid, m->nvalid);
 		m->map_state = m->map ? 1 : -1;
+		if (m->map && m->units_fn)
+			m->units_fn(m->units_arg, m->map);
 	}
 	if (m->map) {
 		size_t nc = cuindex_map_find(m->map, pc, cands, MAX_CU_CANDIDATES);

@@ -13,6 +13,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include "symbolize/cuindex.h"
 
 struct symcache;
 struct symmodule;
@@ -82,6 +83,10 @@ void symcache_free(struct symcache *sc);
 struct symmodule *symcache_module(struct symcache *sc, const char *path,
 				  char *err, size_t errlen);
 
+/* The module for PATH if symcache_module() has opened it, else NULL
+ * (nothing is opened). */
+struct symmodule *symcache_find_module(struct symcache *sc, const char *path);
+
 /* Program headers of the module's ELF file: the PT_LOAD entries in file
  * order. *n receives their count. Owned by the module. */
 const struct symsegment *symmodule_segments(const struct symmodule *m, size_t *n);
@@ -110,6 +115,21 @@ void symmodule_lookup(struct symmodule *m, uint64_t vaddr, struct symresult *out
 /* The link-time range [*lo, *hi) of the ELF symbol (function) that covers
  * VADDR, for disassembly; 0, or -1 when no symbol covers it. */
 int symmodule_symbol_range(struct symmodule *m, uint64_t vaddr, uint64_t *lo, uint64_t *hi);
+
+/* Units known from an earlier run: FN is called once, with ARG, when the
+ * module first reads its unit map (before its first DWARF lookup), to give
+ * units their top-level functions with cuindex_map_set_tops(), so that a
+ * few new addresses do not each index a whole unit.  FN must be safe to
+ * call from several threads when several caches share ARG. */
+void symmodule_set_units_source(struct symmodule *m,
+				void (*fn)(void *arg, struct cuindex_map *map), void *arg);
+
+/* Calls FN for each unit this module indexed in full (see
+ * cuindex_map_each_full), for the persistent cache. */
+int symmodule_each_unit(struct symmodule *m,
+			int (*fn)(void *arg, uint64_t cuoff, const struct cuindex_top *tops,
+				  size_t n),
+			void *arg);
 
 /* Demangle a C++ (Itanium) or Rust (legacy or v0) symbol. Returns a new
  * malloc'd string the caller frees, or NULL when NAME is not mangled. */

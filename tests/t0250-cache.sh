@@ -72,7 +72,7 @@ done
 
 test_expect_success 'another dump of the same binary (another process) takes its answers from the cache' '
 	warm accum --text "$B" "$PROFILES/w_basic.accum.heap" &&
-	loaded=$(sed -n "s|^jheap: cache: $B: loaded \([0-9]*\) answers from .*|\1|p" accum.err) &&
+	loaded=$(sed -n "s|^jheap: cache: $B: loaded \([0-9]*\) answers and [0-9]* units from .*|\1|p" accum.err) &&
 	test "$loaded" -gt 10 &&
 	grep -F "jheap: cache: $B: $loaded addresses from the cache, " accum.err &&
 	cold accum.cold --text "$B" "$PROFILES/w_basic.accum.heap" &&
@@ -95,6 +95,24 @@ test_expect_success 'addresses new to the cache are looked up and added; the fil
 	warm full2 --text "$B" "$H" &&
 	test "$(lookups full2.err "$B")" -eq 0 &&
 	test_cmp full full2
+'
+
+# The file also keeps where each indexed unit's functions are, so that the
+# new addresses of the next dump index one function each, not their unit:
+# the answers must be the ones a cold run gives.
+test_expect_success 'new addresses looked up through the units the file keeps: the same report as cold' '
+	rm -rf "$C" &&
+	first_stacks "$H" 2 >part.heap &&
+	warm part --text "$B" part.heap &&
+	cp -p "$(cache_file)" saved.sym &&
+	for fmt in --raw --callgrind "--text --lines"; do
+		cp -p saved.sym "$(cache_file)" &&
+		warm sparse $fmt "$B" "$H" &&
+		grep -E "^jheap: cache: $B: loaded [0-9]+ answers and [1-9][0-9]* units from " sparse.err &&
+		test "$(lookups sparse.err "$B")" -gt 0 &&
+		cold sparse.cold $fmt "$B" "$H" &&
+		cmp sparse.cold sparse || return 1
+	done
 '
 
 test_expect_success '--no-cache neither reads nor writes the cache' '
@@ -163,7 +181,7 @@ test_expect_success 'the reasons are named: checksum, format version, not a cach
 	warm w --text "$B" "$H" && damage byte && warm d1 --text "$B" "$H" &&
 	grep "ignored .*: bad checksum" d1.err &&
 	damage version && warm d2 --text "$B" "$H" &&
-	grep "ignored .*: format version 255, this jheap writes 1" d2.err &&
+	grep "ignored .*: format version 255, this jheap writes 2" d2.err &&
 	damage heap && warm d3 --text "$B" "$H" &&
 	grep "ignored .*: not a jheap symbol cache" d3.err
 '

@@ -75,6 +75,8 @@ static char *make_file(size_t *len)
 		symmodule_lookup(mod, pcs[i], &r);
 		dcmodule_add(m, pcs[i], &r);
 	}
+	/* and the units those lookups indexed */
+	symmodule_each_unit(mod, dcmodule_add_unit, m);
 	char *buf = NULL;
 	if (!dcmodule_save(dc, m, mod, err, sizeof err)) {
 		FILE *f = fopen(cache_path(m), "rb");
@@ -128,9 +130,24 @@ static long load(const char *buf, size_t len, char *why, size_t whylen)
 		if (!dcmodule_lookup(m, m->ents[i].vaddr, &out) || out.nframes != r->nframes)
 			n = -3;
 	}
+	for (size_t i = 0; i < m->nunits; i++)
+		for (size_t k = 0; k < m->units[i].ntops; k++)
+			sum += (size_t)(m->units[i].tops[k].hi - m->units[i].tops[k].lo);
 	(void)sum;
 	diskcache_free(dc);
 	return n;
+}
+
+struct unitsum { size_t units, tops; uint64_t hash; };
+
+/* Order-independent digest of units and their ranges. */
+static int sum_unit(void *arg, uint64_t cuoff, const struct cuindex_top *tops, size_t n)
+{
+	struct unitsum *s = arg;
+	s->units++;
+	s->tops += n;
+	s->hash += jh_mix64(jh_hash_fast(tops, n * sizeof *tops, cuoff + 1));
+	return 0;
 }
 
 TEST(roundtrip)
@@ -143,6 +160,16 @@ TEST(roundtrip)
 	CHECK(dc != NULL);
 	struct dcmodule *m = diskcache_module(dc, mod, self);
 	CHECK_INT(m->nents, npcs);
+	/* the units come back as written: each unit's ranges as the index
+	 * gives them */
+	struct unitsum want = { 0 }, got = { 0 };
+	symmodule_each_unit(mod, sum_unit, &want);
+	CHECK(want.units > 0);
+	for (size_t i = 0; i < m->nunits; i++)
+		sum_unit(&got, m->units[i].cuoff, m->units[i].tops, m->units[i].ntops);
+	CHECK_INT(got.units, want.units);
+	CHECK_INT(got.tops, want.tops);
+	CHECK(got.hash == want.hash);
 	size_t dwarf = 0;
 	for (size_t i = 0; i < npcs; i++) {
 		struct symresult a, b;
@@ -180,7 +207,8 @@ TEST(bad_fields)
 	memcpy(&h, good, sizeof h);
 	CHECK(h.nentries == npcs && h.nframes > 0);
 	struct { const char *what; size_t off; uint32_t val; const char *reason; } cases[] = {
-		{ "version", offsetof(struct dc_header, version), 2, "format version 2" },
+		{ "version", offsetof(struct dc_header, version), 1, "format version 1" },
+		{ "units", offsetof(struct dc_header, nunits), 0, "sizes do not add up" },
 		{ "header size", offsetof(struct dc_header, header_size), 8, "bad header size" },
 		{ "entries", offsetof(struct dc_header, nentries), (uint32_t)npcs + 1, "sizes do not add up" },
 		{ "strings", offsetof(struct dc_header, nstrings), 1, "bad string table" },
@@ -223,6 +251,39 @@ TEST(bad_fields)
 			fprintf(stderr, "case %s: %ld, %s\n", cases[i].what, n, why);
 		CHECK(n == -1);
 		CHECK(strstr(why, cases[i].reason) != NULL);
+	}
+	/* units: in order, each with ranges inside the table, sorted and
+	 * non-empty */
+	CHECK(h.nunits >= 1 && h.ntops >= 2);
+	size_t uoff = sizeof h + h.nentries * sizeof(struct dc_entry) +
+		      h.nframes * sizeof(struct dc_frame);
+	size_t toff = uoff + h.nunits * sizeof(struct dc_unit);
+	struct dc_unit u0;
+	memcpy(&u0, good + uoff, sizeof u0);
+	struct { const char *what; size_t off; uint64_t val; int size; } ucases[] = {
+		{ "no ranges", uoff + offsetof(struct dc_unit, ntops), 0, 4 },
+		{ "past the table", uoff + offsetof(struct dc_unit, top0), h.ntops, 4 },
+		{ "empty range", toff + offsetof(struct cuindex_top, hi), 0, 8 },
+		{ "unsorted", toff + sizeof(struct cuindex_top) + offsetof(struct cuindex_top, lo), 0, 8 },
+		{ "unit order", uoff + sizeof(struct dc_unit), u0.cuoff, 8 },
+	};
+	for (size_t i = 0; i < sizeof ucases / sizeof ucases[0]; i++) {
+		memcpy(buf, good, len);
+		if (!strcmp(ucases[i].what, "unit order") && h.nunits < 2)
+			continue;
+		if (!strcmp(ucases[i].what, "unsorted") && u0.ntops < 2)
+			continue;
+		if (ucases[i].size == 4) {
+			uint32_t v = (uint32_t)ucases[i].val;
+			memcpy(buf + ucases[i].off, &v, 4);
+		} else {
+			memcpy(buf + ucases[i].off, &ucases[i].val, 8);
+		}
+		fix_checksum(buf, len);
+		long n = load(buf, len, why, sizeof why);
+		if (n != -1 || !strstr(why, "bad unit"))
+			fprintf(stderr, "case %s: %ld, %s\n", ucases[i].what, n, why);
+		CHECK(n == -1 && strstr(why, "bad unit"));
 	}
 	/* a string table whose last string has lost its NUL */
 	memcpy(buf, good, len);

@@ -334,6 +334,169 @@ TEST(test_cxx_clang) { check_cxx("cxx_clang"); }
 TEST(test_cxx_clang_dwarf4) { check_cxx("cxx_clang4"); }
 TEST(test_cxx_split_dwarf) { check_cxx("cxx_split"); check_cxx("cxx_clang_split"); }
 
+/* ---- sparse unit indexes (what the persistent cache gives a later run) ---- */
+
+struct unitvec {
+	struct { uint64_t cuoff; struct cuindex_top *tops; size_t n; } *u;
+	size_t n, cap;
+};
+
+static int collect_unit(void *arg, uint64_t cuoff, const struct cuindex_top *tops, size_t n)
+{
+	struct unitvec *v = arg;
+	if (v->n == v->cap) {
+		v->cap = v->cap ? v->cap * 2 : 16;
+		v->u = realloc(v->u, v->cap * sizeof *v->u);
+	}
+	v->u[v->n].cuoff = cuoff;
+	v->u[v->n].tops = malloc(n * sizeof *tops);
+	memcpy(v->u[v->n].tops, tops, n * sizeof *tops);
+	v->u[v->n].n = n;
+	v->n++;
+	return 0;
+}
+
+static int count_unit(void *arg, uint64_t cuoff, const struct cuindex_top *tops, size_t n)
+{
+	(void)cuoff;
+	(void)tops;
+	(void)n;
+	(*(size_t *)arg)++;
+	return 0;
+}
+
+static size_t installed;
+
+static void install_units(void *arg, struct cuindex_map *map)
+{
+	const struct unitvec *v = arg;
+	for (size_t i = 0; i < v->n; i++)
+		installed += cuindex_map_set_tops(map, v->u[i].cuoff, v->u[i].tops, v->u[i].n) == 0;
+}
+
+static int same_result(const struct symresult *a, const struct symresult *b)
+{
+	if (a->status != b->status || a->nframes != b->nframes)
+		return 0;
+	for (unsigned k = 0; k < a->nframes; k++) {
+		const struct symframe *x = &a->frames[k], *y = &b->frames[k];
+		if (strcmp(str(x->name), str(y->name)) || strcmp(str(x->linkage), str(y->linkage))
+		    || strcmp(str(x->file), str(y->file)) || strcmp(str(x->decl_file), str(y->decl_file))
+		    || x->line != y->line || x->column != y->column || x->decl_line != y->decl_line
+		    || x->inlined != y->inlined)
+			return 0;
+	}
+	return 1;
+}
+
+/* Every address of FILE's code, looked up with full unit indexes and then
+ * in fresh caches told the units' top-level functions (one cache per
+ * function, so each builds a partial index): the same answers, and no
+ * full index built for an address inside one function.  Returns the
+ * number of partial lookups compared (0 when FILE is absent). */
+static size_t check_sparse(const char *file, int split)
+{
+	if (!exists(fxpath(file)))
+		return 0;
+	char err[512];
+	struct symcache *full = symcache_new(NULL);
+	struct symmodule *m = symcache_module(full, fxpath(file), err, sizeof err);
+	CHECK(m != NULL);
+	if (!m) {
+		symcache_free(full);
+		return 0;
+	}
+	size_t nseg;
+	const struct symsegment *seg = symmodule_segments(m, &nseg);
+	uint64_t lo = UINT64_MAX, hi = 0;
+	for (size_t i = 0; i < nseg; i++)
+		if (seg[i].flags & PF_X) {
+			if (seg[i].vaddr < lo)
+				lo = seg[i].vaddr;
+			if (seg[i].vaddr + seg[i].memsz > hi)
+				hi = seg[i].vaddr + seg[i].memsz;
+		}
+	CHECK(lo < hi && hi - lo < (64u << 20));
+	struct symresult r;
+	for (uint64_t a = lo; a < hi; a++)
+		symmodule_lookup(m, a, &r);
+	struct unitvec v = { 0 };
+	symmodule_each_unit(m, collect_unit, &v);
+	/* a split-DWARF unit's DIEs live in its .dwo: never offered */
+	if (split) {
+		CHECK_INT(v.n, 0);
+	} else {
+		CHECK(v.n > 0);
+	}
+	size_t compared = 0, outside = 0;
+	for (size_t i = 0; i < v.n; i++)
+		for (size_t k = 0; k < v.u[i].n; k++) {
+			const struct cuindex_top *t = &v.u[i].tops[k];
+			struct symcache *sp = symcache_new(NULL);
+			struct symmodule *s = symcache_module(sp, fxpath(file), err, sizeof err);
+			installed = 0;
+			symmodule_set_units_source(s, install_units, &v);
+			for (uint64_t a = t->lo; a < t->hi; a++) {
+				struct symresult x, y;
+				symmodule_lookup(m, a, &x);
+				symmodule_lookup(s, a, &y);
+				if (!same_result(&x, &y)) {
+					fprintf(stderr, "%s: %#llx differs sparse\n", file,
+						(unsigned long long)a);
+					CHECK(0);
+					break;
+				}
+				compared++;
+			}
+			CHECK_INT(installed, v.n);
+			size_t nfull = 0;
+			symmodule_each_unit(s, count_unit, &nfull);
+			CHECK_INT(nfull, 0);
+			symcache_free(sp);
+		}
+	/* addresses outside every function (padding, PLT, start-up code): a
+	 * partial index of no function, the same answers */
+	if (v.n) {
+		struct symcache *sp = symcache_new(NULL);
+		struct symmodule *s = symcache_module(sp, fxpath(file), err, sizeof err);
+		symmodule_set_units_source(s, install_units, &v);
+		for (uint64_t a = lo; a < hi; a++) {
+			int inside = 0;
+			for (size_t i = 0; i < v.n && !inside; i++)
+				for (size_t k = 0; k < v.u[i].n && !inside; k++)
+					inside = a >= v.u[i].tops[k].lo && a < v.u[i].tops[k].hi;
+			if (inside)
+				continue;
+			struct symresult x, y;
+			symmodule_lookup(m, a, &x);
+			symmodule_lookup(s, a, &y);
+			outside++;
+			if (!same_result(&x, &y)) {
+				fprintf(stderr, "%s: %#llx differs outside\n", file, (unsigned long long)a);
+				CHECK(0);
+				break;
+			}
+		}
+		symcache_free(sp);
+	}
+	for (size_t i = 0; i < v.n; i++)
+		free(v.u[i].tops);
+	free(v.u);
+	symcache_free(full);
+	return compared;
+}
+
+TEST(test_sparse_units)
+{
+	static const char *const files[] = { "c_O0", "c_O0_dw4", "c_nopie", "cxx_gcc",
+					     "cxx_gcc4", "cxx_clang", "cxx_clang4", "lib.so" };
+	size_t total = 0;
+	for (size_t i = 0; i < sizeof files / sizeof files[0]; i++)
+		total += check_sparse(files[i], 0);
+	check_sparse("cxx_split", 1);
+	CHECK(total > 1000);
+}
+
 TEST(test_stripped)
 {
 	struct symcache *sc = symcache_new(NULL);
@@ -618,6 +781,7 @@ int main(int argc, char **argv)
 		RUN(test_cxx_clang);
 		RUN(test_cxx_clang_dwarf4);
 		RUN(test_cxx_split_dwarf);
+		RUN(test_sparse_units);
 		RUN(test_stripped);
 		RUN(test_separate_debug);
 		RUN(test_libc);
