@@ -181,6 +181,8 @@ static int build_locinfo(struct aggregate *a, const struct profile *p, const str
 				goto out;
 		}
 		li->nkeys = (uint32_t)a->nlockeys - li->key0;
+		if (li->nkeys > a->max_nkeys)
+			a->max_nkeys = li->nkeys;
 	}
 	rc = 0;
 out:
@@ -207,20 +209,25 @@ int64_t aggregate_stack_keys(const struct aggregate *a, const struct profile *p,
 	const struct pf_sample *s = &p->samples[sample];
 	size_t n = 0;
 	uint8_t seen = 0;
+	/* at most max_nkeys keys per frame: one growth per stack at most */
+	if (jh_grow(out, cap, (size_t)s->depth * a->max_nkeys + 1, sizeof(**out)))
+		return JH_ENOMEM;
+	uint32_t *o = *out;
 	for (uint32_t i = aggregate_stack_start(a, p, sample); i < s->depth; i++) {
 		const struct agg_locinfo *li = &a->locinfo[p->stacks[s->stack0 + i]];
-		if (jh_grow(out, cap, n + li->nkeys, sizeof(**out)))
-			return JH_ENOMEM;
 		if (!a->filtered) {
-			memcpy(*out + n, a->lockeys + li->key0, li->nkeys * sizeof(uint32_t));
-			n += li->nkeys;
+			/* a frame has one key per inline level, often one or two:
+			 * a loop beats a memcpy call */
+			const uint32_t *k = a->lockeys + li->key0;
+			for (uint32_t j = 0; j < li->nkeys; j++)
+				o[n++] = k[j];
 			continue;
 		}
 		for (uint32_t k = li->key0; k < li->key0 + li->nkeys; k++) {
 			if (a->keyflags[k] & AGG_F_DROP)
 				continue;
 			seen |= a->keyflags[k];
-			(*out)[n++] = a->lockeys[k];
+			o[n++] = a->lockeys[k];
 		}
 	}
 	if (a->filtered && aggregate_drops(a, seen))

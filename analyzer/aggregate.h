@@ -51,6 +51,7 @@ struct aggregate {
 	uint32_t *lockeys;
 	uint8_t *keyflags;       /* per lockeys entry: AGG_F_* */
 	size_t nlockeys, cap_lockeys, cap_keyflags;
+	uint32_t max_nkeys;      /* the most keys of one location */
 	bool filtered;           /* some filter is set */
 	bool want_focus;
 	char errmsg[256];        /* why aggregate_build failed (bad regex) */
