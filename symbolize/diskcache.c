@@ -87,6 +87,7 @@ struct dc_unit {
 struct dcent {
 	uint64_t vaddr;
 	struct symresult res;
+	bool old;                 /* from the file: its frames are m->frames' */
 };
 
 /* A unit's top-level functions (cuindex_tops), in memory. */
@@ -112,6 +113,10 @@ struct dcmodule {
 	struct dcent *added;      /* this run's live answers */
 	size_t nadded, capadded;
 	struct cuindex_top *tops; /* from the file */
+	/* the file's frame and string blocks as written, which a save that
+	 * keeps every old answer copies rather than rebuilds */
+	const char *old_frames, *old_strs;
+	size_t old_nframes, old_nstrings, old_strbytes;
 	struct dcunit *units;     /* from the file, then this run's, by cuoff */
 	size_t nunits, capunits, nloaded;
 	bool written;             /* dcmodule_save() has run */
@@ -471,6 +476,7 @@ static int dc_parse(struct diskcache *dc, struct dcmodule *m, struct symmodule *
 		    (i && e.vaddr <= m->ents[i - 1].vaddr))
 			return jh_err(why, whylen, JH_EFORMAT, "bad entry %zu", i);
 		m->ents[i].vaddr = e.vaddr;
+		m->ents[i].old = true;
 		m->ents[i].res = (struct symresult){
 			.status = (enum symstatus)e.status, .nframes = e.nframes,
 			.frames = e.nframes ? &m->frames[e.frame0] : NULL,
@@ -498,6 +504,11 @@ static int dc_parse(struct diskcache *dc, struct dcmodule *m, struct symmodule *
 		m->units[i] = (struct dcunit){ u.cuoff, &m->tops[u.top0], u.ntops, false };
 	}
 	m->nunits = m->nloaded = h.nunits;
+	m->old_frames = (const char *)frames;
+	m->old_nframes = h.nframes;
+	m->old_strs = s;
+	m->old_nstrings = h.nstrings;
+	m->old_strbytes = h.strbytes;
 	return 0;
 }
 
@@ -551,6 +562,8 @@ struct dcmodule *diskcache_module(struct diskcache *dc, struct symmodule *mod,
 		m->tops = NULL;
 		m->units = NULL;
 		m->nents = m->nunits = m->nloaded = m->capunits = 0;
+		m->old_frames = m->old_strs = NULL;
+		m->old_nframes = m->old_nstrings = m->old_strbytes = 0;
 		return m;
 	}
 	snprintf(m->state, sizeof m->state, "loaded %zu answers and %zu units from %.400s/%s",
@@ -583,7 +596,7 @@ int dcmodule_lookup(const struct dcmodule *m, uint64_t vaddr, struct symresult *
 
 int dcmodule_add(struct dcmodule *m, uint64_t vaddr, const struct symresult *r)
 {
-	struct dcent e = { vaddr, *r };
+	struct dcent e = { vaddr, *r, false };
 	if (r->nframes > DISKCACHE_MAX_CHAIN)
 		return 0;   /* not cached; looked up again next time */
 	return JH_PUSH(m->added, m->nadded, m->capadded, e);
@@ -730,6 +743,13 @@ int dcmodule_save(struct diskcache *dc, struct dcmodule *m, struct symmodule *mo
 		all[n++] = *e;
 		nframes += e->res.nframes;
 	}
+	/* Every old answer kept: the file's frames and strings are copied as
+	 * they are and only the new answers' are added after them (string ids
+	 * of the new part start after the old ones; a string may then be
+	 * there twice, which readers do not mind). */
+	bool append = keep_old && m->old_frames && m->old_strs && m->old_nstrings;
+	size_t fbase = append ? m->old_nframes : 0;
+	uint32_t sbase = append ? (uint32_t)m->old_nstrings - 1 : 0;
 	/* units: the file's and this run's, one per offset */
 	jh_qsort(m->units + m->nloaded, m->nunits - m->nloaded, sizeof *m->units, dc_cmp_unit);
 	ul = malloc((m->nunits + 1) * sizeof *ul);
@@ -778,9 +798,13 @@ int dcmodule_save(struct diskcache *dc, struct dcmodule *m, struct symmodule *mo
 	for (size_t i = 0; i < n; i++) {
 		const struct symresult *r = &all[i].res;
 		unsigned nf = r->status == SYM_NONE ? 0 : r->nframes;
-		ents[i] = (struct dc_entry){ .vaddr = all[i].vaddr, .frame0 = (uint32_t)fi,
+		ents[i] = (struct dc_entry){ .vaddr = all[i].vaddr, .frame0 = (uint32_t)(fbase + fi),
 					     .nframes = (uint16_t)nf,
 					     .status = nf ? (uint8_t)r->status : SYM_NONE };
+		if (append && all[i].old) {
+			ents[i].frame0 = nf ? (uint32_t)(r->frames - m->frames) : 0;
+			continue;
+		}
 		for (unsigned k = 0; k < nf; k++) {
 			const struct symframe *f = &r->frames[k];
 			int64_t a = dc_str(&t, f->name), b = dc_str(&t, f->linkage),
@@ -790,8 +814,9 @@ int dcmodule_save(struct diskcache *dc, struct dcmodule *m, struct symmodule *mo
 				goto out;
 			}
 			frames[fi++] = (struct dc_frame){
-				.name = (uint32_t)a, .linkage = (uint32_t)b, .file = (uint32_t)c,
-				.decl_file = (uint32_t)d, .line = f->line > 0 ? f->line : 0,
+				.name = a ? sbase + (uint32_t)a : 0, .linkage = b ? sbase + (uint32_t)b : 0,
+				.file = c ? sbase + (uint32_t)c : 0,
+				.decl_file = d ? sbase + (uint32_t)d : 0, .line = f->line > 0 ? f->line : 0,
 				.column = f->column > 0 ? f->column : 0,
 				.decl_line = f->decl_line > 0 ? f->decl_line : 0,
 				.inlined = f->inlined ? 1 : 0,
@@ -813,9 +838,9 @@ int dcmodule_save(struct diskcache *dc, struct dcmodule *m, struct symmodule *mo
 		rc = 0;
 		goto out;
 	}
-	h.object = (uint32_t)ids[0];
-	h.build_id = (uint32_t)ids[1];
-	h.debug_path = (uint32_t)ids[2];
+	h.object = ids[0] ? sbase + (uint32_t)ids[0] : 0;
+	h.build_id = ids[1] ? sbase + (uint32_t)ids[1] : 0;
+	h.debug_path = ids[2] ? sbase + (uint32_t)ids[2] : 0;
 	h.object_size = (uint64_t)m->objst.st_size;
 	h.object_ino = (uint64_t)m->objst.st_ino;
 	h.object_mtime_sec = m->objst.st_mtim.tv_sec;
@@ -825,8 +850,10 @@ int dcmodule_save(struct diskcache *dc, struct dcmodule *m, struct symmodule *mo
 		h.debug_mtime_sec = dst.st_mtim.tv_sec;
 		h.debug_mtime_nsec = dst.st_mtim.tv_nsec;
 	}
-	size_t sb = 0;
-	for (size_t i = 0; i < t.len; i++)
+	/* strings: the old block whole (its "" first), then the new ones
+	 * but their "" */
+	size_t sb = append ? m->old_strbytes : 0;
+	for (size_t i = append; i < t.len; i++)
 		sb += t.ents[i].n + 1;
 	strs = malloc(sb + 1);
 	if (!strs) {
@@ -834,20 +861,26 @@ int dcmodule_save(struct diskcache *dc, struct dcmodule *m, struct symmodule *mo
 		goto out;
 	}
 	sb = 0;
-	for (size_t i = 0; i < t.len; i++) {
+	if (append) {
+		memcpy(strs, m->old_strs, m->old_strbytes);
+		sb = m->old_strbytes;
+	}
+	for (size_t i = append; i < t.len; i++) {
 		memcpy(strs + sb, t.ents[i].s, t.ents[i].n);
 		sb += t.ents[i].n;
 		strs[sb++] = '\0';
 	}
+	size_t oldf = fbase * sizeof *frames;
 	h.nentries = (uint32_t)n;
-	h.nframes = (uint32_t)fi;
-	h.nstrings = (uint32_t)t.len;
+	h.nframes = (uint32_t)(fbase + fi);
+	h.nstrings = (uint32_t)(sbase + t.len);
 	h.strbytes = sb;
 	h.nunits = (uint32_t)nul;
 	h.ntops = (uint32_t)ntops;
-	size_t body = n * sizeof *ents + fi * sizeof *frames + nul * sizeof *units +
+	size_t body = n * sizeof *ents + oldf + fi * sizeof *frames + nul * sizeof *units +
 		      ntops * sizeof *tops + sb;
 	uint64_t sum = jh_hash_fast(ents, n * sizeof *ents, 0);
+	sum = jh_hash_fast(m->old_frames, oldf, sum);
 	sum = jh_hash_fast(frames, fi * sizeof *frames, sum);
 	sum = jh_hash_fast(units, nul * sizeof *units, sum);
 	sum = jh_hash_fast(tops, ntops * sizeof *tops, sum);
@@ -868,6 +901,7 @@ int dcmodule_save(struct diskcache *dc, struct dcmodule *m, struct symmodule *mo
 		goto out;
 	}
 	if (dc_write_all(fd, &h, sizeof h) || dc_write_all(fd, ents, n * sizeof *ents) ||
+	    dc_write_all(fd, m->old_frames, oldf) ||
 	    dc_write_all(fd, frames, fi * sizeof *frames) ||
 	    dc_write_all(fd, units, nul * sizeof *units) ||
 	    dc_write_all(fd, tops, ntops * sizeof *tops) || dc_write_all(fd, strs, sb)) {
