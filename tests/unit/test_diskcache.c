@@ -54,6 +54,11 @@ static int setup(void)
 	return npcs ? 0 : -1;
 }
 
+static const char *str_or(const char *s)
+{
+	return s ? s : "(none)";
+}
+
 static const char *cache_path(const struct dcmodule *m)
 {
 	static char p[600];
@@ -195,6 +200,54 @@ TEST(roundtrip)
 	CHECK(!dcmodule_lookup(m, 1, &r));
 	diskcache_free(dc);
 	free(buf);
+}
+
+/* A second run that adds answers to a file keeps the file's frame and
+ * string blocks and appends: the file must read back whole, old answers
+ * and new, as symcache gives them. */
+TEST(append)
+{
+	char err[512];
+	nftw(dir, rm_one, 8, FTW_DEPTH | FTW_PHYS);
+	for (int round = 0; round < 3; round++) {
+		struct diskcache *dc = diskcache_new(dir, NULL, err, sizeof err);
+		CHECK(dc != NULL);
+		if (!dc)
+			return;
+		struct dcmodule *m = diskcache_module(dc, mod, self);
+		/* round 0: the even addresses; 1: every third; 2: all */
+		CHECK_INT(m->nents, round == 0 ? 0 : round == 1 ? (npcs + 1) / 2
+			  : (npcs + 1) / 2 + npcs / 3 - (npcs / 6));
+		CHECK(round == 0 || m->old_strs != NULL);
+		for (size_t i = 0; i < npcs; i++) {
+			if ((round == 0 && i % 2) || (round == 1 && i % 3))
+				continue;
+			struct symresult r;
+			if (dcmodule_lookup(m, pcs[i], &r))
+				continue;
+			symmodule_lookup(mod, pcs[i], &r);
+			dcmodule_add(m, pcs[i], &r);
+		}
+		CHECK(dcmodule_save(dc, m, mod, err, sizeof err) == 0);
+		diskcache_free(dc);
+	}
+	struct diskcache *dc = diskcache_new(dir, NULL, err, sizeof err);
+	struct dcmodule *m = diskcache_module(dc, mod, self);
+	CHECK_INT(m->nents, npcs);
+	for (size_t i = 0; i < npcs; i++) {
+		struct symresult a, b;
+		symmodule_lookup(mod, pcs[i], &a);
+		CHECK(dcmodule_lookup(m, pcs[i], &b));
+		CHECK_INT(b.status, a.status);
+		CHECK_INT(b.nframes, a.nframes);
+		for (unsigned k = 0; k < a.nframes && k < b.nframes; k++) {
+			CHECK_STR(str_or(b.frames[k].name), str_or(a.frames[k].name));
+			CHECK_STR(str_or(b.frames[k].file), str_or(a.frames[k].file));
+			CHECK_STR(str_or(b.frames[k].linkage), str_or(a.frames[k].linkage));
+			CHECK_INT(b.frames[k].line, a.frames[k].line);
+		}
+	}
+	diskcache_free(dc);
 }
 
 /* Field-by-field damage with a correct checksum: each must be refused. */
@@ -355,6 +408,7 @@ int main(void)
 		return 0;
 	}
 	RUN(roundtrip);
+	RUN(append);
 	RUN(bad_fields);
 	RUN(random_damage);
 	nftw(dir, rm_one, 8, FTW_DEPTH | FTW_PHYS);
