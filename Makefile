@@ -69,11 +69,13 @@ $(BUILD)/tests/tools/%: tests/tools/%.c $(BUILD)/libjheap.a
 unit: $(UNIT_BINS) $(TOOL_BINS)
 
 # Unit tests print "N passed, N failed"; the symbolizer's fixtures are
-# compiled at test time into $(BUILD)/fixtures.
+# compiled at test time into $(BUILD)/fixtures; test_parse_split also reads
+# the workload dumps in $(BUILD)/profiles (or $$PROFILES) when they exist.
 unit-run: unit
 	@sh tests/unit/build-fixtures.sh $(BUILD)/fixtures
 	@set -e; for t in $(UNIT_BINS); do \
-		JHEAP_FIXTURES=$(abspath $(BUILD))/fixtures $$t; done
+		JHEAP_FIXTURES=$(abspath $(BUILD))/fixtures \
+		PROFILES="$${PROFILES:-$(abspath $(BUILD))/profiles}" $$t; done
 
 check: all unit-run
 	@BUILD_DIR=$(abspath $(BUILD)) JHEAP=$(abspath $(BUILD))/jheap \

@@ -157,7 +157,7 @@ static int load(struct run *r, struct profile *dst, const char *path, double sig
 		fprintf(stderr, "jheap: out of memory\n");
 		return EXIT_DATA;
 	}
-	struct parse_options po = { warn_cb, r, parse_progress };
+	struct parse_options po = { .warn = warn_cb, .ctx = r, .progress = parse_progress };
 	int rc = parse_file(&one, strcmp(path, "-") ? path : "/dev/stdin", &po, err, sizeof(err));
 	progress_clear(r);
 	if (rc) {

@@ -1,5 +1,7 @@
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -8,6 +10,8 @@
 #include "analyzer/unsample.h"
 #include "analyzer/util.h"
 #include "symbolize/maps.h"
+
+struct split;
 
 struct parser {
 	struct profile *p;
@@ -29,6 +33,38 @@ struct parser {
 	int64_t cur;            /* current sample, -1 before the first stack */
 	unsigned long cur_line; /* line of the current stack's '@' */
 	bool cur_has_counts;
+	bool symbolized;        /* a "--- symbol" section came first */
+	/* A heap_v2 body parsed in two halves (parse_v2_split): the first
+	 * half's parser points at the split while it runs (end is then the
+	 * split point); the second half's parser has second set. */
+	struct split *sp;
+	bool second;
+	bool cur_fresh;         /* the current stack made a new sample that has
+	                           had no "t*" line yet */
+};
+
+/* The second half of a split heap_v2 body: its parser and profile, and
+ * what the first half replays from it once both are done. */
+struct split {
+	pthread_t thread;
+	const char *end;        /* of the whole buffer */
+	struct parser ps;
+	struct profile p;
+	int rc;
+	/* its error without "NAME:LINE: " and the line relative to the split */
+	char msg[512];
+	unsigned long err_line;
+	/* warnings, likewise, in order */
+	struct split_warning { unsigned long line; char *msg; } *warns;
+	size_t nwarns, cap_warns;
+	bool warn_oom;
+	/* "t*" lines after the first one of a sample: applied in this order
+	 * after the first ones, so that every sum is made in the order the
+	 * sequential parser makes it */
+	struct split_add { uint32_t sample; double v[PF_NVALUES]; } *adds;
+	size_t nadds, cap_adds;
+	atomic_size_t done;     /* bytes read, for the first half's progress */
+	atomic_bool cancel;     /* the first half failed: stop early */
 };
 
 __attribute__((format(printf, 3, 4)))
@@ -39,21 +75,58 @@ static int perr(struct parser *ps, int code, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
+	if (ps->second) {
+		/* the line number is known once the first half is done */
+		ps->sp->err_line = ps->lineno;
+		return jh_err(ps->err, ps->errlen, code, "%s", msg);
+	}
 	return jh_err(ps->err, ps->errlen, code, "%s:%lu: %s", ps->name, ps->lineno, msg);
 }
 
 __attribute__((format(printf, 2, 3)))
 static void pwarn(struct parser *ps, const char *fmt, ...)
 {
-	if (!ps->o || !ps->o->warn)
+	if (!ps->second && (!ps->o || !ps->o->warn))
 		return;
 	char msg[600], full[800];
 	va_list ap;
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
+	if (ps->second) {
+		struct split *sp = ps->sp;
+		struct split_warning w = { ps->lineno, strdup(msg) };
+		if (!w.msg || JH_PUSH(sp->warns, sp->nwarns, sp->cap_warns, w)) {
+			free(w.msg);
+			sp->warn_oom = true;
+		}
+		return;
+	}
 	snprintf(full, sizeof(full), "%s:%lu: %s", ps->name, ps->lineno, msg);
 	ps->o->warn(ps->o->ctx, full);
+}
+
+/* Every 65536 lines: progress, and for a second half, the first half's
+ * request to stop. */
+static int tick(struct parser *ps)
+{
+	if (ps->second) {
+		atomic_store_explicit(&ps->sp->done, (size_t)(ps->pos - ps->buf),
+				      memory_order_relaxed);
+		if (atomic_load_explicit(&ps->sp->cancel, memory_order_relaxed))
+			return jh_err(ps->err, ps->errlen, JH_EUSAGE, "cancelled");
+		return 0;
+	}
+	if (!ps->o || !ps->o->progress)
+		return 0;
+	size_t done = (size_t)(ps->pos - ps->buf);
+	const char *end = ps->end;
+	if (ps->sp) {
+		done += atomic_load_explicit(&ps->sp->done, memory_order_relaxed);
+		end = ps->sp->end;
+	}
+	ps->o->progress(ps->o->ctx, ps->name, done, (size_t)(end - ps->buf));
+	return 0;
 }
 
 /* Next line without its newline (and a trailing \r); false at the end. */
@@ -67,9 +140,11 @@ static int next_line(struct parser *ps, const char **line, size_t *len)
 	ps->pos = nl ? nl + 1 : ps->end;
 	ps->lineno++;
 	ps->last_unterminated = !nl;
-	if (!(ps->lineno & 0xffff) && ps->o && ps->o->progress)
-		ps->o->progress(ps->o->ctx, ps->name, (size_t)(ps->pos - ps->buf),
-				(size_t)(ps->end - ps->buf));
+	if (!(ps->lineno & 0xffff)) {
+		int r = tick(ps);
+		if (r)
+			return r;
+	}
 	if ((size_t)(e - s) > PARSE_MAX_LINE)
 		return perr(ps, JH_ELIMIT, "line longer than %u bytes", PARSE_MAX_LINE);
 	if (e > s && e[-1] == '\r')
@@ -268,12 +343,14 @@ static int read_stack(struct parser *ps, const char *s, const char *e)
 		if (JH_PUSH(ps->frames, n, ps->cap_frames, (uint32_t)id))
 			return perr(ps, JH_ENOMEM, "out of memory");
 	}
+	size_t before = ps->p->nsamples;
 	int64_t sid = profile_sample(ps->p, ps->frames, n);
 	if (sid < 0)
 		return perr(ps, (int)sid, "out of memory");
 	ps->cur = sid;
 	ps->cur_line = ps->lineno;
 	ps->cur_has_counts = false;
+	ps->cur_fresh = ps->p->nsamples > before;
 	return 0;
 }
 
@@ -331,18 +408,28 @@ static int read_maps(struct parser *ps)
 	return 0;
 }
 
-static int parse_v2(struct parser *ps, const char *hdr, size_t hlen)
+/* A "t*" line's values into the second half's current sample: the first
+ * one of a new sample is its value, any later one is kept apart (replay()
+ * adds them after the first half's values, as the sequential parser
+ * would). */
+static int second_add(struct parser *ps, const double v[PF_NVALUES])
+{
+	struct split *sp = ps->sp;
+	if (ps->cur_fresh) {
+		memcpy(ps->p->samples[ps->cur].v, v, sizeof(ps->p->samples[ps->cur].v));
+		ps->cur_fresh = false;
+		return 0;
+	}
+	struct split_add a = { .sample = (uint32_t)ps->cur };
+	memcpy(a.v, v, sizeof(a.v));
+	return JH_PUSH(sp->adds, sp->nadds, sp->cap_adds, a);
+}
+
+/* The stack records and the maps of a heap_v2 dump, after its header. */
+static int v2_body(struct parser *ps)
 {
 	struct profile *p = ps->p;
-	const char *s = hdr + 8, *e = hdr + hlen;
-	uint64_t period;
-	if (read_u64(&s, e, &period) != 1 || s != e)
-		return perr(ps, JH_EFORMAT, "expected 'heap_v2/PERIOD' with a decimal sampling period");
-	p->format = PF_FMT_HEAP_V2;
-	p->period = period;
-	ps->uk = UNSAMPLE_V2;
-	ps->rate = (double)period;
-	const char *line;
+	const char *line, *s, *e;
 	size_t len;
 	int r;
 	while ((r = next_line(ps, &line, &len)) > 0) {
@@ -394,17 +481,35 @@ static int parse_v2(struct parser *ps, const char *hdr, size_t hlen)
 				return perr(ps, JH_EFORMAT, "unexpected text after the counts");
 			adjust(ps, v);
 			if (all) {
-				for (int j = 0; j < PF_NVALUES; j++)
-					p->samples[ps->cur].v[j] += v[j];
+				if (ps->second) {
+					if (second_add(ps, v))
+						return perr(ps, JH_ENOMEM, "out of memory");
+				} else {
+					for (int j = 0; j < PF_NVALUES; j++)
+						p->samples[ps->cur].v[j] += v[j];
+				}
 				ps->cur_has_counts = true;
 			} else {
 				int64_t tid = profile_thread(p, (int64_t)uid);
-				if (tid < 0 || profile_thread_add(p, (uint32_t)ps->cur, (uint32_t)tid, v))
+				if (tid < 0)
+					return perr(ps, JH_ENOMEM, "out of memory");
+				/* the second half keeps every line: replay() adds them
+				 * with profile_thread_add() in order */
+				struct pf_thread_value tv = { (uint32_t)ps->cur, (uint32_t)tid, { 0 } };
+				memcpy(tv.v, v, sizeof(tv.v));
+				if (ps->second ? JH_PUSH(p->tvals, p->ntvals, p->cap_tvals, tv)
+					       : profile_thread_add(p, (uint32_t)ps->cur, (uint32_t)tid, v))
 					return perr(ps, JH_ENOMEM, "out of memory");
 			}
 			continue;
 		}
 		if (starts(line, len, "MAPPED_LIBRARIES:") || section(line, len, "Memory map:")) {
+			if (ps->sp && !ps->second) {
+				/* the maps start before the split: read on to the
+				 * end here, the second half is dropped */
+				ps->end = ps->sp->end;
+				ps->sp = NULL;
+			}
 			if (check_stack_done(ps))
 				return JH_EFORMAT;
 			return read_maps(ps);
@@ -417,6 +522,9 @@ static int parse_v2(struct parser *ps, const char *hdr, size_t hlen)
 	}
 	if (r < 0)
 		return r;
+	/* a first half ends where the second's first stack begins */
+	if (ps->sp && !ps->second)
+		return check_stack_done(ps);
 	if (ps->cur >= 0 && !ps->cur_has_counts && ps->last_unterminated)
 		return perr(ps, JH_EFORMAT, "the file ends in the middle of a stack record (truncated dump?)");
 	if (check_stack_done(ps))
@@ -424,6 +532,211 @@ static int parse_v2(struct parser *ps, const char *hdr, size_t hlen)
 	if (!p->npresyms)
 		pwarn(ps, "no MAPPED_LIBRARIES section (truncated dump?): addresses can only be symbolized in the BINARY given on the command line");
 	return 0;
+}
+
+/* Bodies below this many bytes are parsed in one thread. */
+#define PARSE_SPLIT_MIN ((size_t)4 << 20)
+
+/* Where a second thread should take over the body that starts at ps->pos:
+ * a stack line ('@' right after a newline) at or after the middle, or NULL
+ * to parse in one thread. */
+static const char *split_point(const struct parser *ps)
+{
+	const char *body = ps->pos, *end = ps->end, *from;
+	if (body >= end || ps->symbolized)
+		return NULL;
+	if (ps->o && ps->o->split_at) {
+		if (ps->o->split_at >= (size_t)(end - ps->buf))
+			return NULL;
+		from = ps->buf + ps->o->split_at;
+		if (from < body)
+			from = body;
+	} else {
+		/* JHEAP_THREADS=1 or 2 overrides the core count, as for symbolization */
+		const char *force = getenv("JHEAP_THREADS");
+		if (force && *force) {
+			if (atoi(force) < 2)
+				return NULL;
+		} else if (sysconf(_SC_NPROCESSORS_ONLN) < 2) {
+			return NULL;
+		}
+		size_t min = PARSE_SPLIT_MIN;
+		const char *env = getenv("JHEAP_PARSE_SPLIT_MIN");
+		uint64_t v;
+		if (ps->o && ps->o->split_min)
+			min = ps->o->split_min;
+		else if (env && read_u64(&env, env + strlen(env), &v) == 1 && !*env)
+			min = v > SIZE_MAX ? SIZE_MAX : (size_t)v;
+		if ((size_t)(end - body) < min)
+			return NULL;
+		from = body + (end - body) / 2;
+	}
+	/* body[-1] is the header line's newline */
+	const char *q = memmem(from - 1, (size_t)(end - (from - 1)), "\n@", 2);
+	return q ? q + 1 : NULL;
+}
+
+static void *second_half(void *arg)
+{
+	struct split *sp = arg;
+	sp->rc = v2_body(&sp->ps);
+	return NULL;
+}
+
+static void split_free(struct split *sp)
+{
+	free(sp->ps.frames);
+	free(sp->ps.lcache);
+	profile_release(&sp->p);
+	for (size_t i = 0; i < sp->nwarns; i++)
+		free(sp->warns[i].msg);
+	free(sp->warns);
+	free(sp->adds);
+	free(sp);
+}
+
+/* Adds the second half's profile SRC into DST as if the sequential parser
+ * had gone on reading: every new location, sample and thread gets the id
+ * it would have had (first appearance order), and values are summed in the
+ * same order. */
+static int replay(struct profile *dst, const struct split *sp)
+{
+	const struct profile *src = &sp->p;
+	int rc = JH_ENOMEM;
+	uint32_t *locid = malloc((src->nlocs + 1) * sizeof(*locid));
+	uint32_t *thrid = malloc((src->nthreads + 1) * sizeof(*thrid));
+	uint32_t *sid = malloc((src->nsamples + 1) * sizeof(*sid));
+	uint32_t *stack = NULL;
+	size_t cap_stack = 0;
+	if (!locid || !thrid || !sid)
+		goto out;
+	for (size_t i = 0; i < src->nlocs; i++) {
+		int64_t id = profile_location(dst, src->locs[i].addr, src->locs[i].leaf, UINT32_MAX);
+		if (id < 0)
+			goto out;
+		locid[i] = (uint32_t)id;
+	}
+	for (size_t i = 0; i < src->nthreads; i++) {
+		int64_t id = profile_thread(dst, src->threads[i].uid);
+		if (id < 0)
+			goto out;
+		thrid[i] = (uint32_t)id;
+	}
+	for (size_t i = 0; i < src->nsamples; i++) {
+		const struct pf_sample *s = &src->samples[i];
+		if (jh_grow(&stack, &cap_stack, (size_t)s->depth + 1, sizeof(*stack)))
+			goto out;
+		for (uint32_t j = 0; j < s->depth; j++)
+			stack[j] = locid[src->stacks[s->stack0 + j]];
+		int64_t id = profile_sample(dst, stack, s->depth);
+		if (id < 0)
+			goto out;
+		sid[i] = (uint32_t)id;
+		for (int j = 0; j < PF_NVALUES; j++)
+			dst->samples[id].v[j] += s->v[j];
+	}
+	for (size_t i = 0; i < sp->nadds; i++)
+		for (int j = 0; j < PF_NVALUES; j++)
+			dst->samples[sid[sp->adds[i].sample]].v[j] += sp->adds[i].v[j];
+	for (size_t i = 0; i < src->ntvals; i++) {
+		const struct pf_thread_value *tv = &src->tvals[i];
+		if (profile_thread_add(dst, sid[tv->sample], thrid[tv->thread], tv->v))
+			goto out;
+	}
+	for (size_t i = 0; i < src->nmaps; i++) {
+		struct pf_mapping m = src->maps[i];
+		int64_t id = strtab_intern_n(&dst->strs, src->strs.ents[m.path].s,
+					     src->strs.ents[m.path].n);
+		if (id < 0)
+			goto out;
+		m.path = (uint32_t)id;
+		if (profile_mapping(dst, &m) < 0)
+			goto out;
+	}
+	dst->has_alloc |= src->has_alloc;
+	dst->has_maps |= src->has_maps;
+	rc = 0;
+out:
+	free(locid);
+	free(thrid);
+	free(sid);
+	free(stack);
+	return rc;
+}
+
+/* The body from ps->pos in two threads: this one reads up to CUT, a second
+ * one from CUT on into a profile of its own, which is then replayed into
+ * ours.  Messages and the profile are those of v2_body() in one thread. */
+static int parse_v2_split(struct parser *ps, const char *cut)
+{
+	struct split *sp = calloc(1, sizeof(*sp));
+	if (!sp)
+		return v2_body(ps);
+	if (profile_init(&sp->p)) {
+		profile_release(&sp->p);
+		free(sp);
+		return v2_body(ps);
+	}
+	sp->end = ps->end;
+	sp->ps = (struct parser){
+		.p = &sp->p, .name = ps->name, .buf = cut, .end = ps->end, .pos = cut,
+		.err = sp->msg, .errlen = sizeof(sp->msg), .uk = ps->uk, .rate = ps->rate,
+		.cur = -1, .sp = sp, .second = true,
+	};
+	atomic_init(&sp->done, 0);
+	atomic_init(&sp->cancel, false);
+	if (pthread_create(&sp->thread, NULL, second_half, sp)) {
+		split_free(sp);
+		return v2_body(ps);
+	}
+	ps->end = cut;
+	ps->sp = sp;
+	int rc = v2_body(ps);
+	/* v2_body() drops ps->sp when the maps begin before the cut */
+	bool whole = ps->sp != NULL;
+	ps->sp = NULL;
+	ps->end = sp->end;
+	if (rc || !whole)
+		atomic_store(&sp->cancel, true);
+	pthread_join(sp->thread, NULL);
+	if (!rc && whole) {
+		unsigned long base = ps->lineno;
+		ps->lineno = base + sp->ps.lineno;
+		if (replay(ps->p, sp) || sp->warn_oom) {
+			rc = perr(ps, JH_ENOMEM, "out of memory");
+		} else {
+			for (size_t i = 0; i < sp->nwarns && ps->o && ps->o->warn; i++) {
+				char full[800];
+				snprintf(full, sizeof(full), "%s:%lu: %s", ps->name,
+					 base + sp->warns[i].line, sp->warns[i].msg);
+				ps->o->warn(ps->o->ctx, full);
+			}
+			if (sp->rc)
+				rc = jh_err(ps->err, ps->errlen, sp->rc, "%s:%lu: %s", ps->name,
+					    base + sp->err_line, sp->msg);
+		}
+	}
+	if (ps->o && ps->o->split_done)
+		*ps->o->split_done = whole;
+	split_free(sp);
+	return rc;
+}
+
+static int parse_v2(struct parser *ps, const char *hdr, size_t hlen)
+{
+	struct profile *p = ps->p;
+	const char *s = hdr + 8, *e = hdr + hlen;
+	uint64_t period;
+	if (read_u64(&s, e, &period) != 1 || s != e)
+		return perr(ps, JH_EFORMAT, "expected 'heap_v2/PERIOD' with a decimal sampling period");
+	p->format = PF_FMT_HEAP_V2;
+	p->period = period;
+	ps->uk = UNSAMPLE_V2;
+	ps->rate = (double)period;
+	const char *cut = split_point(ps);
+	if (cut)
+		return parse_v2_split(ps, cut);
+	return v2_body(ps);
 }
 
 static bool contains(const char *s, size_t n, const char *needle)
@@ -551,6 +864,8 @@ int parse_buffer(struct profile *p, const char *name, const char *buf, size_t le
 		.o = o, .err = err, .errlen = errlen, .cur = -1,
 	};
 	int rc;
+	if (o && o->split_done)
+		*o->split_done = false;
 	if (!len)
 		return jh_err(err, errlen, JH_EFORMAT, "%s: the file is empty", name);
 	const char *what = parse_sniff((const unsigned char *)buf, len);
@@ -583,6 +898,7 @@ int parse_buffer(struct profile *p, const char *name, const char *buf, size_t le
 		goto out;
 	}
 	if (section(line, llen, "symbol")) {
+		ps.symbolized = true;
 		rc = parse_symbols(&ps, &line, &llen);
 		if (rc < 0)
 			goto out;

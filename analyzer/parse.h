@@ -22,6 +22,17 @@ struct parse_options {
 	void *ctx;
 	/* Called every few MB with the bytes read so far and in all; may be NULL. */
 	void (*progress)(void *ctx, const char *name, size_t done, size_t total);
+	/* A heap_v2 body of at least split_min bytes (0: 4 MiB, or the
+	 * JHEAP_PARSE_SPLIT_MIN environment variable) is parsed in two
+	 * threads when the machine has two cores or JHEAP_THREADS=2 (1 turns
+	 * this off).  The profile, warnings and errors are the same either way.
+	 * The callbacks are only called from the calling thread. */
+	size_t split_min;
+	/* For tests: split at the first stack line starting at or after this
+	 * byte offset of the buffer, whatever the size and JHEAP_THREADS; 0: no. */
+	size_t split_at;
+	/* When not NULL, set to whether the body was parsed in two threads. */
+	bool *split_done;
 };
 
 /* Parses the file at PATH into P, which must be freshly initialized.

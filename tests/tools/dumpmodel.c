@@ -1,5 +1,6 @@
 /* dumpmodel FILE...: parses each file with jheap's parser, sums them and
- * prints the model in a canonical text form, for the parser's golden tests. */
+ * prints the model in a canonical text form, for the parser's golden tests.
+ * A file whose body was parsed in two threads is named on stderr. */
 #include <stdio.h>
 #include "analyzer/parse.h"
 
@@ -17,9 +18,13 @@ int main(int argc, char **argv)
 	for (int i = 1; i < argc; i++) {
 		struct profile one;
 		char err[512];
-		struct parse_options o = { .warn = warn };
+		bool split = false;
+		struct parse_options o = { .warn = warn, .split_done = &split };
 		profile_init(&one);
-		if (parse_file(&one, argv[i], &o, err, sizeof(err))) {
+		int prc = parse_file(&one, argv[i], &o, err, sizeof(err));
+		if (split)
+			fprintf(stderr, "dumpmodel: %s: parsed in two threads\n", argv[i]);
+		if (prc) {
 			printf("error: %s\n", err);
 			rc = 1;
 		} else {
