@@ -722,7 +722,7 @@ static struct cuindex *cuindex_map_unit_at(struct cuindex_map *map, size_t cu, u
 		c->ci->partial = true;
 		c->state = 1;
 	}
-	size_t lo = 0, hi = c->ntops, hit = SIZE_MAX, nhit = 0;
+	size_t lo = 0, hi = c->ntops, hit = 0, nhit = 0;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 		if (c->tops[mid].lo <= pc)
@@ -731,7 +731,7 @@ static struct cuindex *cuindex_map_unit_at(struct cuindex_map *map, size_t cu, u
 			hi = mid;
 	}
 	for (size_t j = lo; j-- > 0 && c->topmaxhi[j] > pc;)
-		if (c->tops[j].hi > pc && c->tops[j].die != (hit == SIZE_MAX ? 0 : c->tops[hit].die)) {
+		if (c->tops[j].hi > pc && (nhit == 0 || c->tops[j].die != c->tops[hit].die)) {
 			hit = j;
 			nhit++;
 		}

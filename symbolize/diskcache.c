@@ -228,19 +228,35 @@ fail:
 	return NULL;
 }
 
-static void dc_module_free(struct dcmodule *m)
+/* Drops what was read from the file (and the units added since), leaving
+ * the module as if it had none. */
+static void dc_forget_file(struct dcmodule *m)
 {
-	free(m->obj);
 	free(m->buf);
 	free(m->strs);
 	free(m->frames);
 	free(m->ents);
-	free(m->added);
 	for (size_t i = 0; i < m->nunits; i++)
 		if (m->units[i].owned)
 			free(m->units[i].tops);
 	free(m->units);
 	free(m->tops);
+	m->buf = NULL;
+	m->strs = NULL;
+	m->frames = NULL;
+	m->ents = NULL;
+	m->units = NULL;
+	m->tops = NULL;
+	m->nents = m->nunits = m->nloaded = m->capunits = 0;
+	m->old_frames = m->old_strs = NULL;
+	m->old_nframes = m->old_nstrings = m->old_strbytes = 0;
+}
+
+static void dc_module_free(struct dcmodule *m)
+{
+	dc_forget_file(m);
+	free(m->obj);
+	free(m->added);
 	free(m);
 }
 
@@ -549,21 +565,7 @@ struct dcmodule *diskcache_module(struct diskcache *dc, struct symmodule *mod,
 	}
 	if (dc_parse(dc, m, mod, len, why, sizeof why)) {
 		snprintf(m->state, sizeof m->state, "ignored %.400s/%s: %s", dc->dir, m->fname, why);
-		free(m->buf);
-		free(m->strs);
-		free(m->frames);
-		free(m->ents);
-		free(m->tops);
-		free(m->units);
-		m->buf = NULL;
-		m->strs = NULL;
-		m->frames = NULL;
-		m->ents = NULL;
-		m->tops = NULL;
-		m->units = NULL;
-		m->nents = m->nunits = m->nloaded = m->capunits = 0;
-		m->old_frames = m->old_strs = NULL;
-		m->old_nframes = m->old_nstrings = m->old_strbytes = 0;
+		dc_forget_file(m);
 		return m;
 	}
 	snprintf(m->state, sizeof m->state, "loaded %zu answers and %zu units from %.400s/%s",
@@ -609,25 +611,12 @@ void dcmodule_install_units(void *arg, struct cuindex_map *map)
 		cuindex_map_set_tops(map, m->units[i].cuoff, m->units[i].tops, m->units[i].ntops);
 }
 
-/* Whether the file already had unit CUOFF (this run's duplicates go at
- * dcmodule_save()). */
-static bool dc_has_unit(const struct dcmodule *m, uint64_t cuoff)
-{
-	size_t lo = 0, hi = m->nloaded;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (m->units[mid].cuoff < cuoff)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < m->nloaded && m->units[lo].cuoff == cuoff;
-}
-
 int dcmodule_add_unit(void *arg, uint64_t cuoff, const struct cuindex_top *tops, size_t n)
 {
 	struct dcmodule *m = arg;
-	if (!n || dc_has_unit(m, cuoff))
+	/* a unit the file has too is dropped by dcmodule_save(), which keeps
+	 * one per offset, the file's first */
+	if (!n)
 		return 0;
 	struct dcunit u = { cuoff, malloc(n * sizeof *tops), n, true };
 	if (!u.tops)
