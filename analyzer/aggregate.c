@@ -100,37 +100,91 @@ static const char *fn_name(struct fncache *fc, const struct profile *p, uint32_t
 	return strtab_get(&fc->names, fc->id[f]);
 }
 
-/* The display key of one frame, jeprof's TranslateStack rules. */
+/* A bounded string builder: appends are cut at cap - 1 bytes, as
+ * snprintf would cut the whole. */
+struct sbuf {
+	char *b;
+	size_t n, cap;
+};
+
+static void sb_add(struct sbuf *sb, const char *s, size_t n)
+{
+	if (sb->n + n > sb->cap - 1)
+		n = sb->cap - 1 - sb->n;
+	memcpy(sb->b + sb->n, s, n);
+	sb->n += n;
+	sb->b[sb->n] = '\0';
+}
+
+static void sb_str(struct sbuf *sb, const char *s)
+{
+	sb_add(sb, s, strlen(s));
+}
+
+/* "file:line", or "??:0" without a file (jeprof's). */
+static void sb_fileline(struct sbuf *sb, const char *file, int line)
+{
+	char num[16], *e = num + sizeof(num), *q = e;
+	unsigned u = line < 0 ? 0u - (unsigned)line : (unsigned)line;
+	if (!*file) {
+		sb_add(sb, "??:0", 4);
+		return;
+	}
+	do
+		*--q = (char)('0' + u % 10);
+	while (u /= 10);
+	if (line < 0)
+		*--q = '-';
+	sb_str(sb, file);
+	sb_add(sb, ":", 1);
+	sb_add(sb, q, (size_t)(e - q));
+}
+
+/* The display key of one frame, jeprof's TranslateStack rules: the name
+ * (with " (inline)" on an inlined frame) and, by granularity, its
+ * file:line, file or address.  The name and the file:line are each cut at
+ * 4095 bytes, the key at LEN - 1.  This runs once per frame of every
+ * location, so it copies instead of calling snprintf. */
 static void frame_key(const struct profile *p, const struct pf_location *l,
 		      const struct pf_line *ln, bool inlined, const struct agg_options *o,
 		      const char *shown, char *out, size_t len)
 {
 	char name[4096], fileline[4096];
-	snprintf(name, sizeof(name), "%s", shown);
-	if (inlined)
-		strncat(name, " (inline)", sizeof(name) - strlen(name) - 1);
+	struct sbuf nb = { name, 0, sizeof(name) }, fb = { fileline, 0, sizeof(fileline) };
+	struct sbuf ob = { out, 0, len };
 	const char *file = strtab_get(&p->strs, ln->file);
-	if (*file)
-		snprintf(fileline, sizeof(fileline), "%s:%d", file, ln->line);
-	else
-		snprintf(fileline, sizeof(fileline), "??:0");
-	uint64_t pc = l->leaf ? l->addr : l->addr - 1;
+	sb_str(&nb, shown);
+	if (inlined)
+		sb_add(&nb, " (inline)", 9);
 	switch (o->gran) {
 	case GRAN_FUNCTIONS:
-		snprintf(out, len, "%s", name);
+		sb_add(&ob, name, nb.n);
 		break;
 	case GRAN_LINES:
-		snprintf(out, len, "%s %s", name, fileline);
+		sb_fileline(&fb, file, ln->line);
+		sb_add(&ob, name, nb.n);
+		sb_add(&ob, " ", 1);
+		sb_add(&ob, fileline, fb.n);
 		break;
 	case GRAN_FILES:
 		if (*file)
-			snprintf(out, len, "%s", file);
+			sb_str(&ob, file);
 		else
-			snprintf(out, len, "%s", name);
+			sb_add(&ob, name, nb.n);
 		break;
-	case GRAN_ADDRESSES:
-		snprintf(out, len, "%016llx %s %s", (unsigned long long)pc, name, fileline);
+	case GRAN_ADDRESSES: {
+		char addr[20];
+		uint64_t pc = l->leaf ? l->addr : l->addr - 1;
+		for (int i = 15; i >= 0; i--, pc >>= 4)
+			addr[i] = "0123456789abcdef"[pc & 15];
+		sb_fileline(&fb, file, ln->line);
+		sb_add(&ob, addr, 16);
+		sb_add(&ob, " ", 1);
+		sb_add(&ob, name, nb.n);
+		sb_add(&ob, " ", 1);
+		sb_add(&ob, fileline, fb.n);
 		break;
+	}
 	}
 }
 
@@ -141,21 +195,25 @@ static int build_locinfo(struct aggregate *a, const struct profile *p, const str
 	struct fncache fc = { .id = malloc((p->nfuncs + 1) * sizeof(uint32_t)),
 			      .alloc = calloc(p->nfuncs + 1, sizeof(bool)) };
 	int rc = JH_ENOMEM;
+	bool *alloc_map = NULL;
 	if (!a->locinfo || !fc.id || !fc.alloc || strtab_init(&fc.names))
 		goto out;
 	for (size_t i = 0; i < p->nfuncs; i++)
 		fc.id[i] = UINT32_MAX;
+	/* the allocator's own objects, once per mapping */
+	alloc_map = calloc(p->nmaps + 1, sizeof(*alloc_map));
+	if (!alloc_map)
+		goto out;
+	for (size_t i = 0; i < p->nmaps; i++)
+		alloc_map[i] = p->maps[i].kind == PF_MAP_FILE &&
+			       names_is_allocator_object(strtab_get(&p->strs, p->maps[i].path));
 	char key[8192];
 	for (size_t i = 0; i < p->nlocs; i++) {
 		const struct pf_location *l = &p->locs[i];
 		struct agg_locinfo *li = &a->locinfo[i];
 		li->key0 = (uint32_t)a->nlockeys;
-		if (l->mapping != UINT32_MAX) {
-			const struct pf_mapping *m = &p->maps[l->mapping];
-			if (m->kind == PF_MAP_FILE &&
-			    names_is_allocator_object(strtab_get(&p->strs, m->path)))
-				li->allocator = true;
-		}
+		if (l->mapping != UINT32_MAX && l->mapping < p->nmaps)
+			li->allocator = alloc_map[l->mapping];
 		for (uint32_t j = 0; j < l->nlines; j++) {
 			const struct pf_line *ln = &p->lines[l->line0 + j];
 			bool alloc = false;
@@ -189,6 +247,7 @@ out:
 	strtab_release(&fc.names);
 	free(fc.id);
 	free(fc.alloc);
+	free(alloc_map);
 	return rc;
 }
 
@@ -274,6 +333,30 @@ int aggregate_build(struct aggregate *a, const struct profile *p, const struct a
 		a->total += v;
 		if (v == 0)
 			continue;
+		uint32_t stamp = (uint32_t)si + 1;
+		if (!a->filtered) {
+			/* the same sums as below, read straight from the
+			 * locations' keys instead of through a copy */
+			const struct pf_sample *s = &p->samples[si];
+			const uint32_t *st = p->stacks + s->stack0;
+			bool first = true;
+			for (uint32_t i = aggregate_stack_start(a, p, (uint32_t)si); i < s->depth; i++) {
+				const struct agg_locinfo *li = &a->locinfo[st[i]];
+				const uint32_t *k = a->lockeys + li->key0;
+				for (uint32_t j = 0; j < li->nkeys; j++) {
+					if (first) {
+						a->rows[k[j]].flat += v;
+						a->flat_total += v;
+						first = false;
+					}
+					if (seen[k[j]] == stamp)
+						continue;
+					seen[k[j]] = stamp;
+					a->rows[k[j]].cum += v;
+				}
+			}
+			continue;
+		}
 		int64_t n = aggregate_stack_keys(a, p, (uint32_t)si, &keys, &cap);
 		if (n < 0) {
 			free(seen);
@@ -284,7 +367,6 @@ int aggregate_build(struct aggregate *a, const struct profile *p, const struct a
 			continue;
 		a->rows[keys[0]].flat += v;
 		a->flat_total += v;
-		uint32_t stamp = (uint32_t)si + 1;
 		for (int64_t k = 0; k < n; k++) {
 			if (seen[keys[k]] == stamp)
 				continue;
