@@ -16,6 +16,7 @@
 #ifndef JHEAP_CUINDEX_H
 #define JHEAP_CUINDEX_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <elfutils/libdw.h>
@@ -74,10 +75,11 @@ const char *cuindex_file(struct cuindex *ci, uint64_t idx);
 
 /* ---- the units of one Dwarf: which unit holds an address ----
  *
- * Unit ranges come from each CU DIE (DW_AT_low_pc/high_pc or DW_AT_ranges),
- * not from .debug_aranges alone: clang writes no aranges, and elfutils 0.188
- * finds nothing for units without them.  Units with no ranges on their DIE
- * fall back to .debug_aranges, then to the function ranges of a walk. */
+ * Unit ranges come from .debug_aranges for the units it lists, which needs
+ * no DIE (reading a CU DIE costs libdw the unit's whole abbreviation
+ * table), and from each other CU DIE (DW_AT_low_pc/high_pc or
+ * DW_AT_ranges): clang writes no aranges.  Units with neither fall back to
+ * the function ranges of a walk. */
 struct cuindex_map;
 
 /* Read the unit headers of DW (borrowed; it must outlive the map) and their
@@ -86,6 +88,21 @@ struct cuindex_map;
  * the caller frees the map with cuindex_map_free(). */
 struct cuindex_map *cuindex_map_new(Dwarf *dw, const struct cuindex_range *valid,
 				    size_t nvalid);
+/* cuindex_map_new, with ARANGES false taking every unit's ranges from its
+ * DIE (tests compare the two). */
+struct cuindex_map *cuindex_map_new_opts(Dwarf *dw, const struct cuindex_range *valid,
+					 size_t nvalid, bool aranges);
+
+/* One unit range of a map: [lo, hi) and the offset of the unit's DIE. */
+struct cuindex_maprange {
+	uint64_t lo, hi, cuoff;
+};
+
+/* The map's unit ranges in its search order: writes at most MAX to OUT and
+ * returns how many there are. */
+size_t cuindex_map_ranges(const struct cuindex_map *map, struct cuindex_maprange *out,
+			  size_t max);
+
 /* Frees the map and every unit index it built; NULL is a no-op. */
 void cuindex_map_free(struct cuindex_map *map);
 

@@ -497,6 +497,101 @@ TEST(test_sparse_units)
 	CHECK(total > 1000);
 }
 
+/* The unit map read with .debug_aranges for the units it lists against
+ * the map read from every CU DIE: the same ranges, in the same order, so
+ * every lookup sees the same candidate units.  *WITH counts units placed by
+ * aranges, *RANGES the map's ranges.  Returns 1 when FILE has DWARF. */
+static int check_map_aranges(const char *path, size_t *with, size_t *ranges)
+{
+	int fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return 0;
+	Elf *elf = elf_begin(fd, ELF_C_READ, NULL);
+	Dwarf *dw = elf ? dwarf_begin_elf(elf, DWARF_C_READ, NULL) : NULL;
+	int has = dw != NULL;
+	if (dw) {
+		/* the executable segments, as symcache gives them */
+		struct cuindex_range valid[16];
+		size_t nvalid = 0, nph = 0;
+		elf_getphdrnum(elf, &nph);
+		for (size_t i = 0; i < nph && nvalid < 16; i++) {
+			GElf_Phdr ph;
+			if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD && (ph.p_flags & PF_X))
+				valid[nvalid++] = (struct cuindex_range){ ph.p_vaddr, ph.p_vaddr + ph.p_memsz };
+		}
+		struct cuindex_map *a = cuindex_map_new_opts(dw, valid, nvalid, true);
+		struct cuindex_map *d = cuindex_map_new_opts(dw, valid, nvalid, false);
+		CHECK(a && d);
+		if (a && d) {
+			size_t na = cuindex_map_ranges(a, NULL, 0), nd = cuindex_map_ranges(d, NULL, 0);
+			struct cuindex_maprange *ra = calloc(na + 1, sizeof *ra);
+			struct cuindex_maprange *rd = calloc(nd + 1, sizeof *rd);
+			CHECK(ra && rd);
+			if (ra && rd) {
+				cuindex_map_ranges(a, ra, na);
+				cuindex_map_ranges(d, rd, nd);
+				int same = na == nd && !memcmp(ra, rd, na * sizeof *ra);
+				if (!same)
+					fprintf(stderr, "  %s: %zu ranges from aranges, %zu from the DIEs\n",
+						path, na, nd);
+				CHECK(same);
+			}
+			Dwarf_Aranges *ar;
+			size_t nar = 0;
+			if (dwarf_getaranges(dw, &ar, &nar) == 0 && nar)
+				(*with)++;
+			*ranges += na;
+			free(ra);
+			free(rd);
+		}
+		cuindex_map_free(a);
+		cuindex_map_free(d);
+		dwarf_end(dw);
+	}
+	if (elf)
+		elf_end(elf);
+	close(fd);
+	return has;
+}
+
+static int add_debug_file(const char *p, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)ftw;
+	static size_t files, with, ranges;
+	if (!p) {
+		printf("  map from aranges: %zu files (%zu with aranges), %zu ranges alike\n",
+		       files, with, ranges);
+		CHECK(with > 0);
+		return 0;
+	}
+	if (flag == FTW_F && files < 400 && ends_with(p, ".debug"))
+		files += (size_t)check_map_aranges(p, &with, &ranges);
+	return 0;
+}
+
+/* Units placed from .debug_aranges (gcc writes them) against their DIEs:
+ * the fixtures, the clang ones placed by their DIEs alone, and the system's
+ * separate debug files when there are any. */
+TEST(test_map_aranges)
+{
+	static const char *const files[] = { "c_O0", "c_O0_dw4", "c_nopie", "cxx_gcc",
+					     "cxx_gcc4", "lib.so", "cxx_clang", "cxx_clang4" };
+	size_t with = 0, ranges = 0, clang_ranges = 0;
+	for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
+		size_t before = ranges;
+		CHECK(check_map_aranges(fxpath(files[i]), &with, &ranges));
+		if (!strncmp(files[i], "cxx_clang", 9))
+			clang_ranges += ranges - before;
+	}
+	CHECK(with >= 6);        /* the gcc fixtures */
+	CHECK(clang_ranges > 0); /* clang's: from the DIEs */
+	if (exists("/usr/lib/debug/.build-id")) {
+		nftw("/usr/lib/debug/.build-id", add_debug_file, 16, FTW_PHYS);
+		add_debug_file(NULL, NULL, 0, NULL);
+	}
+}
+
 TEST(test_stripped)
 {
 	struct symcache *sc = symcache_new(NULL);
@@ -782,6 +877,7 @@ int main(int argc, char **argv)
 		RUN(test_cxx_clang_dwarf4);
 		RUN(test_cxx_split_dwarf);
 		RUN(test_sparse_units);
+		RUN(test_map_aranges);
 		RUN(test_stripped);
 		RUN(test_separate_debug);
 		RUN(test_libc);
