@@ -1,4 +1,6 @@
+#include <float.h>
 #include <math.h>
+#include <string.h>
 #include "output/text.h"
 
 enum units text_units(enum pf_value v, bool show_bytes)
@@ -13,10 +15,44 @@ const char *text_unit_name(enum units u)
 	return u == UNITS_MB ? "MB" : u == UNITS_BYTES ? "B" : "objects";
 }
 
+int text_fixed1(char *buf, size_t len, double x)
+{
+#if LDBL_MANT_DIG >= 64
+	if (!isfinite(x) || fabs(x) >= 1e17 || len < 24)
+		return -1;
+	/* 10|x| needs at most 53 + 3 bits: exact in long double, and so are
+	 * its integer and fractional parts */
+	long double r = (long double)fabs(x) * 10.0L, n = floorl(r), frac = r - n;
+	unsigned long long u = (unsigned long long)n;
+	if (frac > 0.5L || (frac == 0.5L && (u & 1)))
+		u++;
+	char tmp[32], *e = tmp + sizeof(tmp), *q = e;
+	*--q = (char)('0' + u % 10);
+	*--q = '.';
+	u /= 10;
+	do
+		*--q = (char)('0' + u % 10);
+	while (u /= 10);
+	/* printf writes the sign of a negative value that rounds to 0 */
+	if (signbit(x))
+		*--q = '-';
+	size_t k = (size_t)(e - q);
+	memcpy(buf, q, k);
+	buf[k] = '\0';
+	return (int)k;
+#else
+	(void)buf;
+	(void)len;
+	(void)x;
+	return -1;
+#endif
+}
+
 void text_format_value(char *buf, size_t len, double v, enum units u)
 {
 	if (u == UNITS_MB) {
-		snprintf(buf, len, "%.1f", v / 1048576.0);
+		if (text_fixed1(buf, len, v / 1048576.0) < 0)
+			snprintf(buf, len, "%.1f", v / 1048576.0);
 		return;
 	}
 	/* Perl's %d truncates toward zero */
@@ -31,6 +67,12 @@ void text_format_percent(char *buf, size_t len, double v, double total)
 {
 	if (total == 0) {
 		snprintf(buf, len, "%s", v == 0 ? "nan" : v > 0 ? "+inf" : "-inf");
+		return;
+	}
+	int k = text_fixed1(buf, len, v * 100.0 / total);
+	if (k >= 0 && (size_t)k + 2 <= len) {
+		buf[k] = '%';
+		buf[k + 1] = '\0';
 		return;
 	}
 	snprintf(buf, len, "%.1f%%", v * 100.0 / total);
