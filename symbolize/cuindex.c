@@ -3,6 +3,7 @@
  * See cuindex.h for the contract.
  */
 #include "symbolize/cuindex.h"
+#include "symbolize/linetab.h"
 #include "analyzer/util.h"
 
 #include <dwarf.h>
@@ -34,12 +35,16 @@ struct ival {
 	int32_t up;
 };
 
-/* A line-table row; the libdw row is read again only for the answer. */
+/* A row of a line table read through libdw (units linetab.c declines);
+ * the libdw row is read again only for the answer. */
 struct lrow {
 	uint64_t addr;
 	Dwarf_Line *line;
 	int end;
 };
+
+/* cuindex_set_libdw_lines: every unit's lines through libdw. */
+static int cuindex_libdw_lines;
 
 struct cuindex {
 	Dwarf_Die cudie;
@@ -50,6 +55,10 @@ struct cuindex {
 	uint64_t *maxhi;       /* maxhi[i] = max(ivals[0..i].hi) */
 	size_t *top;           /* indices of intervals without an enclosing one */
 	size_t ntop;
+	/* The line table: decoded by linetab.c when lines_own, else libdw's
+	 * rows and (read on first need) libdw's file table. */
+	bool lines_own;
+	struct linetab lt;
 	struct lrow *rows;
 	size_t nrows;
 	Dwarf_Files *files;
@@ -412,11 +421,47 @@ static int cuindex_link(struct cuindex *ci)
 	return 0;
 }
 
-static int cuindex_read_lines(struct cuindex *ci)
+/* Whether a line-table row at A can describe real code.  Rows of discarded
+ * functions restart at 0; an end row sits one past its code, hence the +1. */
+static int cuindex_row_valid(const struct cuindex *ci, uint64_t a, bool end)
+{
+	if (!end)
+		return cuindex_valid(ci, a, a + 1);
+	return a == 0 || cuindex_valid(ci, a - 1, a);
+}
+
+/* The unit's line table through linetab.c, keeping the valid rows. */
+static int cuindex_read_own_lines(struct cuindex *ci, const char *names_dir)
+{
+	if (linetab_read(&ci->lt, &ci->cudie, names_dir) != 0)
+		return -1;
+	struct linetab_row *rows = ci->lt.rows;
+	size_t n = 0;
+	for (size_t i = 0; i < ci->lt.nrows; i++)
+		if (cuindex_row_valid(ci, rows[i].addr, rows[i].end))
+			rows[n++] = rows[i];
+	/* the decoder sized the array for the program, not for what is kept */
+	if (n == 0) {
+		free(rows);
+		ci->lt.rows = NULL;
+	} else if ((rows = realloc(rows, n * sizeof *rows))) {
+		ci->lt.rows = rows;
+	}
+	ci->lt.nrows = n;
+	ci->lines_own = true;
+	return 0;
+}
+
+/* NAMES_DIR: the comp_dir the table's DWARF 2-4 file names are built
+ * with (see cuindex_map_names_dir). */
+static int cuindex_read_lines(struct cuindex *ci, const char *names_dir)
 {
 	Dwarf_Lines *lines;
 	size_t n;
 
+	if (!cuindex_libdw_lines && cuindex_read_own_lines(ci, names_dir) == 0)
+		return 0;
+	/* What linetab.c declines, libdw reads (or refuses) as it always has. */
 	if (dwarf_getsrclines(&ci->cudie, &lines, &n) != 0 || n == 0)
 		return 0;
 	if (n > MAX_IVALS)
@@ -431,11 +476,7 @@ static int cuindex_read_lines(struct cuindex *ci)
 		if (!l || dwarf_lineaddr(l, &a) != 0)
 			continue;
 		dwarf_lineendsequence(l, &end);
-		/* Rows of discarded functions restart at 0; an end row sits one
-		 * past its code, hence the +1. */
-		if (!end && !cuindex_valid(ci, a, a + 1))
-			continue;
-		if (end && a > 0 && !cuindex_valid(ci, a - 1, a))
+		if (!cuindex_row_valid(ci, a, end))
 			continue;
 		struct lrow *r = &ci->rows[ci->nrows++];
 		r->addr = a;
@@ -445,9 +486,10 @@ static int cuindex_read_lines(struct cuindex *ci)
 	return 0;
 }
 
-/* An index of the unit with its line table and no functions yet. */
+/* An index of the unit with its line table and no functions yet;
+ * NAMES_DIR as for cuindex_read_lines, NULL: the unit's own comp_dir. */
 static struct cuindex *cuindex_alloc(Dwarf_Die *cudie, const struct cuindex_range *valid,
-				     size_t nvalid)
+				     size_t nvalid, const char *const *names_dir)
 {
 	struct cuindex *ci = calloc(1, sizeof *ci);
 
@@ -463,7 +505,7 @@ static struct cuindex *cuindex_alloc(Dwarf_Die *cudie, const struct cuindex_rang
 		memcpy(ci->valid, valid, nvalid * sizeof *valid);
 		ci->nvalid = nvalid;
 	}
-	if (cuindex_read_lines(ci))
+	if (cuindex_read_lines(ci, names_dir ? *names_dir : ci->comp_dir))
 		goto fail;
 	return ci;
 fail:
@@ -471,16 +513,32 @@ fail:
 	return NULL;
 }
 
-struct cuindex *cuindex_new(Dwarf_Die *cudie, const struct cuindex_range *valid,
-			    size_t nvalid)
+static struct cuindex *cuindex_build(Dwarf_Die *cudie, const struct cuindex_range *valid,
+				     size_t nvalid, const char *const *names_dir)
 {
-	struct cuindex *ci = cuindex_alloc(cudie, valid, nvalid);
+	struct cuindex *ci = cuindex_alloc(cudie, valid, nvalid, names_dir);
 
 	if (ci && (cuindex_walk(ci) || cuindex_link(ci))) {
 		cuindex_free(ci);
 		return NULL;
 	}
 	return ci;
+}
+
+struct cuindex *cuindex_new(Dwarf_Die *cudie, const struct cuindex_range *valid,
+			    size_t nvalid)
+{
+	return cuindex_build(cudie, valid, nvalid, NULL);
+}
+
+void cuindex_set_libdw_lines(int on)
+{
+	cuindex_libdw_lines = on;
+}
+
+int cuindex_lines_own(const struct cuindex *ci)
+{
+	return ci->lines_own;
 }
 
 /* Adds the function whose DIE is at OFF (a top-level DW_TAG_subprogram of
@@ -512,6 +570,23 @@ static int cuindex_add_top(struct cuindex *ci, Dwarf *dw, uint64_t off)
 	return cuindex_link(ci);
 }
 
+/* Turns partial index CI into a full one, in place: the scopes are read
+ * again from the whole unit, the line table and its file names stay (so
+ * nothing the caller got from it goes away, and the table is not decoded
+ * twice).  Returns 0, or -1 when out of memory (CI must then be freed). */
+static int cuindex_make_full(struct cuindex *ci)
+{
+	free(ci->scopes);
+	free(ci->ivals);
+	free(ci->tops_added);
+	ci->scopes = NULL;
+	ci->ivals = NULL;
+	ci->tops_added = NULL;
+	ci->nscopes = ci->capscopes = ci->nivals = ci->capivals = ci->ntops_added = 0;
+	ci->partial = false;
+	return cuindex_walk(ci) || cuindex_link(ci) ? -1 : 0;
+}
+
 size_t cuindex_tops(const struct cuindex *ci, struct cuindex_top *out, size_t max)
 {
 	size_t n = 0;
@@ -539,6 +614,7 @@ void cuindex_free(struct cuindex *ci)
 	free(ci->maxhi);
 	free(ci->top);
 	free(ci->rows);
+	linetab_release(&ci->lt);
 	free(ci->valid);
 	free(ci->tops_added);
 	free(ci);
@@ -594,9 +670,35 @@ void **cuindex_scope_slot(struct cuindex *ci, uint32_t id)
 	return &ci->scopes[id].slot;
 }
 
+/* cuindex_line on a table linetab.c decoded. */
+static int cuindex_line_own(const struct cuindex *ci, uint64_t pc, struct cuindex_line *out)
+{
+	const struct linetab_row *rows = ci->lt.rows;
+	size_t lo = 0, hi = ci->lt.nrows;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (rows[mid].addr <= pc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	/* the same choice as below */
+	if (lo == 0 || rows[lo - 1].end)
+		return -1;
+	const struct linetab_row *r = &rows[lo - 1];
+	out->file = r->file < ci->lt.nfiles ? ci->lt.files[r->file] : NULL;
+	out->line = r->line;
+	out->column = r->column;
+	return 0;
+}
+
 int cuindex_line(const struct cuindex *ci, uint64_t pc, struct cuindex_line *out)
 {
 	size_t lo = 0, hi = ci->nrows;
+
+	if (ci->lines_own)
+		return cuindex_line_own(ci, pc, out);
 
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
@@ -622,6 +724,8 @@ int cuindex_line(const struct cuindex *ci, uint64_t pc, struct cuindex_line *out
 
 const char *cuindex_file(struct cuindex *ci, uint64_t idx)
 {
+	if (ci->lines_own)
+		return idx < ci->lt.nfiles ? ci->lt.files[idx] : NULL;
 	if (ci->files_state == 0)
 		ci->files_state = dwarf_getsrcfiles(&ci->cudie, &ci->files,
 						    &ci->nfiles) == 0 ? 1 : -1;
@@ -679,7 +783,46 @@ struct cuindex_map {
 	struct cuindex_range *valid;
 	size_t nvalid;
 	bool no_aranges;   /* every unit's ranges from its DIE (tests) */
+	/* cuindex_map_names_dir: the comp_dir of the first unit that read
+	 * each line table, sorted by the table's offset */
+	struct stmtdir { uint64_t off; const char *dir; } *stmts;
+	size_t nstmts, capstmts;
 };
+
+/* The comp_dir to build the DWARF 2-4 file names of CUDIE's line table
+ * with, into *DIR.  libdw reads a table once per offset, with the comp_dir
+ * of the unit that asked first; units sharing a DW_AT_stmt_list (dwz's
+ * partial units share their CU's) then get those names.  The map does the
+ * same, in the order units are read, so the answers stay libdw's without
+ * reading every unit's DIE up front.  Returns 0, or -1 out of memory. */
+static int cuindex_map_names_dir(struct cuindex_map *map, Dwarf_Die *cudie, const char **dir)
+{
+	Dwarf_Attribute a;
+	Dwarf_Word off;
+
+	*dir = dwarf_formstring(dwarf_attr(cudie, DW_AT_comp_dir, &a));
+	if (!dwarf_attr(cudie, DW_AT_stmt_list, &a) || dwarf_formudata(&a, &off) != 0)
+		return 0;
+	size_t lo = 0, hi = map->nstmts;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (map->stmts[mid].off < off)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < map->nstmts && map->stmts[lo].off == off) {
+		*dir = map->stmts[lo].dir;
+		return 0;
+	}
+	if (cuindex_grow((void **)&map->stmts, &map->capstmts, map->nstmts + 1,
+			 sizeof *map->stmts))
+		return -1;
+	memmove(&map->stmts[lo + 1], &map->stmts[lo], (map->nstmts - lo) * sizeof *map->stmts);
+	map->stmts[lo] = (struct stmtdir){ off, *dir };
+	map->nstmts++;
+	return 0;
+}
 
 static int cuindex_map_add(struct cuindex_map *map, uint64_t lo, uint64_t hi, size_t cu)
 {
@@ -696,8 +839,11 @@ static struct cuindex *cuindex_map_unit(struct cuindex_map *map, size_t cu)
 {
 	struct cuent *c = &map->cus[cu];
 
+	const char *dir;
+
 	if (c->state == 0) {
-		c->ci = cuindex_new(&c->cudie, map->valid, map->nvalid);
+		c->ci = cuindex_map_names_dir(map, &c->cudie, &dir) ? NULL
+			: cuindex_build(&c->cudie, map->valid, map->nvalid, &dir);
 		c->state = c->ci ? 1 : -1;
 	}
 	return c->ci;
@@ -706,7 +852,7 @@ static struct cuindex *cuindex_map_unit(struct cuindex_map *map, size_t cu)
 /* The index of unit CU to look PC up in.  A unit with known top-level
  * functions gets a partial index holding the one function whose ranges
  * hold PC (none: the unit has no function there); when several do, or
- * after PARTIAL_MAX_TOPS functions, the full index replaces it.  The
+ * after PARTIAL_MAX_TOPS functions, it becomes the full index.  The
  * answers are the same either way: the enclosing-scope chain of PC lies
  * inside the top-level function that holds it. */
 static struct cuindex *cuindex_map_unit_at(struct cuindex_map *map, size_t cu, uint64_t pc)
@@ -716,7 +862,9 @@ static struct cuindex *cuindex_map_unit_at(struct cuindex_map *map, size_t cu, u
 	if (!c->ntops || c->state < 0 || (c->state == 1 && !c->ci->partial))
 		return cuindex_map_unit(map, cu);
 	if (c->state == 0) {
-		c->ci = cuindex_alloc(&c->cudie, map->valid, map->nvalid);
+		const char *dir;
+		c->ci = cuindex_map_names_dir(map, &c->cudie, &dir) ? NULL
+			: cuindex_alloc(&c->cudie, map->valid, map->nvalid, &dir);
 		if (!c->ci) {
 			c->state = -1;
 			return NULL;
@@ -742,10 +890,12 @@ static struct cuindex *cuindex_map_unit_at(struct cuindex_map *map, size_t cu, u
 	if (nhit == 1 && c->ci->ntops_added < PARTIAL_MAX_TOPS
 	    && cuindex_add_top(c->ci, map->dw, c->tops[hit].die) == 0)
 		return c->ci;
-	cuindex_free(c->ci);
-	c->ci = NULL;
-	c->state = 0;
-	return cuindex_map_unit(map, cu);
+	if (cuindex_make_full(c->ci)) {
+		cuindex_free(c->ci);
+		c->ci = NULL;
+		c->state = -1;
+	}
+	return c->ci;
 }
 
 static size_t cuindex_map_by_offset(const struct cuindex_map *map, Dwarf_Off off)
@@ -931,6 +1081,7 @@ void cuindex_map_free(struct cuindex_map *map)
 		free(map->cus[i].topmaxhi);
 	}
 	free(map->cus);
+	free(map->stmts);
 	free(map->ranges);
 	free(map->maxhi);
 	free(map->valid);

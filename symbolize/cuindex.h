@@ -9,9 +9,13 @@
  * containment chain, instead of the full tree walk dwarf_getscopes does per
  * address.
  *
- * It deals in libdw objects only; names, demangling and string ownership are
- * the caller's business (symcache.c).  Strings it returns point into libdw's
- * own data and live as long as the Dwarf handle the unit came from.
+ * The line table is decoded by linetab.c, with libdw's dwarf_getsrclines
+ * answering for the units linetab.c declines; the answers are the same.
+ * Names, demangling and string ownership are the caller's business
+ * (symcache.c).  File names it returns point into the index's own file
+ * table or into libdw's data: they live until cuindex_free() of the index
+ * they came from (for the indexes of a map: until cuindex_map_free), so a
+ * caller copies what it keeps beyond that.
  */
 #ifndef JHEAP_CUINDEX_H
 #define JHEAP_CUINDEX_H
@@ -28,7 +32,7 @@ struct cuindex_range {
 	uint64_t lo, hi;
 };
 
-/* Line-table answer for one address. file points into libdw's data. */
+/* Line-table answer for one address.  file lives as long as the index. */
 struct cuindex_line {
 	const char *file;
 	int line;
@@ -70,8 +74,17 @@ void **cuindex_scope_slot(struct cuindex *ci, uint32_t id);
 int cuindex_line(const struct cuindex *ci, uint64_t pc, struct cuindex_line *out);
 
 /* Name of file number IDX of the unit's file table (as DW_AT_call_file and
- * DW_AT_decl_file number them), or NULL. */
+ * DW_AT_decl_file number them), or NULL.  Lives as long as the index. */
 const char *cuindex_file(struct cuindex *ci, uint64_t idx);
+
+/* Whether CI's line table was decoded by linetab.c (1) or read through
+ * libdw (0); for tests. */
+int cuindex_lines_own(const struct cuindex *ci);
+
+/* ON != 0: indexes built from now on read every line table through libdw,
+ * as before linetab.c; for tests and timing.  Not thread-safe: set it while
+ * no index is being built. */
+void cuindex_set_libdw_lines(int on);
 
 /* ---- the units of one Dwarf: which unit holds an address ----
  *

@@ -627,9 +627,12 @@ static const char *symcache_srcfile(struct symmodule *m, struct cuindex *ci,
 }
 
 /* DW_AT_decl_file of DIE (integrated), resolved in the file table of the
- * unit the attribute came from.  dwarf_decl_file does the same but asserts
- * (aborts) on split-DWARF units in elfutils 0.188. */
-static const char *symcache_decl_file(Dwarf_Die *die)
+ * unit the attribute came from: CI's own when that is the unit CI indexes
+ * (in elfutils 0.188 dwarf_getsrcfiles decodes the whole line program),
+ * libdw's for another unit (an abstract origin elsewhere, a dwz partial
+ * unit).  dwarf_decl_file does the same but asserts (aborts) on split-DWARF
+ * units in elfutils 0.188.  The name lives as long as CI. */
+static const char *symcache_decl_file(struct cuindex *ci, Dwarf_Die *die)
 {
 	Dwarf_Attribute a;
 	Dwarf_Word idx;
@@ -637,8 +640,11 @@ static const char *symcache_decl_file(Dwarf_Die *die)
 	Dwarf_Files *files;
 	size_t nfiles;
 
-	if (!dwarf_attr_integrate(die, DW_AT_decl_file, &a) || dwarf_formudata(&a, &idx) != 0
-	    || !dwarf_cu_die(a.cu, &cudie, NULL, NULL, NULL, NULL, NULL, NULL)
+	if (!dwarf_attr_integrate(die, DW_AT_decl_file, &a) || dwarf_formudata(&a, &idx) != 0)
+		return NULL;
+	if (a.cu == cuindex_cudie(ci)->cu)
+		return cuindex_file(ci, idx);
+	if (!dwarf_cu_die(a.cu, &cudie, NULL, NULL, NULL, NULL, NULL, NULL)
 	    || dwarf_getsrcfiles(&cudie, &files, &nfiles) != 0 || idx >= nfiles)
 		return NULL;
 	return dwarf_filesrc(files, idx, NULL, NULL);
@@ -680,7 +686,7 @@ static const struct scopeinfo *symcache_scopeinfo(struct symmodule *m,
 		if (lang_c)
 			si->linkage = si->name;
 	}
-	si->decl_file = symcache_srcfile(m, ci, symcache_decl_file(die));
+	si->decl_file = symcache_srcfile(m, ci, symcache_decl_file(ci, die));
 	dwarf_decl_line(die, &si->decl_line);
 	*slot = si;
 	return si;

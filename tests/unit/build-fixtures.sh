@@ -13,7 +13,7 @@ fi
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 src=$(cd "$src" && pwd)
-cp "$src/fix_c.c" "$src/fix_cxx.cc" "$src/fix_lib.c" "$out/"
+cp "$src/fix_c.c" "$src/fix_cxx.cc" "$src/fix_lib.c" "$src/fix_many.c" "$out/"
 cd "$out"
 
 CC=${CC:-cc}
@@ -23,6 +23,11 @@ have() { command -v "$1" >/dev/null 2>&1; }
 $CC -O0 -g -o c_O0 fix_c.c
 $CC -O0 -gdwarf-4 -o c_O0_dw4 fix_c.c
 $CC -O0 -g -no-pie -fno-pie -o c_nopie fix_c.c
+# One unit of many functions (partial unit indexes that become full ones),
+# and that unit with another in DWARF 4 (test_linetab makes them share one
+# line table).
+$CC -O2 -g -o c_many fix_many.c
+$CC -O2 -gdwarf-4 -o c_two fix_many.c fix_lib.c
 
 # C++ at -O2 with inlining, from each compiler and DWARF version.
 g++ -O2 -g -o cxx_gcc fix_cxx.cc

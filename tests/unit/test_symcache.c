@@ -479,6 +479,33 @@ static size_t check_sparse(const char *file, int split)
 		}
 		symcache_free(sp);
 	}
+	/* every address in one cache: a partial index that meets an address
+	 * several functions hold, or more than PARTIAL_MAX_TOPS functions,
+	 * becomes a full one in place (its line table kept), same answers */
+	size_t upgraded = 0, total_tops = 0;
+	if (v.n) {
+		struct symcache *sp = symcache_new(NULL);
+		struct symmodule *s = symcache_module(sp, fxpath(file), err, sizeof err);
+		symmodule_set_units_source(s, install_units, &v);
+		for (uint64_t a = lo; a < hi; a++) {
+			struct symresult x, y;
+			symmodule_lookup(m, a, &x);
+			symmodule_lookup(s, a, &y);
+			if (!same_result(&x, &y)) {
+				fprintf(stderr, "%s: %#llx differs in one sparse cache\n", file,
+					(unsigned long long)a);
+				CHECK(0);
+				break;
+			}
+		}
+		symmodule_each_unit(s, count_unit, &upgraded);
+		symcache_free(sp);
+		for (size_t i = 0; i < v.n; i++)
+			total_tops += v.u[i].n;
+		/* 16 functions in a unit (PARTIAL_MAX_TOPS) make it full */
+		if (total_tops > 16 * v.n)
+			CHECK(upgraded > 0);
+	}
 	for (size_t i = 0; i < v.n; i++)
 		free(v.u[i].tops);
 	free(v.u);
@@ -489,7 +516,8 @@ static size_t check_sparse(const char *file, int split)
 TEST(test_sparse_units)
 {
 	static const char *const files[] = { "c_O0", "c_O0_dw4", "c_nopie", "cxx_gcc",
-					     "cxx_gcc4", "cxx_clang", "cxx_clang4", "lib.so" };
+					     "cxx_gcc4", "cxx_clang", "cxx_clang4", "lib.so",
+					     "c_many" };
 	size_t total = 0;
 	for (size_t i = 0; i < sizeof files / sizeof files[0]; i++)
 		total += check_sparse(files[i], 0);
@@ -828,6 +856,7 @@ static int fixtures_stale(const char *dir)
 	static const char *const srcs[] = {
 		"tests/unit/build-fixtures.sh", "testdata/unit/fix_c.c",
 		"testdata/unit/fix_cxx.cc", "testdata/unit/fix_lib.c",
+		"testdata/unit/fix_many.c",
 	};
 	char stamp[1100];
 	struct stat st, ss;
