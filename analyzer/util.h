@@ -177,4 +177,23 @@ static inline size_t jh_utf8_len(const unsigned char *s, size_t n)
 	return len;
 }
 
+/* Lower bound in N records of SIZE bytes sorted by the uint64_t at byte
+ * OFF of each: the first index whose key is not below KEY (N: none). */
+static inline size_t jh_lower_bound_u64(const void *base, size_t n, size_t size, size_t off,
+					uint64_t key)
+{
+	const char *b = base;
+	size_t lo = 0, hi = n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		uint64_t k;
+		memcpy(&k, b + mid * size + off, sizeof(k));
+		if (k < key)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 #endif

@@ -803,14 +803,8 @@ static int cuindex_map_names_dir(struct cuindex_map *map, Dwarf_Die *cudie, cons
 	*dir = dwarf_formstring(dwarf_attr(cudie, DW_AT_comp_dir, &a));
 	if (!dwarf_attr(cudie, DW_AT_stmt_list, &a) || dwarf_formudata(&a, &off) != 0)
 		return 0;
-	size_t lo = 0, hi = map->nstmts;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (map->stmts[mid].off < off)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	size_t lo = jh_lower_bound_u64(map->stmts, map->nstmts, sizeof *map->stmts,
+				       offsetof(struct stmtdir, off), off);
 	if (lo < map->nstmts && map->stmts[lo].off == off) {
 		*dir = map->stmts[lo].dir;
 		return 0;
@@ -900,15 +894,9 @@ static struct cuindex *cuindex_map_unit_at(struct cuindex_map *map, size_t cu, u
 
 static size_t cuindex_map_by_offset(const struct cuindex_map *map, Dwarf_Off off)
 {
-	size_t lo = 0, hi = map->ncus;
+	size_t lo = jh_lower_bound_u64(map->cus, map->ncus, sizeof *map->cus,
+				       offsetof(struct cuent, off), off);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (map->cus[mid].off < off)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	return lo < map->ncus && map->cus[lo].off == off ? lo : SIZE_MAX;
 }
 

@@ -581,14 +581,8 @@ struct dcmodule *diskcache_module(struct diskcache *dc, struct symmodule *mod,
 
 int dcmodule_lookup(const struct dcmodule *m, uint64_t vaddr, struct symresult *out)
 {
-	size_t lo = 0, hi = m ? m->nents : 0;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (m->ents[mid].vaddr < vaddr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	size_t lo = m ? jh_lower_bound_u64(m->ents, m->nents, sizeof *m->ents,
+					   offsetof(struct dcent, vaddr), vaddr) : 0;
 	if (lo < (m ? m->nents : 0) && m->ents[lo].vaddr == vaddr) {
 		*out = m->ents[lo].res;
 		return 1;
