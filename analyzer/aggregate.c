@@ -1,5 +1,6 @@
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <pcre2.h>
+#include <pthread.h>
 #include "analyzer/aggregate.h"
 #include "analyzer/names.h"
 #include "analyzer/util.h"
@@ -14,15 +15,25 @@ const char *aggregate_func_name(const struct profile *p, uint32_t func, bool ful
 	return buf;
 }
 
-static int add_key(struct aggregate *a, const char *key, uint8_t flags)
+/* Appends key string id ID with its AGG_F_* flags to the current
+ * location's keys. */
+static int push_key(struct aggregate *a, uint32_t id, uint8_t flags)
 {
-	int64_t id = strtab_intern(&a->keys, key);
-	if (id < 0)
-		return (int)id;
 	if (jh_grow(&a->keyflags, &a->cap_keyflags, a->nlockeys + 1, 1))
 		return JH_ENOMEM;
 	a->keyflags[a->nlockeys] = flags;
-	return JH_PUSH(a->lockeys, a->nlockeys, a->cap_lockeys, (uint32_t)id);
+	return JH_PUSH(a->lockeys, a->nlockeys, a->cap_lockeys, id);
+}
+
+/* Interns KEY and appends it; returns its id or JH_ENOMEM. */
+static int64_t add_key(struct aggregate *a, const char *key, uint8_t flags)
+{
+	int64_t id = strtab_intern(&a->keys, key);
+	if (id < 0)
+		return id;
+	if (push_key(a, (uint32_t)id, flags))
+		return JH_ENOMEM;
+	return id;
 }
 
 struct filters {
@@ -74,30 +85,85 @@ static uint8_t frame_flags(struct filters *f, const char *name, const char *file
 	return fl;
 }
 
-/* Each function's shown name and allocator test, computed once: a
- * function appears in many locations. */
-struct fncache {
-	struct strtab names;
-	uint32_t *id;             /* per function: string id in names, UINT32_MAX not yet */
-	bool *alloc;
+/* Each function name's shown form and allocator test, for every name
+ * some function has: computed once per name (a name appears in many
+ * locations, and in several functions, one per file it is declared in),
+ * up front, by two threads on a large profile. */
+struct shown {
+	const struct profile *p;
+	bool full;
+	const char **s;           /* per name string id: the shown name, NULL unused */
+	bool *alloc;              /* per name string id: an allocator function */
+	struct strtab tab[2];     /* the short names, one table per thread */
+	int rc[2];
 };
 
-static const char *fn_name(struct fncache *fc, const struct profile *p, uint32_t f,
-			   bool full, bool *alloc)
+struct shown_part { struct shown *sh; int k; size_t from, to; };
+
+static void *shown_run(void *arg)
 {
-	if (fc->id[f] == UINT32_MAX) {
-		char buf[4096];
-		const char *full_name = strtab_get(&p->strs, p->funcs[f].name);
+	struct shown_part *sp = arg;
+	struct shown *sh = sp->sh;
+	char buf[4096];
+	for (size_t name = sp->from; name < sp->to && !sh->rc[sp->k]; name++) {
+		if (!sh->s[name])
+			continue;
+		const char *full_name = strtab_get(&sh->p->strs, (uint32_t)name);
 		names_short(full_name, buf, sizeof(buf));
-		fc->alloc[f] = names_is_allocator(buf);
-		int64_t id = strtab_intern(&fc->names, full ? full_name : buf);
+		sh->alloc[name] = names_is_allocator(buf);
+		if (sh->full) {
+			sh->s[name] = full_name;
+			continue;
+		}
+		int64_t id = strtab_intern(&sh->tab[sp->k], buf);
 		if (id < 0)
-			return NULL;
-		fc->id[f] = (uint32_t)id;
+			sh->rc[sp->k] = JH_ENOMEM;
+		else
+			sh->s[name] = strtab_get(&sh->tab[sp->k], (uint32_t)id);
 	}
-	if (alloc)
-		*alloc = fc->alloc[f];
-	return strtab_get(&fc->names, fc->id[f]);
+	return NULL;
+}
+
+/* Names below this many are shortened in one thread. */
+#define SHOWN_SPLIT_MIN 4096
+
+static int shown_build(struct shown *sh, const struct profile *p, bool full)
+{
+	size_t nn = p->strs.len, used = 0;
+	memset(sh, 0, sizeof(*sh));
+	sh->p = p;
+	sh->full = full;
+	sh->s = calloc(nn + 1, sizeof(*sh->s));
+	sh->alloc = calloc(nn + 1, sizeof(*sh->alloc));
+	if (!sh->s || !sh->alloc || strtab_init(&sh->tab[0]) || strtab_init(&sh->tab[1]))
+		return JH_ENOMEM;
+	/* any non-NULL pointer marks a name to shorten */
+	for (size_t f = 0; f < p->nfuncs; f++)
+		if (p->funcs[f].name < nn && !sh->s[p->funcs[f].name]) {
+			sh->s[p->funcs[f].name] = "";
+			used++;
+		}
+	struct shown_part part[2] = { { sh, 0, 0, nn }, { sh, 1, nn, nn } };
+	pthread_t th;
+	bool threaded = false;
+	if (used >= SHOWN_SPLIT_MIN && jh_threads() > 1) {
+		part[0].to = part[1].from = nn / 2;
+		threaded = !pthread_create(&th, NULL, shown_run, &part[1]);
+	}
+	shown_run(&part[0]);
+	if (threaded)
+		pthread_join(th, NULL);
+	else
+		shown_run(&part[1]);
+	return sh->rc[0] ? sh->rc[0] : sh->rc[1];
+}
+
+static void shown_release(struct shown *sh)
+{
+	free(sh->s);
+	free(sh->alloc);
+	strtab_release(&sh->tab[0]);
+	strtab_release(&sh->tab[1]);
 }
 
 /* A bounded string builder: appends are cut at cap - 1 bytes, as
@@ -191,19 +257,28 @@ static void frame_key(const struct profile *p, const struct pf_location *l,
 static int build_locinfo(struct aggregate *a, const struct profile *p, const struct agg_options *o,
 			 struct filters *f)
 {
-	a->locinfo = calloc(p->nlocs + 1, sizeof(*a->locinfo));
-	struct fncache fc = { .id = malloc((p->nfuncs + 1) * sizeof(uint32_t)),
-			      .alloc = calloc(p->nfuncs + 1, sizeof(bool)) };
-	int rc = JH_ENOMEM;
+	size_t nnames = p->strs.len;
 	bool *alloc_map = NULL;
-	if (!a->locinfo || !fc.id || !fc.alloc || strtab_init(&fc.names))
+	/* Unfiltered, by function: a frame's key depends only on its
+	 * function's name and whether it is inlined, so each such pair's key
+	 * id is built once (fkey[2 * name string id + inlined]) */
+	uint32_t *fkey = NULL;
+	struct shown sh;
+	int rc = shown_build(&sh, p, o->full_names);
+	if (rc)
 		goto out;
-	for (size_t i = 0; i < p->nfuncs; i++)
-		fc.id[i] = UINT32_MAX;
+	rc = JH_ENOMEM;
+	a->locinfo = calloc(p->nlocs + 1, sizeof(*a->locinfo));
 	/* the allocator's own objects, once per mapping */
 	alloc_map = calloc(p->nmaps + 1, sizeof(*alloc_map));
-	if (!alloc_map)
+	if (!a->locinfo || !alloc_map)
 		goto out;
+	if (!a->filtered && o->gran == GRAN_FUNCTIONS) {
+		if (!(fkey = malloc((2 * nnames + 1) * sizeof(*fkey))))
+			goto out;
+		for (size_t i = 0; i < 2 * nnames; i++)
+			fkey[i] = UINT32_MAX;
+	}
 	for (size_t i = 0; i < p->nmaps; i++)
 		alloc_map[i] = p->maps[i].kind == PF_MAP_FILE &&
 			       names_is_allocator_object(strtab_get(&p->strs, p->maps[i].path));
@@ -216,13 +291,18 @@ static int build_locinfo(struct aggregate *a, const struct profile *p, const str
 			li->allocator = alloc_map[l->mapping];
 		for (uint32_t j = 0; j < l->nlines; j++) {
 			const struct pf_line *ln = &p->lines[l->line0 + j];
-			bool alloc = false;
-			const char *shown = fn_name(&fc, p, ln->function, o->full_names, &alloc);
-			if (!shown)
-				goto out;
-			if (alloc)
+			bool inlined = j + 1 < l->nlines;
+			uint32_t name = p->funcs[ln->function].name;
+			uint32_t *memo = fkey && name < nnames ? &fkey[2 * (size_t)name + inlined] : NULL;
+			if (name < nnames && sh.alloc[name])
 				li->allocator = true;
-			frame_key(p, l, ln, j + 1 < l->nlines, o, shown, key, sizeof(key));
+			if (memo && *memo != UINT32_MAX) {
+				if (push_key(a, *memo, 0))
+					goto out;
+				continue;
+			}
+			const char *shown = name < nnames && sh.s[name] ? sh.s[name] : "";
+			frame_key(p, l, ln, inlined, o, shown, key, sizeof(key));
 			uint8_t fl = 0;
 			if (a->filtered) {
 				char fileline[4200];
@@ -230,24 +310,28 @@ static int build_locinfo(struct aggregate *a, const struct profile *p, const str
 				snprintf(fileline, sizeof(fileline), "%s:%d", *file ? file : "??", ln->line);
 				fl = frame_flags(f, shown, fileline, l->leaf ? l->addr : l->addr - 1);
 			}
-			if (add_key(a, key, fl))
+			int64_t id = add_key(a, key, fl);
+			if (id < 0)
 				goto out;
+			if (memo)
+				*memo = (uint32_t)id;
 		}
 		if (!l->nlines) {
 			snprintf(key, sizeof(key), "0x%016llx", (unsigned long long)l->addr);
-			if (add_key(a, key, a->filtered ? frame_flags(f, key, "??:0", l->addr) : 0))
+			if (add_key(a, key, a->filtered ? frame_flags(f, key, "??:0", l->addr) : 0) < 0)
 				goto out;
 		}
 		li->nkeys = (uint32_t)a->nlockeys - li->key0;
+		if (li->nkeys)
+			li->first = a->lockeys[li->key0];
 		if (li->nkeys > a->max_nkeys)
 			a->max_nkeys = li->nkeys;
 	}
 	rc = 0;
 out:
-	strtab_release(&fc.names);
-	free(fc.id);
-	free(fc.alloc);
+	shown_release(&sh);
 	free(alloc_map);
+	free(fkey);
 	return rc;
 }
 
@@ -294,6 +378,159 @@ int64_t aggregate_stack_keys(const struct aggregate *a, const struct profile *p,
 	return (int64_t)n;
 }
 
+/* Profiles of at least this many samples are summed in two halves, the
+ * second in a thread of its own when there are two cores.  Every sum is
+ * then the first half's plus the second's, whatever the thread count, so
+ * the report does not depend on the machine. */
+#define AGG_SPLIT_MIN 32768
+
+/* Per row: the last sample that added to its cum, and the cum; side by
+ * side, as both are read and written together. */
+struct cumslot {
+	uint32_t seen;
+	double cum;
+};
+
+/* The sums of samples [from, to). */
+struct sumpart {
+	const struct aggregate *a;
+	const struct profile *p;
+	int value;
+	size_t from, to;
+	double *flat;            /* per row */
+	struct cumslot *cs;      /* per row */
+	double total, flat_total;
+};
+
+/* One sample's keys without filters, straight from its locations: from
+ * the root down to the first allocator frame (the frames
+ * aggregate_stack_start() keeps), each key's cum once, and the flat on
+ * the innermost kept frame's first key. */
+static void sum_plain(struct sumpart *sp, uint32_t si, double v)
+{
+	const struct aggregate *a = sp->a;
+	const struct pf_sample *s = &sp->p->samples[si];
+	const uint32_t *st = sp->p->stacks + s->stack0;
+	struct cumslot *cs = sp->cs;
+	uint32_t stamp = si + 1, leaf = 0;
+	bool kept = false;
+	for (uint32_t i = s->depth; i-- > 0;) {
+		const struct agg_locinfo *li = &a->locinfo[st[i]];
+		if (li->allocator)
+			break;
+		if (li->nkeys == 1) {
+			/* most frames: no inline levels */
+			uint32_t k = li->first;
+			if (cs[k].seen != stamp) {
+				cs[k].seen = stamp;
+				cs[k].cum += v;
+			}
+			leaf = k;
+			kept = true;
+			continue;
+		}
+		const uint32_t *k = a->lockeys + li->key0;
+		for (uint32_t j = 0; j < li->nkeys; j++) {
+			if (cs[k[j]].seen == stamp)
+				continue;
+			cs[k[j]].seen = stamp;
+			cs[k[j]].cum += v;
+		}
+		if (li->nkeys) {
+			leaf = k[0];
+			kept = true;
+		}
+	}
+	if (kept) {
+		sp->flat[leaf] += v;
+		sp->flat_total += v;
+	}
+}
+
+/* Returns NULL, or (void *)1 when out of memory. */
+static void *sum_part(void *arg)
+{
+	struct sumpart *sp = arg;
+	uint32_t *keys = NULL;
+	size_t cap = 0;
+	void *rc = NULL;
+	for (size_t si = sp->from; si < sp->to; si++) {
+		double v = sp->p->samples[si].v[sp->value];
+		sp->total += v;
+		if (v == 0)
+			continue;
+		if (!sp->a->filtered) {
+			sum_plain(sp, (uint32_t)si, v);
+			continue;
+		}
+		int64_t n = aggregate_stack_keys(sp->a, sp->p, (uint32_t)si, &keys, &cap);
+		if (n < 0) {
+			rc = (void *)1;
+			break;
+		}
+		if (n == 0)
+			continue;
+		uint32_t stamp = (uint32_t)si + 1;
+		sp->flat[keys[0]] += v;
+		sp->flat_total += v;
+		for (int64_t k = 0; k < n; k++) {
+			if (sp->cs[keys[k]].seen == stamp)
+				continue;
+			sp->cs[keys[k]].seen = stamp;
+			sp->cs[keys[k]].cum += v;
+		}
+	}
+	free(keys);
+	return rc;
+}
+
+static int sum_rows(struct aggregate *a, const struct profile *p, int value)
+{
+	size_t n = a->nrows + 1;
+	int nparts = p->nsamples >= AGG_SPLIT_MIN ? 2 : 1;
+	struct sumpart part[2];
+	int rc = JH_ENOMEM;
+	for (int k = 0; k < 2; k++)
+		part[k] = (struct sumpart){ .a = a, .p = p, .value = value, .to = p->nsamples };
+	part[0].to = part[1].from = nparts == 2 ? p->nsamples / 2 : p->nsamples;
+	for (int k = 0; k < nparts; k++)
+		if (!(part[k].flat = calloc(n, sizeof(*part[k].flat))) ||
+		    !(part[k].cs = calloc(n, sizeof(*part[k].cs))))
+			goto out;
+	pthread_t th;
+	void *rc1 = NULL;
+	bool threaded = nparts == 2 && jh_threads() > 1 &&
+			!pthread_create(&th, NULL, sum_part, &part[1]);
+	void *rc0 = sum_part(&part[0]);
+	if (threaded)
+		pthread_join(th, &rc1);
+	else if (nparts == 2)
+		rc1 = sum_part(&part[1]);
+	if (rc0 || rc1)
+		goto out;
+	a->total = part[0].total;
+	a->flat_total = part[0].flat_total;
+	for (size_t r = 0; r < a->nrows; r++) {
+		a->rows[r].flat = part[0].flat[r];
+		a->rows[r].cum = part[0].cs[r].cum;
+	}
+	if (nparts == 2) {
+		a->total += part[1].total;
+		a->flat_total += part[1].flat_total;
+		for (size_t r = 0; r < a->nrows; r++) {
+			a->rows[r].flat += part[1].flat[r];
+			a->rows[r].cum += part[1].cs[r].cum;
+		}
+	}
+	rc = 0;
+out:
+	for (int k = 0; k < 2; k++) {
+		free(part[k].flat);
+		free(part[k].cs);
+	}
+	return rc;
+}
+
 int aggregate_build(struct aggregate *a, const struct profile *p, const struct agg_options *o)
 {
 	memset(a, 0, sizeof(*a));
@@ -319,64 +556,11 @@ int aggregate_build(struct aggregate *a, const struct profile *p, const struct a
 			a->locinfo[i].allocator = false;
 	a->nrows = a->keys.len;
 	a->rows = calloc(a->nrows + 1, sizeof(*a->rows));
-	uint32_t *seen = calloc(a->nrows + 1, sizeof(*seen));
-	uint32_t *keys = NULL;
-	size_t cap = 0;
-	if (!a->rows || !seen) {
-		free(seen);
+	if (!a->rows)
 		return JH_ENOMEM;
-	}
 	for (size_t r = 0; r < a->nrows; r++)
 		a->rows[r].key = (uint32_t)r;
-	for (size_t si = 0; si < p->nsamples; si++) {
-		double v = p->samples[si].v[o->value];
-		a->total += v;
-		if (v == 0)
-			continue;
-		uint32_t stamp = (uint32_t)si + 1;
-		if (!a->filtered) {
-			/* the same sums as below, read straight from the
-			 * locations' keys instead of through a copy */
-			const struct pf_sample *s = &p->samples[si];
-			const uint32_t *st = p->stacks + s->stack0;
-			bool first = true;
-			for (uint32_t i = aggregate_stack_start(a, p, (uint32_t)si); i < s->depth; i++) {
-				const struct agg_locinfo *li = &a->locinfo[st[i]];
-				const uint32_t *k = a->lockeys + li->key0;
-				for (uint32_t j = 0; j < li->nkeys; j++) {
-					if (first) {
-						a->rows[k[j]].flat += v;
-						a->flat_total += v;
-						first = false;
-					}
-					if (seen[k[j]] == stamp)
-						continue;
-					seen[k[j]] = stamp;
-					a->rows[k[j]].cum += v;
-				}
-			}
-			continue;
-		}
-		int64_t n = aggregate_stack_keys(a, p, (uint32_t)si, &keys, &cap);
-		if (n < 0) {
-			free(seen);
-			free(keys);
-			return JH_ENOMEM;
-		}
-		if (n == 0)
-			continue;
-		a->rows[keys[0]].flat += v;
-		a->flat_total += v;
-		for (int64_t k = 0; k < n; k++) {
-			if (seen[keys[k]] == stamp)
-				continue;
-			seen[keys[k]] = stamp;
-			a->rows[keys[k]].cum += v;
-		}
-	}
-	free(seen);
-	free(keys);
-	return 0;
+	return sum_rows(a, p, o->value);
 }
 
 void aggregate_release(struct aggregate *a)

@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <math.h>
 #include <time.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -35,6 +36,8 @@ struct run {
 	struct growth *growth;   /* --growth: the series, else NULL */
 	bool debug_time;         /* JHEAP_DEBUG=time: stage times on stderr */
 	struct timespec mark;    /* end of the previous timed stage */
+	double mark_cpu;         /* process CPU seconds at the mark */
+	long mark_flt;           /* minor page faults at the mark */
 };
 
 static double seconds_between(const struct timespec *a, const struct timespec *b)
@@ -42,16 +45,24 @@ static double seconds_between(const struct timespec *a, const struct timespec *b
 	return (double)(b->tv_sec - a->tv_sec) + (b->tv_nsec - a->tv_nsec) / 1e9;
 }
 
-/* JHEAP_DEBUG=time: the wall time since the previous stage ended. */
+/* JHEAP_DEBUG=time: the wall time since the previous stage ended, and
+ * the CPU time (all threads) and minor page faults it took. */
 static void stage_done(struct run *r, const char *what)
 {
 	if (!r->debug_time)
 		return;
 	struct timespec now;
+	struct rusage ru;
 	clock_gettime(CLOCK_MONOTONIC, &now);
-	fprintf(stderr, "jheap: time: %-10s %8.3f s (%.3f s in all)\n", what,
-		seconds_between(&r->mark, &now), seconds_between(&r->start, &now));
+	getrusage(RUSAGE_SELF, &ru);
+	double cpu = (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+		     (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+	fprintf(stderr, "jheap: time: %-10s %8.3f s (%.3f s in all), cpu %.3f s, %ld page faults\n",
+		what, seconds_between(&r->mark, &now), seconds_between(&r->start, &now),
+		cpu - r->mark_cpu, ru.ru_minflt - r->mark_flt);
 	r->mark = now;
+	r->mark_cpu = cpu;
+	r->mark_flt = ru.ru_minflt;
 }
 
 static void progress_clear(struct run *r)

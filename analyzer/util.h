@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* Error codes returned by library-style functions (negative). */
 enum {
@@ -32,6 +33,17 @@ static inline int jh_err(char *err, size_t errlen, int code, const char *fmt, ..
 		va_end(ap);
 	}
 	return code;
+}
+
+/* How many threads a stage should use: 2 on a machine with two cores or
+ * more, else 1; JHEAP_THREADS=1 or 2 overrides it (the tests compare
+ * both). */
+static inline int jh_threads(void)
+{
+	const char *force = getenv("JHEAP_THREADS");
+	if (force && *force)
+		return atoi(force) >= 2 ? 2 : 1;
+	return sysconf(_SC_NPROCESSORS_ONLN) > 1 ? 2 : 1;
 }
 
 /* Grows *ARR (of element size ELEM) so that it holds at least NEED elements.

@@ -1,0 +1,247 @@
+/* aggregate_build() against a plain re-computation: a generated profile
+ * of 50,000 samples (above AGG_SPLIT_MIN, so it is summed in two halves)
+ * with inline chains, recursion, allocator frames, names that shorten
+ * alike and zero values.  With whole-number values every order of
+ * addition gives the exact sum, so the rows must equal the reference
+ * exactly; with fractional values one thread and two must still give
+ * the same bits. */
+#include <math.h>
+#include <stdint.h>
+#include "analyzer/aggregate.h"
+#include "analyzer/names.h"
+#include "unit.h"
+
+#define NFUNCS 900
+#define NLOCS 6000
+#define NSAMPLES 50000
+
+static uint64_t rnd(uint64_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
+
+/* Function f: every third one an allocator entry point, the rest C++
+ * names of which three at a time shorten to the same "nsA::Cls::fnA". */
+static void func_name(int f, char *buf, size_t n)
+{
+	if (f % 97 == 0)
+		snprintf(buf, n, "%s", f % 2 ? "malloc" : "je_prof_backtrace");
+	else
+		snprintf(buf, n, "ns%d::Cls<T%d>::fn%d(int)%s", f / 3, f % 3, f / 3,
+			 f % 2 ? " const" : "");
+}
+
+static bool func_alloc(int f)
+{
+	return f % 97 == 0;
+}
+
+/* The key a report shows for function F, inlined or not. */
+static void func_key(int f, bool inlined, char *buf, size_t n)
+{
+	char full[128], shown[128];
+	func_name(f, full, sizeof(full));
+	if (func_alloc(f))
+		snprintf(shown, sizeof(shown), "%s", full);
+	else
+		snprintf(shown, sizeof(shown), "ns%d::Cls::fn%d", f / 3, f / 3);
+	snprintf(buf, n, "%s%s", shown, inlined ? " (inline)" : "");
+}
+
+struct gen {
+	struct profile p;
+	int nlines[NLOCS];
+	int funcs[NLOCS][3];     /* innermost first */
+};
+
+static void build(struct gen *g, bool whole)
+{
+	uint64_t s = 0x2545f4914f6cdd1dULL;
+	profile_init(&g->p);
+	uint32_t fn[NFUNCS];
+	for (int f = 0; f < NFUNCS; f++) {
+		char name[128];
+		func_name(f, name, sizeof(name));
+		uint32_t id = (uint32_t)strtab_intern(&g->p.strs, name);
+		uint32_t file = (uint32_t)strtab_intern(&g->p.strs, f % 2 ? "a.cc" : "b.h");
+		fn[f] = (uint32_t)profile_function(&g->p, id, 0, file, f);
+	}
+	uint32_t file = (uint32_t)strtab_intern(&g->p.strs, "a.cc");
+	for (int i = 0; i < NLOCS; i++) {
+		int64_t id = profile_location(&g->p, 0x1000 + 16 * (uint64_t)i, false, UINT32_MAX);
+		struct pf_location *l = &g->p.locs[id];
+		l->line0 = (uint32_t)g->p.nlines;
+		g->nlines[i] = 1 + (int)(rnd(&s) % 4 == 0) + (int)(rnd(&s) % 8 == 0);
+		for (int j = 0; j < g->nlines[i]; j++) {
+			/* allocator functions mostly on their own, as in real stacks */
+			int f = (int)(rnd(&s) % NFUNCS);
+			if (func_alloc(f) && rnd(&s) % 4)
+				f++;
+			g->funcs[i][j] = f;
+			struct pf_line ln = { .function = fn[f], .file = file, .line = j + 1,
+					      .inlined = j + 1 < g->nlines[i] };
+			profile_add_line(&g->p, &ln);
+		}
+		l->nlines = (uint32_t)g->nlines[i];
+	}
+	for (int k = 0; k < NSAMPLES; k++) {
+		uint32_t st[40];
+		size_t n = 1 + rnd(&s) % 40;
+		for (size_t i = 0; i < n; i++)
+			/* repeats (recursion) from a small pool now and then */
+			st[i] = (uint32_t)(rnd(&s) % 7 == 0 ? rnd(&s) % 50 : rnd(&s) % NLOCS);
+		int64_t id = profile_sample(&g->p, st, n);
+		double v = (double)(rnd(&s) % 5000);
+		if (rnd(&s) % 10 == 0)
+			v = 0;
+		if (!whole)
+			v = v * 1.000001 + 0.3;
+		g->p.samples[id].v[PF_INUSE_SPACE] += v;
+	}
+}
+
+struct ref { char key[160]; double flat, cum; uint32_t stamp; };
+
+/* The reference: per sample, cut after the outermost allocator frame,
+ * flat to the innermost kept frame's first key, cum once per key. */
+static void reference(const struct gen *g, struct ref *refs, size_t *nref, double *flat_total)
+{
+	const struct profile *p = &g->p;
+	static int slot[NFUNCS][2];  /* (function, inlined): index in refs + 1 */
+	memset(slot, 0, sizeof(slot));
+	*nref = 0;
+	*flat_total = 0;
+	for (size_t si = 0; si < p->nsamples; si++) {
+		const struct pf_sample *sm = &p->samples[si];
+		double v = sm->v[PF_INUSE_SPACE];
+		if (v == 0)
+			continue;
+		uint32_t start = 0;
+		for (uint32_t i = 0; i < sm->depth; i++) {
+			uint32_t l = p->stacks[sm->stack0 + i];
+			for (int j = 0; j < g->nlines[l]; j++)
+				if (func_alloc(g->funcs[l][j]))
+					start = i + 1;
+		}
+		bool first = true;
+		for (uint32_t i = start; i < sm->depth; i++) {
+			uint32_t l = p->stacks[sm->stack0 + i];
+			for (int j = 0; j < g->nlines[l]; j++) {
+				int f = g->funcs[l][j], inl = j + 1 < g->nlines[l];
+				if (!slot[f][inl]) {
+					char key[160];
+					func_key(f, inl, key, sizeof(key));
+					size_t r = 0;
+					while (r < *nref && strcmp(refs[r].key, key))
+						r++;
+					if (r == *nref) {
+						memset(&refs[r], 0, sizeof(refs[r]));
+						snprintf(refs[r].key, sizeof(refs[r].key), "%s", key);
+						(*nref)++;
+					}
+					slot[f][inl] = (int)r + 1;
+				}
+				size_t r = (size_t)slot[f][inl] - 1;
+				if (first) {
+					refs[r].flat += v;
+					*flat_total += v;
+					first = false;
+				}
+				if (refs[r].stamp != si + 1) {
+					refs[r].stamp = (uint32_t)si + 1;
+					refs[r].cum += v;
+				}
+			}
+		}
+	}
+}
+
+static int agg(struct aggregate *a, const struct profile *p, const char *threads,
+	       const char *focus)
+{
+	struct agg_options o = { .value = PF_INUSE_SPACE, .gran = GRAN_FUNCTIONS, .focus = focus };
+	setenv("JHEAP_THREADS", threads, 1);
+	int rc = aggregate_build(a, p, &o);
+	unsetenv("JHEAP_THREADS");
+	return rc;
+}
+
+static bool same_rows(const struct aggregate *a, const struct aggregate *b)
+{
+	if (a->nrows != b->nrows || memcmp(&a->total, &b->total, sizeof(double)) ||
+	    memcmp(&a->flat_total, &b->flat_total, sizeof(double)))
+		return false;
+	for (size_t r = 0; r < a->nrows; r++)
+		if (strcmp(strtab_get(&a->keys, a->rows[r].key), strtab_get(&b->keys, b->rows[r].key)) ||
+		    memcmp(&a->rows[r].flat, &b->rows[r].flat, sizeof(double)) ||
+		    memcmp(&a->rows[r].cum, &b->rows[r].cum, sizeof(double)))
+			return false;
+	return true;
+}
+
+TEST(whole_values_exact)
+{
+	static struct gen g;
+	static struct ref refs[NFUNCS * 2];
+	size_t nref;
+	double flat_total;
+	build(&g, true);
+	CHECK(g.p.nsamples >= 40000);
+	reference(&g, refs, &nref, &flat_total);
+	for (int t = 1; t <= 2; t++) {
+		struct aggregate a;
+		CHECK_INT(agg(&a, &g.p, t == 1 ? "1" : "2", NULL), 0);
+		CHECK(a.flat_total == flat_total);
+		size_t matched = 0, bad = 0;
+		for (size_t r = 1; r < a.nrows; r++) {
+			const char *key = strtab_get(&a.keys, a.rows[r].key);
+			size_t k = 0;
+			while (k < nref && strcmp(refs[k].key, key))
+				k++;
+			if (k == nref) {
+				/* a key no kept frame has: nothing may be summed into it */
+				if (a.rows[r].flat != 0 || a.rows[r].cum != 0)
+					bad++;
+				continue;
+			}
+			matched++;
+			if (a.rows[r].flat != refs[k].flat || a.rows[r].cum != refs[k].cum) {
+				if (bad++ < 5)
+					printf("  %s: flat %.17g cum %.17g, expected %.17g %.17g\n", key,
+					       a.rows[r].flat, a.rows[r].cum, refs[k].flat, refs[k].cum);
+			}
+		}
+		printf("  threads %d: %zu rows, %zu reference keys\n", t, a.nrows, nref);
+		CHECK_INT(bad, 0);
+		CHECK_INT(matched, nref);
+		aggregate_release(&a);
+	}
+	profile_release(&g.p);
+}
+
+TEST(fractional_values_same_bits)
+{
+	static struct gen g;
+	build(&g, false);
+	const char *focus[] = { NULL, "fn1[0-9]" };
+	for (int k = 0; k < 2; k++) {
+		struct aggregate a, b;
+		CHECK_INT(agg(&a, &g.p, "1", focus[k]), 0);
+		CHECK_INT(agg(&b, &g.p, "2", focus[k]), 0);
+		CHECK(same_rows(&a, &b));
+		CHECK(a.flat_total > 0 && a.flat_total <= a.total);
+		aggregate_release(&a);
+		aggregate_release(&b);
+	}
+	profile_release(&g.p);
+}
+
+int main(void)
+{
+	RUN(whole_values_exact);
+	RUN(fractional_values_same_bits);
+	return UNIT_END();
+}
