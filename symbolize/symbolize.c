@@ -12,6 +12,18 @@ struct ctx {
 	const struct symbolize_options *o;
 	struct symbolize_stats *st;
 	bool cache_warned;
+	struct strmemo *memo;    /* string pointer -> id, NULL until needed */
+};
+
+/* A direct-mapped memo of the strings just interned, by address: the
+ * answers of one object share their strings (the cache file's table,
+ * libdw's .debug_str), so most frames find theirs here without hashing
+ * the text.  A pointer seen before is the same string, as every answer
+ * lives until write_group() is done. */
+#define STRMEMO_BITS 14
+struct strmemo {
+	const char *s;
+	uint32_t id;
 };
 
 /* Formats a message for one of the caller's callbacks (NULL: dropped). */
@@ -33,6 +45,24 @@ static void say(const struct ctx *c, void (*to)(void *, const char *), const cha
 static int64_t intern(struct ctx *c, const char *s)
 {
 	return s ? strtab_intern(&c->p->strs, s) : 0;
+}
+
+/* intern() through the memo, for strings that outlive the ctx's use. */
+static int64_t intern_memo(struct ctx *c, const char *s)
+{
+	if (!s)
+		return 0;
+	if (!c->memo && !(c->memo = calloc((size_t)1 << STRMEMO_BITS, sizeof(*c->memo))))
+		return intern(c, s);
+	struct strmemo *m = &c->memo[((uintptr_t)s * 0x9e3779b97f4a7c15ULL) >> (64 - STRMEMO_BITS)];
+	if (m->s == s)
+		return m->id;
+	int64_t id = intern(c, s);
+	if (id >= 0) {
+		m->s = s;
+		m->id = (uint32_t)id;
+	}
+	return id;
 }
 
 /* Gives location L the single frame NAME (no file, no line). */
@@ -85,10 +115,10 @@ static int set_frames(struct ctx *c, struct pf_location *l, const struct symresu
 	uint32_t first = (uint32_t)c->p->nlines;
 	for (unsigned i = 0; i < r->nframes; i++) {
 		const struct symframe *f = &r->frames[i];
-		int64_t name = intern(c, f->name ? f->name : "??");
-		int64_t sys = intern(c, f->linkage);
-		int64_t file = intern(c, f->file);
-		int64_t dfile = f->decl_file ? intern(c, f->decl_file) : file;
+		int64_t name = intern_memo(c, f->name ? f->name : "??");
+		int64_t sys = intern_memo(c, f->linkage);
+		int64_t file = intern_memo(c, f->file);
+		int64_t dfile = f->decl_file ? intern_memo(c, f->decl_file) : file;
 		if (name < 0 || sys < 0 || file < 0 || dfile < 0)
 			return JH_ENOMEM;
 		int64_t fn = profile_function(c->p, (uint32_t)name, (uint32_t)sys,
@@ -500,6 +530,9 @@ static int symbolize_ids(struct ctx *c, const uint32_t *ids, size_t n)
 	rc = 0;
 	for (size_t k = 0; k < ngroups && !rc; k++)
 		rc = write_group(c, &groups[k], ids, res, ranges);
+	/* the answers' strings go with the workers' symcaches below */
+	free(c->memo);
+	c->memo = NULL;
 	/* the persistent cache learns this run's live answers while the
 	 * workers' symcaches, which own their strings, are still there */
 	for (size_t k = 0; k < ngroups && !rc; k++)
@@ -520,6 +553,8 @@ static int symbolize_ids(struct ctx *c, const uint32_t *ids, size_t n)
 		}
 	}
 out:
+	free(c->memo);
+	c->memo = NULL;
 	for (int k = 0; k < 2; k++) {
 		if (k > 0)
 			symcache_free(w[k].sc);
