@@ -1,6 +1,9 @@
 #include "analyzer/idmap.h"
 #include "analyzer/util.h"
 
+/* Tags are 32 bits and pick the slot, so a table never has more slots. */
+#define IDMAP_MAX_CAP ((uint64_t)1 << 32)
+
 void idmap_init(struct idmap *m)
 {
 	memset(m, 0, sizeof(*m));
@@ -8,14 +11,13 @@ void idmap_init(struct idmap *m)
 
 void idmap_release(struct idmap *m)
 {
-	free(m->hashes);
-	free(m->ids);
+	free(m->slots);
 	memset(m, 0, sizeof(*m));
 }
 
-static uint64_t fix(uint64_t h)
+static uint64_t tag(uint64_t h)
 {
-	h = jh_mix64(h);
+	h = jh_mix64(h) >> 32;
 	return h ? h : 1;
 }
 
@@ -23,47 +25,74 @@ uint32_t idmap_find(const struct idmap *m, uint64_t hash, idmap_eq_fn eq, const 
 {
 	if (!m->cap)
 		return UINT32_MAX;
-	hash = fix(hash);
+	uint64_t t = tag(hash);
 	size_t mask = m->cap - 1;
-	for (size_t i = hash & mask;; i = (i + 1) & mask) {
-		if (!m->hashes[i])
+	for (size_t i = t & mask;; i = (i + 1) & mask) {
+		uint64_t s = m->slots[i];
+		if (!s)
 			return UINT32_MAX;
-		if (m->hashes[i] == hash && eq(ctx, m->ids[i]))
-			return m->ids[i];
+		if (s >> 32 == t && eq(ctx, (uint32_t)s))
+			return (uint32_t)s;
 	}
 }
 
-static void insert(uint64_t *hashes, uint32_t *ids, size_t cap, uint64_t h, uint32_t id)
+void idmap_prefetch(const struct idmap *m, uint64_t hash)
+{
+	if (m->cap)
+		__builtin_prefetch(&m->slots[tag(hash) & (m->cap - 1)]);
+}
+
+static void insert(uint64_t *slots, size_t cap, uint64_t s)
 {
 	size_t mask = cap - 1;
-	size_t i = h & mask;
-	while (hashes[i])
+	size_t i = (s >> 32) & mask;
+	while (slots[i])
 		i = (i + 1) & mask;
-	hashes[i] = h;
-	ids[i] = id;
+	slots[i] = s;
+}
+
+/* Rebuilds the table with NCAP slots (a power of two, above the entries). */
+static int resize(struct idmap *m, size_t ncap)
+{
+	if (ncap > IDMAP_MAX_CAP)
+		return JH_ENOMEM;
+	uint64_t *ns = calloc(ncap, sizeof(*ns));
+	if (!ns)
+		return JH_ENOMEM;
+	for (size_t i = 0; i < m->cap; i++)
+		if (m->slots[i])
+			insert(ns, ncap, m->slots[i]);
+	free(m->slots);
+	m->slots = ns;
+	m->cap = ncap;
+	return 0;
+}
+
+/* Slots for N entries at a load of at most 3/4, as idmap_put() keeps it. */
+static size_t cap_for(size_t n)
+{
+	size_t cap = 64;
+	while ((n + 1) * 4 >= cap * 3) {
+		if (cap >= IDMAP_MAX_CAP || cap > SIZE_MAX / 2)
+			return SIZE_MAX;
+		cap *= 2;
+	}
+	return cap;
+}
+
+int idmap_reserve(struct idmap *m, size_t n)
+{
+	size_t cap = cap_for(n);
+	if (cap == SIZE_MAX)
+		return JH_ENOMEM;
+	return cap > m->cap ? resize(m, cap) : 0;
 }
 
 int idmap_put(struct idmap *m, uint64_t hash, uint32_t id)
 {
-	if ((m->len + 1) * 4 >= m->cap * 3) {
-		size_t ncap = m->cap ? m->cap * 2 : 64;
-		uint64_t *nh = calloc(ncap, sizeof(*nh));
-		uint32_t *ni = malloc(ncap * sizeof(*ni));
-		if (!nh || !ni) {
-			free(nh);
-			free(ni);
-			return JH_ENOMEM;
-		}
-		for (size_t i = 0; i < m->cap; i++)
-			if (m->hashes[i])
-				insert(nh, ni, ncap, m->hashes[i], m->ids[i]);
-		free(m->hashes);
-		free(m->ids);
-		m->hashes = nh;
-		m->ids = ni;
-		m->cap = ncap;
-	}
-	insert(m->hashes, m->ids, m->cap, fix(hash), id);
+	if ((m->len + 1) * 4 >= m->cap * 3 && resize(m, m->cap ? m->cap * 2 : 64))
+		return JH_ENOMEM;
+	insert(m->slots, m->cap, tag(hash) << 32 | id);
 	m->len++;
 	return 0;
 }

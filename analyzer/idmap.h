@@ -12,8 +12,10 @@
 #include <stdint.h>
 
 struct idmap {
-	uint64_t *hashes;  /* 0 marks an empty slot (real hashes are forced non-zero) */
-	uint32_t *ids;
+	/* One word a slot, tag << 32 | id, where the tag is 32 bits of the
+	 * mixed hash (never 0: 0 marks an empty slot) and also picks the
+	 * slot: a probe reads one word, and growing needs no hashes. */
+	uint64_t *slots;
 	size_t cap, len;
 };
 
@@ -30,5 +32,13 @@ uint32_t idmap_find(const struct idmap *m, uint64_t hash, idmap_eq_fn eq, const 
 /* Records that HASH maps to ID (the caller has checked it is absent).
  * Returns 0 or JH_ENOMEM. */
 int idmap_put(struct idmap *m, uint64_t hash, uint32_t id);
+
+/* Makes room for N entries in all, so that putting them does not grow the
+ * table step by step.  Returns 0 or JH_ENOMEM (the map is then unchanged). */
+int idmap_reserve(struct idmap *m, size_t n);
+
+/* Starts loading the slot where a lookup of HASH begins, for callers that
+ * know their next keys a little ahead. */
+void idmap_prefetch(const struct idmap *m, uint64_t hash);
 
 #endif

@@ -52,18 +52,49 @@ static int loc_eq(const void *ctx, uint32_t id)
 	return l->addr == k->addr && l->leaf == k->leaf && l->mapping == k->mapping;
 }
 
-int64_t profile_location(struct profile *p, uint64_t addr, bool leaf, uint32_t mapping)
+/* Indexes the locations profile_location_append() added since. */
+static int index_locations(struct profile *p)
+{
+	if (idmap_reserve(&p->loc_index, p->nlocs))
+		return JH_ENOMEM;
+	for (size_t i = p->loc_index.len; i < p->nlocs; i++) {
+		const struct pf_location *l = &p->locs[i];
+		if (idmap_put(&p->loc_index, loc_hash(l->addr, l->leaf, l->mapping), (uint32_t)i))
+			return JH_ENOMEM;
+	}
+	return 0;
+}
+
+uint32_t profile_location_find(const struct profile *p, uint64_t addr, bool leaf,
+			       uint32_t mapping)
 {
 	struct loc_key k = { p, addr, leaf, mapping };
-	uint64_t h = loc_hash(addr, leaf, mapping);
-	uint32_t id = idmap_find(&p->loc_index, h, loc_eq, &k);
-	if (id != UINT32_MAX)
-		return id;
+	return idmap_find(&p->loc_index, loc_hash(addr, leaf, mapping), loc_eq, &k);
+}
+
+int64_t profile_location_append(struct profile *p, uint64_t addr, bool leaf, uint32_t mapping)
+{
 	if (p->nlocs >= UINT32_MAX - 1)
 		return JH_ELIMIT;
 	struct pf_location l = { .addr = addr, .mapping = mapping, .leaf = leaf };
-	id = (uint32_t)p->nlocs;
-	if (JH_PUSH(p->locs, p->nlocs, p->cap_locs, l) || idmap_put(&p->loc_index, h, id))
+	int64_t id = (int64_t)p->nlocs;
+	if (JH_PUSH(p->locs, p->nlocs, p->cap_locs, l))
+		return JH_ENOMEM;
+	return id;
+}
+
+int64_t profile_location(struct profile *p, uint64_t addr, bool leaf, uint32_t mapping)
+{
+	/* the index holds locations 0 .. len-1, in order */
+	if (p->loc_index.len < p->nlocs && index_locations(p))
+		return JH_ENOMEM;
+	uint32_t found = profile_location_find(p, addr, leaf, mapping);
+	if (found != UINT32_MAX)
+		return found;
+	int64_t id = profile_location_append(p, addr, leaf, mapping);
+	if (id < 0)
+		return id;
+	if (idmap_put(&p->loc_index, loc_hash(addr, leaf, mapping), (uint32_t)id))
 		return JH_ENOMEM;
 	return id;
 }
@@ -81,27 +112,77 @@ static int sample_eq(const void *ctx, uint32_t id)
 	       (!k->n || !memcmp(k->p->stacks + s->stack0, k->locs, k->n * sizeof(uint32_t)));
 }
 
-int64_t profile_sample(struct profile *p, const uint32_t *locs, size_t n)
+uint64_t profile_stack_hash(const uint32_t *locs, size_t n)
+{
+	return jh_hash_fast(locs, n * sizeof(uint32_t), 0);
+}
+
+/* Indexes the samples profile_sample_append() added since. */
+static int index_samples(struct profile *p)
+{
+	if (idmap_reserve(&p->sample_index, p->nsamples))
+		return JH_ENOMEM;
+	for (size_t i = p->sample_index.len; i < p->nsamples; i++) {
+		const struct pf_sample *s = &p->samples[i];
+		uint64_t h = profile_stack_hash(s->depth ? p->stacks + s->stack0 : NULL, s->depth);
+		if (idmap_put(&p->sample_index, h, (uint32_t)i))
+			return JH_ENOMEM;
+	}
+	return 0;
+}
+
+uint32_t profile_sample_find(const struct profile *p, const uint32_t *locs, size_t n,
+			     uint64_t hash)
 {
 	struct sample_key k = { p, locs, n };
-	uint64_t h = jh_hash_fast(locs, n * sizeof(uint32_t), 0);
-	uint32_t id = idmap_find(&p->sample_index, h, sample_eq, &k);
-	if (id != UINT32_MAX)
-		return id;
+	return idmap_find(&p->sample_index, hash, sample_eq, &k);
+}
+
+void profile_sample_prefetch(const struct profile *p, uint64_t hash)
+{
+	idmap_prefetch(&p->sample_index, hash);
+}
+
+int64_t profile_sample_append(struct profile *p, const uint32_t *locs, size_t n)
+{
 	if (p->nsamples >= UINT32_MAX - 1 || n >= UINT32_MAX || p->nstacks + n >= UINT32_MAX)
 		return JH_ELIMIT;
 	if (jh_grow(&p->stacks, &p->cap_stacks, p->nstacks + n, sizeof(uint32_t)))
 		return JH_ENOMEM;
 	struct pf_sample s = { .stack0 = (uint32_t)p->nstacks, .depth = (uint32_t)n };
-	id = (uint32_t)p->nsamples;
+	int64_t id = (int64_t)p->nsamples;
 	if (JH_PUSH(p->samples, p->nsamples, p->cap_samples, s))
 		return JH_ENOMEM;
 	if (n)
 		memcpy(p->stacks + p->nstacks, locs, n * sizeof(uint32_t));
 	p->nstacks += n;
-	if (idmap_put(&p->sample_index, h, id))
+	return id;
+}
+
+int64_t profile_sample(struct profile *p, const uint32_t *locs, size_t n)
+{
+	/* the index holds samples 0 .. len-1, in order */
+	if (p->sample_index.len < p->nsamples && index_samples(p))
+		return JH_ENOMEM;
+	uint64_t h = profile_stack_hash(locs, n);
+	uint32_t found = profile_sample_find(p, locs, n, h);
+	if (found != UINT32_MAX)
+		return found;
+	int64_t id = profile_sample_append(p, locs, n);
+	if (id < 0)
+		return id;
+	if (idmap_put(&p->sample_index, h, (uint32_t)id))
 		return JH_ENOMEM;
 	return id;
+}
+
+int profile_reserve(struct profile *p, size_t nlocs, size_t nsamples, size_t nstacks)
+{
+	if (jh_grow(&p->locs, &p->cap_locs, p->nlocs + nlocs, sizeof(*p->locs)) ||
+	    jh_grow(&p->samples, &p->cap_samples, p->nsamples + nsamples, sizeof(*p->samples)) ||
+	    jh_grow(&p->stacks, &p->cap_stacks, p->nstacks + nstacks, sizeof(*p->stacks)))
+		return JH_ENOMEM;
+	return 0;
 }
 
 /* --- threads --- */
@@ -235,11 +316,8 @@ int profile_resolve_mappings(struct profile *p)
 	/* Rebuild the location index, whose keys include the mapping. */
 	idmap_release(&p->loc_index);
 	idmap_init(&p->loc_index);
-	for (size_t i = 0; i < p->nlocs; i++) {
-		struct pf_location *l = &p->locs[i];
-		if (idmap_put(&p->loc_index, loc_hash(l->addr, l->leaf, l->mapping), (uint32_t)i))
-			return JH_ENOMEM;
-	}
+	if (index_locations(p))
+		return JH_ENOMEM;
 	/* The main executable: the first file-backed executable mapping that
 	 * is not a shared object; /proc maps lists the program before its
 	 * libraries, and a PIE still has a non-.so name. */

@@ -144,6 +144,34 @@ int64_t profile_location(struct profile *p, uint64_t addr, bool leaf, uint32_t m
  * when new. */
 int64_t profile_sample(struct profile *p, const uint32_t *locs, size_t n);
 
+/* For a caller that adds many records it has looked up beforehand (the
+ * parser's second half): lookups without adding, and additions without
+ * indexing, which profile_location() and profile_sample() catch up on
+ * when next called.  A find sees only indexed records, so every find must
+ * come before the appends of records it could match.  Finds and prefetches
+ * only read P: threads may share it while nothing adds. */
+
+/* Id of the indexed location for (ADDR, LEAF, MAPPING), or UINT32_MAX. */
+uint32_t profile_location_find(const struct profile *p, uint64_t addr, bool leaf,
+			       uint32_t mapping);
+/* Adds a location the caller knows is absent; returns its id or a
+ * negative code. */
+int64_t profile_location_append(struct profile *p, uint64_t addr, bool leaf, uint32_t mapping);
+/* The hash of a stack that profile_sample_find() takes. */
+uint64_t profile_stack_hash(const uint32_t *locs, size_t n);
+/* Id of the indexed sample whose stack is LOCS[0..n) (HASH its
+ * profile_stack_hash()), or UINT32_MAX. */
+uint32_t profile_sample_find(const struct profile *p, const uint32_t *locs, size_t n,
+			     uint64_t hash);
+/* Starts loading what profile_sample_find() reads first for HASH. */
+void profile_sample_prefetch(const struct profile *p, uint64_t hash);
+/* Adds a sample with zero values that the caller knows is absent; returns
+ * its id or a negative code. */
+int64_t profile_sample_append(struct profile *p, const uint32_t *locs, size_t n);
+/* Makes room for NLOCS more locations, NSAMPLES more samples and NSTACKS
+ * more stack entries.  Returns 0 or JH_ENOMEM. */
+int profile_reserve(struct profile *p, size_t nlocs, size_t nsamples, size_t nstacks);
+
 /* Id of the thread with UID, added when new. */
 int64_t profile_thread(struct profile *p, int64_t uid);
 

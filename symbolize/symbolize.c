@@ -480,12 +480,11 @@ static int symbolize_ids(struct ctx *c, const uint32_t *ids, size_t n)
 	for (size_t k = 0; k < ngroups; k++)
 		if (prepare_group(c, &groups[k]))
 			goto out;
-	/* JHEAP_THREADS=1 or 2 overrides the choice (tests compare both) */
+	/* JHEAP_THREADS=1 or 2 overrides the choice even for a few addresses
+	 * (tests compare both) */
 	const char *force = getenv("JHEAP_THREADS");
-	if (force && *force)
-		nw = atoi(force) >= 2 ? 2 : 1;
-	else if (n >= PARALLEL_MIN && sysconf(_SC_NPROCESSORS_ONLN) > 1)
-		nw = 2;
+	if ((force && *force) || n >= PARALLEL_MIN)
+		nw = jh_threads();
 	for (int k = 0; k < nw; k++) {
 		w[k].sc = k == 0 ? c->sc : symcache_new(&c->o->symcache_opts);
 		w[k].p = p;

@@ -1,0 +1,391 @@
+/*
+ * The parser's fast paths against plain versions of the same thing:
+ * read_addr()'s sixteen-bytes-at-a-time hex against the byte loop it
+ * replaced (every token shape, every bad byte at every place, tokens that
+ * end the buffer: the buffers are allocated to the byte, so ASan sees any
+ * read past them), the location cache and the previous stack's frames
+ * against the model's own lookups, and profile.c's unindexed appends.
+ * parse.c is included for its static functions.
+ */
+#include "analyzer/parse.c"
+#include "unit.h"
+
+/* The byte loop read_addr() had before the fast path, as the oracle. */
+static int ref_addr(struct parser *ps, const char **s, const char *e, uint64_t *out)
+{
+	const char *q = *s;
+	if (e - q >= 2 && q[0] == '0' && (q[1] == 'x' || q[1] == 'X'))
+		q += 2;
+	uint64_t v = 0;
+	const char *digits = q;
+	int d;
+	while (q < e && (d = jh_hexval((unsigned char)*q)) >= 0) {
+		if (v >> 60)
+			return perr(ps, JH_EFORMAT, "address '%.*s' is longer than 64 bits",
+				    (int)(e - *s > 40 ? 40 : e - *s), *s);
+		v = v << 4 | (uint64_t)d;
+		q++;
+	}
+	if (q == digits || (q < e && *q != ' ' && *q != '\t')) {
+		const char *w = *s;
+		while (w < e && *w != ' ' && *w != '\t')
+			w++;
+		return perr(ps, JH_EFORMAT, "expected a hex address, found '%.*s'",
+			    (int)(w - *s > 40 ? 40 : w - *s), *s);
+	}
+	*s = q;
+	*out = v;
+	return 0;
+}
+
+static unsigned long ncases, nfast;
+
+/* Reads the token at offset AT of TEXT[0..len) (a copy exactly LEN bytes
+ * long), its line ending at offset LINE_END, with both parsers; returns
+ * nonzero when they differ in anything. */
+static int compare(const char *text, size_t len, size_t at, size_t line_end)
+{
+	char *buf = malloc(len ? len : 1);
+	if (!buf)
+		abort();
+	memcpy(buf, text, len);
+	char err1[200] = "", err2[200] = "";
+	struct parser a = { .name = "t", .buf = buf, .end = buf + len, .lineno = 1,
+			    .err = err1, .errlen = sizeof(err1) };
+	struct parser b = a;
+	b.err = err2;
+	const char *s1 = buf + at, *s2 = buf + at, *e = buf + line_end;
+	uint64_t v1 = 1, v2 = 1;
+	const char *q = s1;
+	if (e - q >= 2 && q[0] == '0' && (q[1] | 0x20) == 'x')
+		q += 2;
+	uint64_t dummy;
+	if (hex_fast(q, e, a.end, &dummy))
+		nfast++;
+	int r1 = read_addr(&a, &s1, e, &v1);
+	int r2 = ref_addr(&b, &s2, e, &v2);
+	ncases++;
+	int bad = r1 != r2 || s1 != s2 || v1 != v2 || strcmp(err1, err2);
+	if (bad)
+		fprintf(stderr, "token '%.*s' (at %zu, line end %zu, buffer %zu): "
+			"fast %d %llx +%td '%s', plain %d %llx +%td '%s'\n",
+			(int)(line_end - at), text + at, at, line_end, len,
+			r1, (unsigned long long)v1, s1 - buf, err1,
+			r2, (unsigned long long)v2, s2 - buf, err2);
+	free(buf);
+	return bad;
+}
+
+/* TOKEN then TAIL in a buffer of PAD + strlen(token) + strlen(tail) bytes
+ * (PAD bytes of spaces first); the line ends after the token, or at the
+ * end of TAIL with WHOLE. */
+static int check_token(const char *token, const char *tail, size_t pad, bool whole)
+{
+	char text[256];
+	size_t tl = strlen(token), ul = strlen(tail);
+	memset(text, ' ', pad);
+	memcpy(text + pad, token, tl);
+	memcpy(text + pad + tl, tail, ul);
+	return compare(text, pad + tl + ul, pad, pad + tl + (whole ? ul : 0));
+}
+
+static const char digits[] = "0123456789abcdefABCDEF";
+
+/* Odd bytes: letters past f, the x of the prefix, bytes next to the digit
+ * and letter ranges, and some with the high bit set. */
+static const char odd[] = "gGxX:/@`{\x7f\x80\xb0\xc1\xe6\xff\r\n\0.-+";
+
+TEST(hex_every_length_and_prefix)
+{
+	static const char *prefixes[] = { "", "0x", "0X" };
+	static const char *tails[] = { "", " ", "\t", " 0x1", "\n", "\r\n", "0123456789abcdef",
+				       "ffffffffffffffffffff" };
+	int bad = 0;
+	for (size_t p = 0; p < 3; p++)
+		for (size_t n = 1; n <= 20; n++)
+			for (size_t t = 0; t < sizeof(tails) / sizeof(*tails); t++)
+				for (size_t pad = 0; pad < 3; pad++)
+					for (int first = 0; first < 3; first++) {
+						char tok[40];
+						size_t k = strlen(prefixes[p]);
+						memcpy(tok, prefixes[p], k);
+						for (size_t i = 0; i < n; i++)
+							tok[k + i] = digits[(i * 7 + n + (size_t)first) % 22];
+						/* a leading zero, a top digit f, any */
+						if (first == 0)
+							tok[k] = '0';
+						else if (first == 1)
+							tok[k] = 'F';
+						tok[k + n] = '\0';
+						bad += check_token(tok, tails[t], pad, false);
+						bad += check_token(tok, tails[t], pad, true);
+					}
+	CHECK_INT(bad, 0);
+}
+
+TEST(hex_bad_byte_everywhere)
+{
+	int bad = 0;
+	for (size_t n = 1; n <= 18; n++)
+		for (size_t at = 0; at < n; at++)
+			for (size_t o = 0; o < sizeof(odd) - 1; o++)
+				for (int prefix = 0; prefix < 2; prefix++) {
+					char tok[40];
+					size_t k = prefix ? 2 : 0;
+					memcpy(tok, "0x", k);
+					for (size_t i = 0; i < n; i++)
+						tok[k + i] = digits[(i * 5 + n) % 22];
+					tok[k + at] = odd[o];
+					/* NUL is a byte of the token too: compare by length */
+					size_t tl = k + n;
+					char text[64];
+					memcpy(text, tok, tl);
+					memcpy(text + tl, " 12", 3);
+					bad += compare(text, tl + 3, 0, tl);
+					bad += compare(text, tl + 3, 0, tl + 3);
+					bad += compare(text, tl, 0, tl);
+				}
+	/* a prefix alone, and a broken prefix */
+	bad += check_token("0x", "", 0, false);
+	bad += check_token("0x", " 12", 0, false);
+	bad += check_token("0x", "12345678901234567890", 0, false);
+	bad += check_token("0xg1", "", 0, false);
+	bad += check_token("0", "x1", 0, true);
+	bad += check_token("x1", "", 0, false);
+	bad += check_token("", "", 1, false);
+	CHECK_INT(bad, 0);
+}
+
+static uint64_t rng = 0x2545f4914f6cdd1dULL;
+
+static uint64_t next_rand(void)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return rng;
+}
+
+TEST(hex_random_tokens)
+{
+	int bad = 0;
+	for (int i = 0; i < 300000 && bad < 10; i++) {
+		char text[64];
+		size_t len = 1 + next_rand() % 40, k = 0;
+		if (next_rand() % 2) {
+			text[k++] = '0';
+			text[k++] = next_rand() % 2 ? 'x' : 'X';
+		}
+		for (; k < len; k++) {
+			uint64_t r = next_rand() % 100;
+			text[k] = r < 85 ? digits[next_rand() % 22] : r < 92 ? ' ' :
+				  r < 94 ? '\t' : odd[next_rand() % (sizeof(odd) - 1)];
+		}
+		if (len > 1 && text[0] == ' ')
+			text[0] = '1';
+		size_t line_end = next_rand() % 2 ? len : next_rand() % (len + 1);
+		bad += compare(text, len, 0, line_end);
+	}
+	CHECK_INT(bad, 0);
+	/* the fast path must have been taken, or this tests nothing */
+#ifdef HEX_SSE2
+	CHECK(nfast > ncases / 10);
+#endif
+}
+
+static int parse(struct profile *p, const char *text, char *err, size_t errlen)
+{
+	profile_init(p);
+	size_t len = strlen(text);
+	char *copy = malloc(len);
+	if (!copy)
+		abort();
+	memcpy(copy, text, len);
+	int rc = parse_buffer(p, "t.heap", copy, len, NULL, err, errlen);
+	free(copy);
+	return rc;
+}
+
+static void check_stack(const struct profile *p, uint32_t sample, const char *want)
+{
+	char got[200] = "";
+	size_t n = 0;
+	const struct pf_sample *s = &p->samples[sample];
+	for (uint32_t j = 0; j < s->depth && n < sizeof(got) - 40; j++) {
+		const struct pf_location *l = &p->locs[p->stacks[s->stack0 + j]];
+		n += (size_t)snprintf(got + n, sizeof(got) - n, "%s%llx%s", j ? " " : "",
+				      (unsigned long long)l->addr, l->leaf ? "L" : "");
+	}
+	CHECK_STR(got, want);
+}
+
+TEST(cache_tells_every_address_apart)
+{
+	/* the cache's key once was addr << 1 | leaf, which lost bit 63 */
+	struct profile p;
+	char err[256] = "";
+	CHECK_INT(parse(&p, "heap_v2/1\n t*: 1: 1 [0: 0]\n"
+			"@ 0x5 0x1 0x8000000000000001 0x1\n t*: 1: 1 [0: 0]\n", err, sizeof(err)), 0);
+	CHECK_INT(p.nlocs, 3);
+	check_stack(&p, 0, "5L 1 8000000000000001 1");
+	profile_release(&p);
+}
+
+TEST(frames_from_the_previous_stack_keep_leafness)
+{
+	/* B's 0x1 sits where A's leaf is when aligned at the root; C's leaf
+	 * 0x2 where A's non-leaf 0x2 is; D repeats B from the leaf side and
+	 * E shares only its root with D */
+	struct profile p;
+	char err[256] = "";
+	CHECK_INT(parse(&p, "heap_v2/1\n t*: 5: 5 [0: 0]\n"
+			"@ 0x1 0x2 0x3\n t*: 1: 1 [0: 0]\n"
+			"@ 0x5 0x1 0x2 0x3\n t*: 1: 1 [0: 0]\n"
+			"@ 0x2 0x3\n t*: 1: 1 [0: 0]\n"
+			"@ 0x5 0x1 0x2 0x3 0x4\n t*: 1: 1 [0: 0]\n"
+			"@ 0x3 0x1 0x3 0x4\n t*: 1: 1 [0: 0]\n"
+			"@ 0x3 0x1 0x3 0x4\n t*: 1: 1 [0: 0]\n"
+			"@\n t*: 1: 1 [0: 0]\n"
+			"@ 0x1 0x2 0x3\n t*: 1: 1 [0: 0]\n", err, sizeof(err)), 0);
+	CHECK_STR(err, "");
+	CHECK_INT(p.nsamples, 6);
+	check_stack(&p, 0, "1L 2 3");
+	check_stack(&p, 1, "5L 1 2 3");
+	check_stack(&p, 2, "2L 3");
+	check_stack(&p, 3, "5L 1 2 3 4");
+	check_stack(&p, 4, "3L 1 3 4");
+	check_stack(&p, 5, "");
+	CHECK_INT(p.samples[4].v[PF_INUSE_OBJECTS] > 0, 1);
+	CHECK_INT(p.nlocs, 8);
+	profile_release(&p);
+}
+
+TEST(bad_address_after_good_ones)
+{
+	/* the frames before the bad one are locations, as they always were */
+	struct profile p;
+	char err[256] = "";
+	CHECK_INT(parse(&p, "heap_v2/1\n t*: 1: 1 [0: 0]\n"
+			"@ 0x1 0x2\n t*: 1: 1 [0: 0]\n@ 0x7 0x2 0x9 0xq 0x8\n t*: 1: 1 [0: 0]\n",
+			err, sizeof(err)), JH_EFORMAT);
+	CHECK_STR(err, "t.heap:5: expected a hex address, found '0xq'");
+	CHECK_INT(p.nlocs, 4);
+	CHECK_INT(p.nsamples, 1);
+	profile_release(&p);
+	CHECK_INT(parse(&p, "heap_v2/1\n t*: 1: 1 [0: 0]\n@ 0x1 0x2 0x12345678901234567",
+			err, sizeof(err)), JH_EFORMAT);
+	CHECK_STR(err, "t.heap:3: address '0x12345678901234567' is longer than 64 bits");
+	CHECK_INT(p.nlocs, 2);
+	profile_release(&p);
+}
+
+TEST(appends_are_indexed_later)
+{
+	struct profile p;
+	profile_init(&p);
+	uint32_t a[] = { 0, 1 }, b[] = { 1, 0 }, c[] = { 2 };
+	CHECK_INT(profile_location(&p, 0x10, true, UINT32_MAX), 0);
+	CHECK_INT(profile_location_append(&p, 0x20, false, UINT32_MAX), 1);
+	CHECK_INT(profile_location_append(&p, 0x30, false, UINT32_MAX), 2);
+	/* a find sees the indexed ones only; profile_location() catches up */
+	CHECK(profile_location_find(&p, 0x20, false, UINT32_MAX) == UINT32_MAX);
+	CHECK_INT(profile_location(&p, 0x20, false, UINT32_MAX), 1);
+	CHECK_INT(profile_location(&p, 0x30, false, UINT32_MAX), 2);
+	CHECK_INT(profile_location(&p, 0x30, true, UINT32_MAX), 3);
+	CHECK_INT(profile_location_find(&p, 0x30, false, UINT32_MAX), 2);
+
+	CHECK_INT(profile_sample(&p, a, 2), 0);
+	CHECK_INT(profile_sample_append(&p, b, 2), 1);
+	CHECK_INT(profile_sample_append(&p, NULL, 0), 2);
+	CHECK(profile_sample_find(&p, b, 2, profile_stack_hash(b, 2)) == UINT32_MAX);
+	CHECK_INT(profile_sample(&p, b, 2), 1);
+	CHECK_INT(profile_sample(&p, NULL, 0), 2);
+	CHECK_INT(profile_sample(&p, c, 1), 3);
+	CHECK_INT(profile_sample(&p, a, 2), 0);
+	CHECK_INT(p.nsamples, 4);
+	CHECK_INT(profile_sample_find(&p, c, 1, profile_stack_hash(c, 1)), 3);
+	profile_release(&p);
+}
+
+TEST(split_parse_leaves_usable_indexes)
+{
+	/* the second half's records are appended unindexed: looking every
+	 * record up afterwards must find it, not add it again */
+	static const char dump[] =
+		"heap_v2/1\n t*: 9: 9 [0: 0]\n"
+		"@ 0x1 0x2 0x3\n t*: 1: 1 [0: 0]\n"
+		"@ 0x4 0x2 0x3\n t*: 1: 1 [0: 0]\n"
+		"@ 0x1 0x2 0x3\n t*: 1: 1 [0: 0]\n"
+		"@ 0x5 0x6\n t*: 1: 1 [0: 0]\n"
+		"@ 0x4 0x2 0x3\n t*: 1: 1 [0: 0]\n"
+		"@ 0x7 0x2 0x3\n t*: 1: 1 [0: 0]\n"
+		"@\n t*: 1: 1 [0: 0]\n";
+	struct profile p;
+	bool split = false;
+	char err[256] = "";
+	/* the second half starts at the third stack */
+	const char *cut = strstr(dump, "@ 0x1 0x2 0x3\n t*: 1: 1 [0: 0]\n@ 0x5");
+	struct parse_options o = { .split_at = (size_t)(cut - dump), .split_done = &split };
+	profile_init(&p);
+	CHECK_INT(parse_buffer(&p, "t.heap", dump, sizeof(dump) - 1, &o, err, sizeof(err)), 0);
+	CHECK(split);
+	CHECK_INT(p.nsamples, 5);
+	size_t nlocs = p.nlocs, nsamples = p.nsamples;
+	for (size_t i = 0; i < nlocs; i++)
+		CHECK_INT(profile_location(&p, p.locs[i].addr, p.locs[i].leaf, p.locs[i].mapping),
+			  (int64_t)i);
+	for (size_t i = 0; i < nsamples; i++) {
+		uint32_t st[8];
+		memcpy(st, p.stacks + p.samples[i].stack0, p.samples[i].depth * sizeof(*st));
+		CHECK_INT(profile_sample(&p, st, p.samples[i].depth), (int64_t)i);
+	}
+	CHECK_INT(p.nlocs, nlocs);
+	CHECK_INT(p.nsamples, nsamples);
+	profile_release(&p);
+}
+
+static int same_id(const void *ctx, uint32_t id)
+{
+	return *(const uint32_t *)ctx == id;
+}
+
+TEST(idmap_reserve_and_grow)
+{
+	/* two ids a hash, told apart by the callback */
+	struct idmap m;
+	idmap_init(&m);
+	CHECK_INT(idmap_reserve(&m, 1000), 0);
+	size_t cap = m.cap;
+	CHECK(cap * 3 > 1000 * 4);
+	for (uint32_t i = 0; i < 1000; i++)
+		CHECK_INT(idmap_put(&m, i / 2, i), 0);
+	CHECK_INT(m.cap, cap);
+	for (uint32_t i = 1000; i < 5000; i++)
+		CHECK_INT(idmap_put(&m, i / 2, i), 0);
+	CHECK(m.cap > cap);
+	int bad = 0;
+	for (uint32_t i = 0; i < 5000; i++)
+		bad += idmap_find(&m, i / 2, same_id, &i) != i;
+	uint32_t absent = 5000;
+	bad += idmap_find(&m, 7, same_id, &absent) != UINT32_MAX;
+	bad += idmap_find(&m, 2500, same_id, &absent) != UINT32_MAX;
+	CHECK_INT(bad, 0);
+	CHECK_INT(idmap_reserve(&m, 10), 0);
+	CHECK(m.cap > cap);
+	idmap_release(&m);
+}
+
+int main(void)
+{
+	RUN(hex_every_length_and_prefix);
+	RUN(hex_bad_byte_everywhere);
+	RUN(hex_random_tokens);
+	printf("%s: %lu tokens, %lu on the fast path\n", __FILE__, ncases, nfast);
+	RUN(cache_tells_every_address_apart);
+	RUN(frames_from_the_previous_stack_keep_leafness);
+	RUN(bad_address_after_good_ones);
+	RUN(appends_are_indexed_later);
+	RUN(split_parse_leaves_usable_indexes);
+	RUN(idmap_reserve_and_grow);
+	return UNIT_END();
+}
