@@ -133,8 +133,8 @@ static int shown_build(struct shown *sh, const struct profile *p, bool full)
 	memset(sh, 0, sizeof(*sh));
 	sh->p = p;
 	sh->full = full;
-	sh->s = calloc(nn + 1, sizeof(*sh->s));
-	sh->alloc = calloc(nn + 1, sizeof(*sh->alloc));
+	sh->s = jh_zalloc(nn + 1, sizeof(*sh->s));
+	sh->alloc = jh_zalloc(nn + 1, sizeof(*sh->alloc));
 	if (!sh->s || !sh->alloc || strtab_init(&sh->tab[0]) || strtab_init(&sh->tab[1]))
 		return JH_ENOMEM;
 	/* any non-NULL pointer marks a name to shorten */
@@ -494,8 +494,8 @@ static int sum_rows(struct aggregate *a, const struct profile *p, int value)
 		part[k] = (struct sumpart){ .a = a, .p = p, .value = value, .to = p->nsamples };
 	part[0].to = part[1].from = nparts == 2 ? p->nsamples / 2 : p->nsamples;
 	for (int k = 0; k < nparts; k++)
-		if (!(part[k].flat = calloc(n, sizeof(*part[k].flat))) ||
-		    !(part[k].cs = calloc(n, sizeof(*part[k].cs))))
+		if (!(part[k].flat = jh_zalloc(n, sizeof(*part[k].flat))) ||
+		    !(part[k].cs = jh_zalloc(n, sizeof(*part[k].cs))))
 			goto out;
 	pthread_t th;
 	void *rc1 = NULL;

@@ -56,7 +56,7 @@ static int resize(struct idmap *m, size_t ncap)
 {
 	if (ncap > IDMAP_MAX_CAP)
 		return JH_ENOMEM;
-	uint64_t *ns = calloc(ncap, sizeof(*ns));
+	uint64_t *ns = jh_zalloc(ncap, sizeof(*ns));
 	if (!ns)
 		return JH_ENOMEM;
 	for (size_t i = 0; i < m->cap; i++)

@@ -398,7 +398,7 @@ static int read_stack(struct parser *ps, const char *s, const char *e)
 	size_t n = 0;
 	int rc = 0;
 	if (!ps->lcache) {
-		ps->lcache = calloc((size_t)1 << LCACHE_BITS, sizeof(*ps->lcache));
+		ps->lcache = jh_zalloc((size_t)1 << LCACHE_BITS, sizeof(*ps->lcache));
 		if (!ps->lcache)
 			return perr(ps, JH_ENOMEM, "out of memory");
 	}

@@ -7,6 +7,12 @@ void unsample_pair(enum unsample_kind kind, double rate, double *objs, double *b
 		return;
 	double ratio = (*bytes / *objs) / rate;
 	if (kind == UNSAMPLE_V2) {
+		/* exp(-40) is below 2^-54, half an ulp under 1: 1 - exp(-ratio)
+		 * rounds to exactly 1 and so would the scale.  (Not only a
+		 * shortcut: with every allocation sampled, ratio is the mean
+		 * object size, and this skips an exp per counts line.) */
+		if (ratio > 40)
+			return;
 		double scale = 1 / (1 - exp(-ratio));
 		*objs *= scale;
 		*bytes *= scale;

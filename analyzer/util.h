@@ -46,6 +46,22 @@ static inline int jh_threads(void)
 	return sysconf(_SC_NPROCESSORS_ONLN) > 1 ? 2 : 1;
 }
 
+/* Zeroed memory for N elements of SIZE that is read before it is written
+ * (hash tables, sums): calloc's fresh pages would be mapped to the zero
+ * page by the first read and copied by the first write, two page faults
+ * and, with another thread running, a TLB shootdown.  Writing the zeros
+ * here takes one fault a page. */
+static inline void *jh_zalloc(size_t n, size_t size)
+{
+	if (size && n > SIZE_MAX / size)
+		return NULL;
+	size_t bytes = n * size;
+	void *p = malloc(bytes ? bytes : 1);
+	if (p)
+		memset(p, 0, bytes);
+	return p;
+}
+
 /* Grows *ARR (of element size ELEM) so that it holds at least NEED elements.
  * Returns 0, or JH_ENOMEM leaving the array as it was. */
 static inline int jh_grow(void *arrp, size_t *cap, size_t need, size_t elem)

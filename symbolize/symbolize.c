@@ -52,7 +52,7 @@ static int64_t intern_memo(struct ctx *c, const char *s)
 {
 	if (!s)
 		return 0;
-	if (!c->memo && !(c->memo = calloc((size_t)1 << STRMEMO_BITS, sizeof(*c->memo))))
+	if (!c->memo && !(c->memo = jh_zalloc((size_t)1 << STRMEMO_BITS, sizeof(*c->memo))))
 		return intern(c, s);
 	struct strmemo *m = &c->memo[((uintptr_t)s * 0x9e3779b97f4a7c15ULL) >> (64 - STRMEMO_BITS)];
 	if (m->s == s)
@@ -199,15 +199,56 @@ static const char *find_library(struct ctx *c, const char *path, char *buf, size
 	return path;
 }
 
-static int cmp_loc_by_pc(const void *a, const void *b, void *arg)
+/* Sorts IDS[0..n) by (mapping, pc) of their locations, equal keys in
+ * their order (a stable radix sort, sixteen bits a pass, passes whose
+ * digit is the same everywhere skipped: a profile's pcs share their high
+ * bits).  Returns 0 or JH_ENOMEM. */
+static int sort_by_pc(const struct profile *p, uint32_t *ids, size_t n)
 {
-	const struct profile *p = arg;
-	const struct pf_location *x = &p->locs[*(const uint32_t *)a];
-	const struct pf_location *y = &p->locs[*(const uint32_t *)b];
-	if (x->mapping != y->mapping)
-		return x->mapping < y->mapping ? -1 : 1;
-	uint64_t px = addr_pc(x->addr, x->leaf), py = addr_pc(y->addr, y->leaf);
-	return px < py ? -1 : px > py;
+	struct key { uint64_t pc; uint32_t mapping, id; } *a = malloc((n + 1) * sizeof(*a)),
+							  *b = malloc((n + 1) * sizeof(*b));
+	size_t *count = malloc(65536 * sizeof(*count));
+	if (!a || !b || !count) {
+		free(a);
+		free(b);
+		free(count);
+		return JH_ENOMEM;
+	}
+	for (size_t i = 0; i < n; i++) {
+		const struct pf_location *l = &p->locs[ids[i]];
+		a[i] = (struct key){ addr_pc(l->addr, l->leaf), l->mapping, ids[i] };
+	}
+	/* digits 0-3: the pc, low first; 4-5: the mapping */
+	for (int d = 0; d < 6 && n > 1; d++) {
+		int shift = 16 * (d & 3);
+#define DIGIT(k) ((unsigned)((d < 4 ? (k).pc : (uint64_t)(k).mapping) >> shift) & 0xffff)
+		unsigned first = DIGIT(a[0]);
+		size_t same = 1;
+		while (same < n && DIGIT(a[same]) == first)
+			same++;
+		if (same == n)
+			continue;
+		memset(count, 0, 65536 * sizeof(*count));
+		for (size_t i = 0; i < n; i++)
+			count[DIGIT(a[i])]++;
+		for (size_t v = 0, sum = 0; v < 65536; v++) {
+			size_t c = count[v];
+			count[v] = sum;
+			sum += c;
+		}
+		for (size_t i = 0; i < n; i++)
+			b[count[DIGIT(a[i])]++] = a[i];
+#undef DIGIT
+		struct key *t = a;
+		a = b;
+		b = t;
+	}
+	for (size_t i = 0; i < n; i++)
+		ids[i] = a[i].id;
+	free(a);
+	free(b);
+	free(count);
+	return 0;
 }
 
 /* The locations ids[lo..hi) of one mapping, and what the serial first pass
@@ -624,8 +665,7 @@ int symbolize_profile(struct profile *p, struct symcache *sc,
 		}
 		ids[n++] = (uint32_t)i;
 	}
-	jh_qsort_r(ids, n, sizeof(*ids), cmp_loc_by_pc, p);
-	if (symbolize_ids(&c, ids, n))
+	if (sort_by_pc(p, ids, n) || symbolize_ids(&c, ids, n))
 		goto oom;
 	free(ids);
 	return 0;

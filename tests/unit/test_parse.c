@@ -38,6 +38,34 @@ TEST(unsample_v2_matches_jeprof)
 	CHECK(n == 0 && s == 0);
 }
 
+/* Above a mean-size-to-rate ratio of 40 unsample_pair() leaves the pair
+ * as it is: the formula's scale rounds to exactly 1 there.  Checked bit
+ * for bit against the formula on ratios from 40 to 1e6 and just below 40
+ * (where it must still scale). */
+TEST(unsample_v2_shortcut_exact)
+{
+	uint64_t x = 0x9e3779b97f4a7c15ULL;
+	int bad = 0, scaled = 0;
+	for (int i = 0; i < 200000; i++) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		double objs = (double)(1 + x % 1000), rate = (double)(1 + (x >> 20) % 4096);
+		double ratio = i % 2 ? 40 + (double)(x >> 11) / 9007199254740992.0 * 1e6
+				     : 30 + (double)(x >> 11) / 9007199254740992.0 * 10;
+		double bytes = ratio * rate * objs, n = objs, s = bytes;
+		double r = (bytes / objs) / rate, scale = 1 / (1 - exp(-r));
+		unsample_pair(UNSAMPLE_V2, rate, &n, &s);
+		if (memcmp(&n, &(double){ objs * scale }, sizeof(n)) ||
+		    memcmp(&s, &(double){ bytes * scale }, sizeof(s)))
+			bad++;
+		scaled += n != objs;
+	}
+	CHECK_INT(bad, 0);
+	/* below 40 the scale is not 1 everywhere: the shortcut starts late enough */
+	CHECK(scaled > 0);
+}
+
 TEST(unsample_v1_no_division_by_zero)
 {
 	double n = 0, s = 0;
@@ -233,6 +261,7 @@ TEST(merge_sums_and_subtracts)
 int main(void)
 {
 	RUN(unsample_v2_matches_jeprof);
+	RUN(unsample_v2_shortcut_exact);
 	RUN(unsample_v1_no_division_by_zero);
 	RUN(heap_v2_records_threads_maps);
 	RUN(heap_v2_sampled_totals);
