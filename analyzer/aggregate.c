@@ -322,8 +322,6 @@ static int build_locinfo(struct aggregate *a, const struct profile *p, const str
 				goto out;
 		}
 		li->nkeys = (uint32_t)a->nlockeys - li->key0;
-		if (li->nkeys)
-			li->first = a->lockeys[li->key0];
 		if (li->nkeys > a->max_nkeys)
 			a->max_nkeys = li->nkeys;
 	}
@@ -402,6 +400,18 @@ struct sumpart {
 	double total, flat_total;
 };
 
+/* Adds V to the cum of each of KEYS[0..n) that sample STAMP has not
+ * added to yet. */
+static void add_cum(struct cumslot *cs, const uint32_t *keys, size_t n, uint32_t stamp, double v)
+{
+	for (size_t j = 0; j < n; j++) {
+		if (cs[keys[j]].seen == stamp)
+			continue;
+		cs[keys[j]].seen = stamp;
+		cs[keys[j]].cum += v;
+	}
+}
+
 /* One sample's keys without filters, straight from its locations: from
  * the root down to the first allocator frame (the frames
  * aggregate_stack_start() keeps), each key's cum once, and the flat on
@@ -411,31 +421,14 @@ static void sum_plain(struct sumpart *sp, uint32_t si, double v)
 	const struct aggregate *a = sp->a;
 	const struct pf_sample *s = &sp->p->samples[si];
 	const uint32_t *st = sp->p->stacks + s->stack0;
-	struct cumslot *cs = sp->cs;
 	uint32_t stamp = si + 1, leaf = 0;
 	bool kept = false;
 	for (uint32_t i = s->depth; i-- > 0;) {
 		const struct agg_locinfo *li = &a->locinfo[st[i]];
 		if (li->allocator)
 			break;
-		if (li->nkeys == 1) {
-			/* most frames: no inline levels */
-			uint32_t k = li->first;
-			if (cs[k].seen != stamp) {
-				cs[k].seen = stamp;
-				cs[k].cum += v;
-			}
-			leaf = k;
-			kept = true;
-			continue;
-		}
 		const uint32_t *k = a->lockeys + li->key0;
-		for (uint32_t j = 0; j < li->nkeys; j++) {
-			if (cs[k[j]].seen == stamp)
-				continue;
-			cs[k[j]].seen = stamp;
-			cs[k[j]].cum += v;
-		}
+		add_cum(sp->cs, k, li->nkeys, stamp, v);
 		if (li->nkeys) {
 			leaf = k[0];
 			kept = true;
@@ -470,15 +463,9 @@ static void *sum_part(void *arg)
 		}
 		if (n == 0)
 			continue;
-		uint32_t stamp = (uint32_t)si + 1;
 		sp->flat[keys[0]] += v;
 		sp->flat_total += v;
-		for (int64_t k = 0; k < n; k++) {
-			if (sp->cs[keys[k]].seen == stamp)
-				continue;
-			sp->cs[keys[k]].seen = stamp;
-			sp->cs[keys[k]].cum += v;
-		}
+		add_cum(sp->cs, keys, (size_t)n, (uint32_t)si + 1, v);
 	}
 	free(keys);
 	return rc;

@@ -40,7 +40,6 @@ struct agg_row {
  * whether the location belongs to the allocator. */
 struct agg_locinfo {
 	uint32_t key0, nkeys;    /* into aggregate.lockeys */
-	uint32_t first;          /* lockeys[key0] when nkeys > 0 */
 	bool allocator;
 };
 

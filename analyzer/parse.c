@@ -28,14 +28,14 @@ struct parser {
 	size_t errlen;
 	enum unsample_kind uk;
 	double rate;
-	uint32_t *frames;
-	size_t cap_frames;
-	uint64_t *addrs;        /* the current stack's addresses */
-	size_t cap_addrs;
-	/* the previous stack's addresses and location ids */
-	uint64_t *prev_addrs;
-	uint32_t *prev_frames;
-	size_t prev_n, cap_prev_addrs, cap_prev_frames;
+	/* a stack's addresses and location ids: stk[cur] the one being read,
+	 * the other the one before it */
+	struct stackbuf {
+		uint64_t *addrs;
+		uint32_t *frames;
+		size_t n, cap_addrs, cap_frames;
+	} stk[2];
+	int cur_stk;
 	/* Consecutive stacks share most of their frames: a direct-mapped
 	 * cache of (address, leaf) -> location id in front of the model's
 	 * hash table.  Allocated on the first stack. */
@@ -387,6 +387,16 @@ static int64_t location(struct parser *ps, uint64_t addr, bool leaf)
 	return id;
 }
 
+/* The parser's own buffers. */
+static void parser_free(struct parser *ps)
+{
+	for (int k = 0; k < 2; k++) {
+		free(ps->stk[k].addrs);
+		free(ps->stk[k].frames);
+	}
+	free(ps->lcache);
+}
+
 /* The frames after '@' (or after "@ " in a gperftools entry) into a sample.
  * A stack shares most of its frames with the one before, at the same
  * place from the leaf (the allocator's own frames) or from the root
@@ -395,6 +405,7 @@ static int64_t location(struct parser *ps, uint64_t addr, bool leaf)
  * that their cache misses overlap. */
 static int read_stack(struct parser *ps, const char *s, const char *e)
 {
+	struct stackbuf *cur = &ps->stk[ps->cur_stk], *prev = &ps->stk[!ps->cur_stk];
 	size_t n = 0;
 	int rc = 0;
 	if (!ps->lcache) {
@@ -415,40 +426,40 @@ static int read_stack(struct parser *ps, const char *s, const char *e)
 			rc = JH_EFORMAT;
 			break;
 		}
-		if (JH_PUSH(ps->addrs, n, ps->cap_addrs, addr))
+		if (JH_PUSH(cur->addrs, n, cur->cap_addrs, addr))
 			return perr(ps, JH_ENOMEM, "out of memory");
 	}
-	if (jh_grow(&ps->frames, &ps->cap_frames, n, sizeof(*ps->frames)))
+	if (jh_grow(&cur->frames, &cur->cap_frames, n, sizeof(*cur->frames)))
 		return perr(ps, JH_ENOMEM, "out of memory");
-	const uint64_t *pa = ps->prev_addrs;
-	const uint32_t *pid = ps->prev_frames;
-	size_t pn = ps->prev_n;
+	const uint64_t *pa = prev->addrs;
+	const uint32_t *pid = prev->frames;
+	size_t pn = prev->n;
 	for (size_t i = 0; i < n; i++) {
-		uint64_t a = ps->addrs[i];
+		uint64_t a = cur->addrs[i];
 		/* the same leaf-ness on both sides: only frame 0 is a leaf */
 		if (i < pn && pa[i] == a) {
-			ps->frames[i] = pid[i];
+			cur->frames[i] = pid[i];
 		} else if (i && i + pn > n && pa[i + pn - n] == a) {
-			ps->frames[i] = pid[i + pn - n];
+			cur->frames[i] = pid[i + pn - n];
 		} else {
-			ps->frames[i] = UINT32_MAX;
+			cur->frames[i] = UINT32_MAX;
 			__builtin_prefetch(lcache_slot(ps, a, i == 0));
 		}
 	}
 	/* on a bad address, the frames before it still become locations, as
 	 * they did when each was looked up as soon as it was read */
 	for (size_t i = 0; i < n; i++) {
-		if (ps->frames[i] != UINT32_MAX)
+		if (cur->frames[i] != UINT32_MAX)
 			continue;
-		int64_t id = location(ps, ps->addrs[i], i == 0);
+		int64_t id = location(ps, cur->addrs[i], i == 0);
 		if (id < 0)
 			return perr(ps, (int)id, "out of memory");
-		ps->frames[i] = (uint32_t)id;
+		cur->frames[i] = (uint32_t)id;
 	}
 	if (rc)
 		return rc;
 	size_t before = ps->p->nsamples;
-	int64_t sid = profile_sample(ps->p, ps->frames, n);
+	int64_t sid = profile_sample(ps->p, cur->frames, n);
 	if (sid < 0)
 		return perr(ps, (int)sid, "out of memory");
 	ps->cur = sid;
@@ -456,19 +467,8 @@ static int read_stack(struct parser *ps, const char *s, const char *e)
 	ps->cur_has_counts = false;
 	ps->cur_fresh = ps->p->nsamples > before;
 	/* this stack is the next one's "before" */
-	uint64_t *ta = ps->addrs;
-	ps->addrs = ps->prev_addrs;
-	ps->prev_addrs = ta;
-	size_t tc = ps->cap_addrs;
-	ps->cap_addrs = ps->cap_prev_addrs;
-	ps->cap_prev_addrs = tc;
-	uint32_t *tf = ps->frames;
-	ps->frames = ps->prev_frames;
-	ps->prev_frames = tf;
-	tc = ps->cap_frames;
-	ps->cap_frames = ps->cap_prev_frames;
-	ps->cap_prev_frames = tc;
-	ps->prev_n = n;
+	cur->n = n;
+	ps->cur_stk ^= 1;
 	return 0;
 }
 
@@ -697,11 +697,7 @@ static void *second_half(void *arg)
 
 static void split_free(struct split *sp)
 {
-	free(sp->ps.frames);
-	free(sp->ps.addrs);
-	free(sp->ps.prev_addrs);
-	free(sp->ps.prev_frames);
-	free(sp->ps.lcache);
+	parser_free(&sp->ps);
 	profile_release(&sp->p);
 	for (size_t i = 0; i < sp->nwarns; i++)
 		free(sp->warns[i].msg);
@@ -1078,11 +1074,7 @@ int parse_buffer(struct profile *p, const char *name, const char *buf, size_t le
 			  "not a heap profile: expected 'heap_v2/PERIOD' or 'heap profile:', found '%.*s'",
 			  (int)(llen > 40 ? 40 : llen), line);
 out:
-	free(ps.frames);
-	free(ps.addrs);
-	free(ps.prev_addrs);
-	free(ps.prev_frames);
-	free(ps.lcache);
+	parser_free(&ps);
 	if (profile_resolve_mappings(p) && !rc)
 		rc = perr(&ps, JH_ENOMEM, "out of memory");
 	return rc;
