@@ -72,6 +72,21 @@ struct cuindex {
 	bool partial;
 	uint64_t *tops_added;
 	size_t ntops_added;
+	/* The line table's sequences (cuindex_seqs).  lines_lazy: lt holds
+	 * only the header and file names, and a sequence's rows are decoded
+	 * into seqrows the first time a pc needs them. */
+	struct cuindex_seq *seqs;
+	size_t nseqs;
+	bool lines_lazy;
+	struct seqrows {
+		struct linetab_row *rows;
+		size_t n;
+		int state;     /* 0 not decoded, 1 decoded */
+	} *seqrows;
+	const char *names_dir; /* what the table's file names were built with */
+	/* a lazy table given up on (a sequence not as described): its file
+	 * names, which callers may still hold, until the index is freed */
+	struct linetab lt_old;
 };
 
 /* Grow *P (an array of elements of size ELSZ with capacity *CAP) to hold at
@@ -430,11 +445,165 @@ static int cuindex_row_valid(const struct cuindex *ci, uint64_t a, bool end)
 	return a == 0 || cuindex_valid(ci, a - 1, a);
 }
 
+/* Whether [lo, hi) lies inside one valid range. */
+static bool cuindex_inside(const struct cuindex *ci, uint64_t lo, uint64_t hi)
+{
+	if (ci->nvalid == 0)
+		return true;
+	for (size_t i = 0; i < ci->nvalid; i++)
+		if (lo >= ci->valid[i].lo && hi <= ci->valid[i].hi)
+			return true;
+	return false;
+}
+
+/* Whether [lo, hi) meets a valid range. */
+static bool cuindex_meets(const struct cuindex *ci, uint64_t lo, uint64_t hi)
+{
+	if (ci->nvalid == 0)
+		return true;
+	for (size_t i = 0; i < ci->nvalid; i++)
+		if (lo < ci->valid[i].hi && ci->valid[i].lo < hi)
+			return true;
+	return false;
+}
+
+/* A sequence with rows (not only an end row). */
+static bool cuindex_seq_rows(const struct cuindex_seq *q)
+{
+	return q->lo < q->hi || q->trail;
+}
+
+/* A kept sequence and its place in the program. */
+struct seqsort {
+	struct cuindex_seq q;
+	size_t prog;
+};
+
+/* By lo, then hi, then a sequence of only an end row first, then program
+ * order: among sequences at one address the one a lookup lands on (the
+ * last) is then the one whose rows the sorted table puts last. */
+static int cuindex_seqsort_cmp(const void *a, const void *b)
+{
+	const struct seqsort *x = a, *y = b;
+
+	if (x->q.lo != y->q.lo)
+		return x->q.lo < y->q.lo ? -1 : 1;
+	if (x->q.hi != y->q.hi)
+		return x->q.hi < y->q.hi ? -1 : 1;
+	if (cuindex_seq_rows(&x->q) != cuindex_seq_rows(&y->q))
+		return cuindex_seq_rows(&x->q) ? 1 : -1;
+	return x->prog < y->prog ? -1 : x->prog > y->prog;
+}
+
+bool cuindex_seqs_ordered(const struct cuindex_seq *seqs, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (seqs[i].lo > seqs[i].hi || seqs[i].trail > 2 || (i && seqs[i].lo < seqs[i - 1].hi))
+			return false;
+	return true;
+}
+
+/* From the sequences linetab found (program order), those a lookup can
+ * decode alone with the answer the whole valid table gives.  The whole
+ * table is sorted by address, an end row before other rows at its
+ * address, then program order; the last row at or below a pc answers
+ * (none when it is an end row).  That row is in the sequence a lookup
+ * lands on (the last starting at or below the pc) when:
+ *  - each sequence is wholly valid or wholly not (rows are kept one by
+ *    one; a sequence partly valid would not start where its valid rows
+ *    do), the invalid ones dropped;
+ *  - sorted, each starts at or past where the one before ends;
+ *  - where one with rows at its end (TRAIL) ends just where the next one
+ *    starts, with rows, the next one comes later in the program, so that
+ *    its rows sort after the trailing ones.
+ * Anything else and the unit has no sequences. */
+static int cuindex_keep_seqs(struct cuindex *ci)
+{
+	const struct linetab_seq *ls = ci->lt.seqs;
+	size_t n = 0, forced = SIZE_MAX;
+	uint64_t top = 0;
+
+	if (!ci->lt.nseqs)
+		return 0;
+	/* linetab makes the table's highest row an end, as libdw does: a
+	 * trailing row, when the highest sequence has any (the last in the
+	 * program of those that end highest) */
+	for (size_t i = 0; i < ci->lt.nseqs; i++)
+		if (ls[i].hi >= top) {
+			if (ls[i].hi > top)
+				forced = SIZE_MAX;
+			top = ls[i].hi;
+			if (ls[i].trail)
+				forced = i;
+		}
+	struct seqsort *v = malloc(ci->lt.nseqs * sizeof *v);
+	if (!v)
+		return -1;
+	for (size_t i = 0; i < ci->lt.nseqs; i++) {
+		struct cuindex_seq q = { ls[i].lo, ls[i].hi, ls[i].off, ls[i].trail };
+		bool valid;
+		if (q.lo == q.hi) {
+			bool end = cuindex_row_valid(ci, q.hi, true);
+			bool rows = q.trail && cuindex_row_valid(ci, q.hi, false);
+			if (q.trail && end != rows)
+				goto none;
+			valid = end || rows;
+		} else if (cuindex_inside(ci, q.lo, q.hi)) {
+			valid = true;
+		} else if (!cuindex_meets(ci, q.lo, q.hi)) {
+			valid = false;
+		} else {
+			goto none;
+		}
+		if (valid)
+			v[n++] = (struct seqsort){ q, i };
+	}
+	jh_qsort(v, n, sizeof *v, cuindex_seqsort_cmp);
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++) {
+		const struct seqsort *a = k ? &v[k - 1] : NULL, *b = &v[i];
+		/* an end row alone where another sequence ends changes
+		 * nothing (end rows sort first), and a lookup must not land
+		 * on it rather than on that sequence's trailing rows */
+		if (a && !cuindex_seq_rows(&b->q) && a->q.hi == b->q.lo)
+			continue;
+		if (a && (a->q.hi > b->q.lo ||
+			  (a->q.hi == b->q.lo && a->q.trail && a->prog > b->prog)))
+			goto none;
+		v[k++] = *b;
+	}
+	n = k;
+	if (!n)
+		goto none;
+	/* that row kept: it must be in the last sequence, which then answers
+	 * nothing past its end */
+	if (forced != SIZE_MAX && cuindex_row_valid(ci, ls[forced].hi, false)) {
+		if (v[n - 1].prog != forced || v[n - 1].q.lo == v[n - 1].q.hi)
+			goto none;
+		v[n - 1].q.trail = 2;
+	}
+	ci->seqs = malloc(n * sizeof *ci->seqs);
+	if (!ci->seqs) {
+		free(v);
+		return -1;
+	}
+	for (size_t i = 0; i < n; i++)
+		ci->seqs[i] = v[i].q;
+	ci->nseqs = n;
+none:
+	free(v);
+	return 0;
+}
+
 /* The unit's line table through linetab.c, keeping the valid rows. */
 static int cuindex_read_own_lines(struct cuindex *ci, const char *names_dir)
 {
 	if (linetab_read(&ci->lt, &ci->cudie, names_dir) != 0)
 		return -1;
+	if (cuindex_keep_seqs(ci)) {
+		linetab_release(&ci->lt);
+		return -1;
+	}
 	struct linetab_row *rows = ci->lt.rows;
 	size_t n = 0;
 	for (size_t i = 0; i < ci->lt.nrows; i++)
@@ -486,10 +655,36 @@ static int cuindex_read_lines(struct cuindex *ci, const char *names_dir)
 	return 0;
 }
 
-/* An index of the unit with its line table and no functions yet;
- * NAMES_DIR as for cuindex_read_lines, NULL: the unit's own comp_dir. */
+/* Only the header and file names of the line table, for the sequences
+ * SEQS[0..n) (sorted and apart) to be decoded as pcs need them.  Returns
+ * 0, or -1 when linetab.c cannot read the table (or out of memory). */
+static int cuindex_open_lines(struct cuindex *ci, const char *names_dir,
+			      const struct cuindex_seq *seqs, size_t n)
+{
+	if (cuindex_libdw_lines || linetab_open(&ci->lt, &ci->cudie, names_dir) != 0)
+		return -1;
+	ci->seqs = malloc(n * sizeof *ci->seqs);
+	ci->seqrows = calloc(n, sizeof *ci->seqrows);
+	if (!ci->seqs || !ci->seqrows) {
+		free(ci->seqs);
+		free(ci->seqrows);
+		ci->seqs = NULL;
+		ci->seqrows = NULL;
+		linetab_release(&ci->lt);
+		return -1;
+	}
+	memcpy(ci->seqs, seqs, n * sizeof *seqs);
+	ci->nseqs = n;
+	ci->lines_own = ci->lines_lazy = true;
+	return 0;
+}
+
+/* An index of the unit with its line table (or, given SEQS, the means to
+ * decode it by sequence) and no functions yet; NAMES_DIR as for
+ * cuindex_read_lines, NULL: the unit's own comp_dir. */
 static struct cuindex *cuindex_alloc(Dwarf_Die *cudie, const struct cuindex_range *valid,
-				     size_t nvalid, const char *const *names_dir)
+				     size_t nvalid, const char *const *names_dir,
+				     const struct cuindex_seq *seqs, size_t nseqs)
 {
 	struct cuindex *ci = calloc(1, sizeof *ci);
 
@@ -505,7 +700,10 @@ static struct cuindex *cuindex_alloc(Dwarf_Die *cudie, const struct cuindex_rang
 		memcpy(ci->valid, valid, nvalid * sizeof *valid);
 		ci->nvalid = nvalid;
 	}
-	if (cuindex_read_lines(ci, names_dir ? *names_dir : ci->comp_dir))
+	ci->names_dir = names_dir ? *names_dir : ci->comp_dir;
+	if (nseqs && cuindex_open_lines(ci, ci->names_dir, seqs, nseqs) == 0)
+		return ci;
+	if (cuindex_read_lines(ci, ci->names_dir))
 		goto fail;
 	return ci;
 fail:
@@ -514,9 +712,10 @@ fail:
 }
 
 static struct cuindex *cuindex_build(Dwarf_Die *cudie, const struct cuindex_range *valid,
-				     size_t nvalid, const char *const *names_dir)
+				     size_t nvalid, const char *const *names_dir,
+				     const struct cuindex_seq *seqs, size_t nseqs)
 {
-	struct cuindex *ci = cuindex_alloc(cudie, valid, nvalid, names_dir);
+	struct cuindex *ci = cuindex_alloc(cudie, valid, nvalid, names_dir, seqs, nseqs);
 
 	if (ci && (cuindex_walk(ci) || cuindex_link(ci))) {
 		cuindex_free(ci);
@@ -525,10 +724,23 @@ static struct cuindex *cuindex_build(Dwarf_Die *cudie, const struct cuindex_rang
 	return ci;
 }
 
+struct cuindex *cuindex_new_seqs(Dwarf_Die *cudie, const struct cuindex_range *valid,
+				 size_t nvalid, const struct cuindex_seq *seqs, size_t n)
+{
+	if (!cuindex_seqs_ordered(seqs, n))
+		return NULL;
+	return cuindex_build(cudie, valid, nvalid, NULL, seqs, n);
+}
+
+int cuindex_lines_lazy(const struct cuindex *ci)
+{
+	return ci->lines_lazy;
+}
+
 struct cuindex *cuindex_new(Dwarf_Die *cudie, const struct cuindex_range *valid,
 			    size_t nvalid)
 {
-	return cuindex_build(cudie, valid, nvalid, NULL);
+	return cuindex_build(cudie, valid, nvalid, NULL, NULL, 0);
 }
 
 void cuindex_set_libdw_lines(int on)
@@ -617,6 +829,11 @@ void cuindex_free(struct cuindex *ci)
 	linetab_release(&ci->lt);
 	free(ci->valid);
 	free(ci->tops_added);
+	for (size_t i = 0; ci->seqrows && i < ci->nseqs; i++)
+		free(ci->seqrows[i].rows);
+	free(ci->seqrows);
+	free(ci->seqs);
+	linetab_release(&ci->lt_old);
 	free(ci);
 }
 
@@ -670,11 +887,103 @@ void **cuindex_scope_slot(struct cuindex *ci, uint32_t id)
 	return &ci->scopes[id].slot;
 }
 
+size_t cuindex_seqs(const struct cuindex *ci, struct cuindex_seq *out, size_t max)
+{
+	for (size_t i = 0; i < ci->nseqs && i < max; i++)
+		out[i] = ci->seqs[i];
+	return ci->nseqs;
+}
+
+/* Decodes sequence I of a lazy table into seqrows[i]: its valid rows in
+ * the whole table's order (the end row before the rows at its address).
+ * Returns 0, or -1 when it does not decode as it was described (then
+ * nothing is kept). */
+static int cuindex_decode_seq(struct cuindex *ci, size_t i)
+{
+	const struct cuindex_seq *q = &ci->seqs[i];
+	struct linetab_row *r;
+	size_t n, k = 0;
+
+	if (linetab_seq(&ci->lt, q->off, &r, &n))
+		return -1;
+	/* a first row at lo, an end row at hi, rows before it at hi only
+	 * when it trails */
+	bool trail = n >= 2 && r[n - 2].addr == q->hi;
+	if (n < 1 || r[0].addr != q->lo || r[n - 1].addr != q->hi || !r[n - 1].end
+	    || trail != (q->trail != 0)) {
+		free(r);
+		return -1;
+	}
+	size_t t = n - 1;
+	while (t > 0 && r[t - 1].addr == q->hi)
+		t--;
+	struct linetab_row end = r[n - 1];
+	memmove(&r[t + 1], &r[t], (n - 1 - t) * sizeof *r);
+	r[t] = end;
+	for (size_t j = 0; j < n; j++)
+		if (cuindex_row_valid(ci, r[j].addr, r[j].end))
+			r[k++] = r[j];
+	ci->seqrows[i] = (struct seqrows){ r, k, 1 };
+	return 0;
+}
+
+/* A lazy table turned into a whole one, when a sequence did not decode as
+ * described: linetab.c reads it all, or libdw.  The lazy table's file
+ * names stay until the index is freed. */
+static int cuindex_lines_whole(struct cuindex *ci)
+{
+	ci->lt_old = ci->lt;
+	memset(&ci->lt, 0, sizeof ci->lt);
+	for (size_t i = 0; i < ci->nseqs; i++)
+		free(ci->seqrows[i].rows);
+	free(ci->seqrows);
+	free(ci->seqs);
+	ci->seqrows = NULL;
+	ci->seqs = NULL;
+	ci->nseqs = 0;
+	ci->lines_own = ci->lines_lazy = false;
+	return cuindex_read_lines(ci, ci->names_dir);
+}
+
+static int cuindex_rows_line(const struct cuindex *ci, const struct linetab_row *rows,
+			     size_t n, uint64_t pc, struct cuindex_line *out);
+
+/* cuindex_line on a lazy table: the sequence holding pc, decoded now if
+ * it has not been.  Outside every sequence the whole table's answer is
+ * an end row or nothing: no line either way. */
+static int cuindex_line_lazy(struct cuindex *ci, uint64_t pc, struct cuindex_line *out)
+{
+	size_t lo = 0, hi = ci->nseqs;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (ci->seqs[mid].lo <= pc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == 0 || (pc >= ci->seqs[lo - 1].hi && ci->seqs[lo - 1].trail != 1))
+		return -1;
+	size_t i = lo - 1;
+	if (!ci->seqrows[i].state && cuindex_decode_seq(ci, i)) {
+		if (cuindex_lines_whole(ci))
+			return -1;
+		return cuindex_line(ci, pc, out);
+	}
+	return cuindex_rows_line(ci, ci->seqrows[i].rows, ci->seqrows[i].n, pc, out);
+}
+
 /* cuindex_line on a table linetab.c decoded. */
 static int cuindex_line_own(const struct cuindex *ci, uint64_t pc, struct cuindex_line *out)
 {
-	const struct linetab_row *rows = ci->lt.rows;
-	size_t lo = 0, hi = ci->lt.nrows;
+	return cuindex_rows_line(ci, ci->lt.rows, ci->lt.nrows, pc, out);
+}
+
+/* The answer of sorted ROWS[0..n) (names from CI's file table) for PC. */
+static int cuindex_rows_line(const struct cuindex *ci, const struct linetab_row *rows,
+			     size_t n, uint64_t pc, struct cuindex_line *out)
+{
+	size_t lo = 0, hi = n;
 
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
@@ -693,10 +1002,12 @@ static int cuindex_line_own(const struct cuindex *ci, uint64_t pc, struct cuinde
 	return 0;
 }
 
-int cuindex_line(const struct cuindex *ci, uint64_t pc, struct cuindex_line *out)
+int cuindex_line(struct cuindex *ci, uint64_t pc, struct cuindex_line *out)
 {
 	size_t lo = 0, hi = ci->nrows;
 
+	if (ci->lines_lazy)
+		return cuindex_line_lazy(ci, pc, out);
 	if (ci->lines_own)
 		return cuindex_line_own(ci, pc, out);
 
@@ -757,11 +1068,13 @@ struct cuent {
 	int state;         /* 0 not built, 1 built, -1 failed */
 	int placed;        /* 1 ranges from the CU DIE or a walk, 2 from aranges */
 	bool split;        /* a skeleton's split unit: DIEs in another file */
-	/* cuindex_map_set_tops: the unit's top-level functions, sorted by
-	 * lo, and maxhi[i] = max(tops[0..i].hi) */
+	/* cuindex_map_set_unit: the unit's top-level functions, sorted by
+	 * lo, and maxhi[i] = max(tops[0..i].hi); its line table's sequences */
 	struct cuindex_top *tops;
 	uint64_t *topmaxhi;
 	size_t ntops;
+	struct cuindex_seq *seqs;
+	size_t nseqs;
 };
 
 /* A partial index that has had this many functions added becomes a full
@@ -837,7 +1150,7 @@ static struct cuindex *cuindex_map_unit(struct cuindex_map *map, size_t cu)
 
 	if (c->state == 0) {
 		c->ci = cuindex_map_names_dir(map, &c->cudie, &dir) ? NULL
-			: cuindex_build(&c->cudie, map->valid, map->nvalid, &dir);
+			: cuindex_build(&c->cudie, map->valid, map->nvalid, &dir, c->seqs, c->nseqs);
 		c->state = c->ci ? 1 : -1;
 	}
 	return c->ci;
@@ -858,7 +1171,7 @@ static struct cuindex *cuindex_map_unit_at(struct cuindex_map *map, size_t cu, u
 	if (c->state == 0) {
 		const char *dir;
 		c->ci = cuindex_map_names_dir(map, &c->cudie, &dir) ? NULL
-			: cuindex_alloc(&c->cudie, map->valid, map->nvalid, &dir);
+			: cuindex_alloc(&c->cudie, map->valid, map->nvalid, &dir, c->seqs, c->nseqs);
 		if (!c->ci) {
 			c->state = -1;
 			return NULL;
@@ -1067,6 +1380,7 @@ void cuindex_map_free(struct cuindex_map *map)
 		cuindex_free(map->cus[i].ci);
 		free(map->cus[i].tops);
 		free(map->cus[i].topmaxhi);
+		free(map->cus[i].seqs);
 	}
 	free(map->cus);
 	free(map->stmts);
@@ -1103,26 +1417,36 @@ size_t cuindex_map_find(struct cuindex_map *map, uint64_t pc, struct cuindex **o
 	return n;
 }
 
-int cuindex_map_set_tops(struct cuindex_map *map, uint64_t cuoff,
-			 const struct cuindex_top *tops, size_t n)
+int cuindex_map_set_unit(struct cuindex_map *map, uint64_t cuoff,
+			 const struct cuindex_unitinfo *u)
 {
+	const struct cuindex_top *tops = u->tops;
+	size_t n = u->ntops, ns = u->nseqs;
 	size_t cu = cuindex_map_by_offset(map, cuoff);
 	if (cu == SIZE_MAX || map->cus[cu].split || map->cus[cu].ntops || !n)
 		return -1;
 	for (size_t i = 0; i < n; i++)
 		if (tops[i].lo >= tops[i].hi || (i && tops[i].lo < tops[i - 1].lo))
 			return -1;
+	if (!cuindex_seqs_ordered(u->seqs, ns))
+		return -1;
 	struct cuent *c = &map->cus[cu];
 	c->tops = malloc(n * sizeof *c->tops);
 	c->topmaxhi = malloc(n * sizeof *c->topmaxhi);
-	if (!c->tops || !c->topmaxhi) {
+	c->seqs = ns ? malloc(ns * sizeof *c->seqs) : NULL;
+	if (!c->tops || !c->topmaxhi || (ns && !c->seqs)) {
 		free(c->tops);
 		free(c->topmaxhi);
+		free(c->seqs);
 		c->tops = NULL;
 		c->topmaxhi = NULL;
+		c->seqs = NULL;
 		return -1;
 	}
 	memcpy(c->tops, tops, n * sizeof *tops);
+	if (ns)
+		memcpy(c->seqs, u->seqs, ns * sizeof *c->seqs);
+	c->nseqs = ns;
 	uint64_t mx = 0;
 	for (size_t i = 0; i < n; i++) {
 		if (tops[i].hi > mx)
@@ -1134,8 +1458,7 @@ int cuindex_map_set_tops(struct cuindex_map *map, uint64_t cuoff,
 }
 
 int cuindex_map_each_full(struct cuindex_map *map,
-			  int (*fn)(void *arg, uint64_t cuoff, const struct cuindex_top *tops,
-				    size_t n),
+			  int (*fn)(void *arg, uint64_t cuoff, const struct cuindex_unitinfo *u),
 			  void *arg)
 {
 	struct cuindex_top *buf = NULL;
@@ -1157,7 +1480,8 @@ int cuindex_map_each_full(struct cuindex_map *map,
 				return -1;
 		}
 		cuindex_tops(c->ci, buf, n);
-		rc = fn(arg, c->off, buf, n);
+		struct cuindex_unitinfo u = { buf, n, c->ci->seqs, c->ci->nseqs };
+		rc = fn(arg, c->off, &u);
 	}
 	free(buf);
 	return rc;

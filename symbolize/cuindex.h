@@ -70,8 +70,9 @@ Dwarf_Die *cuindex_scope_die(struct cuindex *ci, uint32_t id);
 void **cuindex_scope_slot(struct cuindex *ci, uint32_t id);
 
 /* Line-table row for PC: the last row at or below PC in its sequence.
- * Returns 0 and fills *out, or -1 when no row covers PC. */
-int cuindex_line(const struct cuindex *ci, uint64_t pc, struct cuindex_line *out);
+ * Returns 0 and fills *out, or -1 when no row covers PC.  An index given
+ * its line table's sequences decodes the one holding PC here, once. */
+int cuindex_line(struct cuindex *ci, uint64_t pc, struct cuindex_line *out);
 
 /* Name of file number IDX of the unit's file table (as DW_AT_call_file and
  * DW_AT_decl_file number them), or NULL.  Lives as long as the index. */
@@ -144,22 +145,72 @@ struct cuindex_top {
  * to OUT and returns how many there are (0 for a partial index). */
 size_t cuindex_tops(const struct cuindex *ci, struct cuindex_top *out, size_t max);
 
-/* Gives the unit whose CU DIE is at offset CUOFF its top-level ranges
- * (from cuindex_tops on the same DWARF; copied, sorted by lo).  Lookups in
- * that unit then index only the function holding the pc; a pc that several
- * hold, a DIE that is not a top-level function of the unit, or many
- * lookups in one unit fall back to the full index.  Returns 0, or -1 (and
- * nothing changes) when no unit starts at CUOFF, the unit is a split-DWARF
- * one, it has ranges already, the ranges are not sorted, or out of memory. */
-int cuindex_map_set_tops(struct cuindex_map *map, uint64_t cuoff,
-			 const struct cuindex_top *tops, size_t n);
+/* ---- line-table sequences: a unit's lines decoded sparsely ----
+ *
+ * Decoding a unit's whole line table costs far more than the few rows a
+ * new address needs.  A table whose sequences can each be decoded alone
+ * into exactly the rows the whole table has there (see linetab_seq) is
+ * described by where each sequence starts, and an index given that
+ * decodes only the sequence holding each pc it is asked about. */
 
-/* Calls FN with the CU offset and top-level ranges of every unit of the
- * map that has a full index built, until FN returns non-zero (returned);
- * -1 when out of memory. */
+/* A sequence holding the rows for [lo, hi), its end row at hi, its first
+ * opcode OFF bytes into the unit's line table.  TRAIL 1: it has rows at hi
+ * too, which answer from hi up to the next sequence (the whole sorted
+ * table puts them after the end row); 2: it has, but the last of them is
+ * the table's highest row, which is made an end (no line from hi on).
+ * lo == hi without TRAIL: only an end row, no line from hi on. */
+struct cuindex_seq {
+	uint64_t lo, hi;
+	uint32_t off, trail;
+};
+
+/* Whether SEQS[0..n) are in the order cuindex_seqs gives: each lo <= hi,
+ * each lo at or past the previous hi, TRAIL at most 2. */
+bool cuindex_seqs_ordered(const struct cuindex_seq *seqs, size_t n);
+
+/* The sequences of CI's line table that hold valid rows, in the order a
+ * lookup searches them (by lo, apart): writes at most MAX to OUT and
+ * returns how many there are; 0 when the table cannot be read by sequence
+ * (read by libdw, a sequence out of order, sequences that overlap, rows
+ * partly outside the valid ranges). */
+size_t cuindex_seqs(const struct cuindex *ci, struct cuindex_seq *out, size_t max);
+
+/* cuindex_new, the line table read by sequence as SEQS[0..n) (from
+ * cuindex_seqs on the same DWARF) describe it; for tests. */
+struct cuindex *cuindex_new_seqs(Dwarf_Die *cudie, const struct cuindex_range *valid,
+				 size_t nvalid, const struct cuindex_seq *seqs, size_t n);
+
+/* Whether CI reads its line table by sequence (and has not had to give
+ * that up for a sequence that did not decode as described); for tests. */
+int cuindex_lines_lazy(const struct cuindex *ci);
+
+/* What a unit is known to hold, from an earlier run on the same DWARF:
+ * its top-level function ranges (cuindex_tops) and its line table's
+ * sequences (cuindex_seqs; may be none). */
+struct cuindex_unitinfo {
+	const struct cuindex_top *tops;
+	size_t ntops;
+	const struct cuindex_seq *seqs;
+	size_t nseqs;
+};
+
+/* Gives the unit whose CU DIE is at offset CUOFF what U says (copied).
+ * Lookups in that unit then index only the function holding the pc and
+ * decode only the line-table sequence holding it; a pc that several
+ * functions hold, a DIE that is not a top-level function of the unit, or
+ * many lookups in one unit fall back to the full index, a sequence that
+ * does not decode as described to the whole table.  Returns 0, or -1 (and
+ * nothing changes) when no unit starts at CUOFF, the unit is a split-DWARF
+ * one, it has ranges already, the ranges or sequences are not sorted and
+ * apart, or out of memory. */
+int cuindex_map_set_unit(struct cuindex_map *map, uint64_t cuoff,
+			 const struct cuindex_unitinfo *u);
+
+/* Calls FN with the CU offset, top-level ranges and sequences of every
+ * unit of the map that has a full index built, until FN returns non-zero
+ * (returned); -1 when out of memory. */
 int cuindex_map_each_full(struct cuindex_map *map,
-			  int (*fn)(void *arg, uint64_t cuoff, const struct cuindex_top *tops,
-				    size_t n),
+			  int (*fn)(void *arg, uint64_t cuoff, const struct cuindex_unitinfo *u),
 			  void *arg);
 
 /* DW_AT_comp_dir of the unit, or NULL. */

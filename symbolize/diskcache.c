@@ -13,6 +13,9 @@
  *   tops        ntops x struct cuindex_top, each unit's top-level function
  *               ranges contiguous and sorted (see cuindex.h): a new address
  *               in a known unit indexes only its function
+ *   seqs        nseqs x struct cuindex_seq, each unit's line-table
+ *               sequences contiguous, sorted and apart: a new address
+ *               decodes only the sequence holding it
  *   strings     nstrings NUL-terminated strings, back to back; string 0
  *               is "" and stands for "none" (NULL) in a frame
  *
@@ -39,7 +42,7 @@
 
 /* Bump whenever the format or any answer symcache gives changes: files of
  * another version are ignored and rewritten. */
-#define DC_VERSION 2u
+#define DC_VERSION 3u
 #define DC_MAGIC "JHSYMC\x01\x00"
 #define DC_BOM 0x01020304u
 
@@ -63,6 +66,7 @@ struct dc_header {
 	uint64_t debug_size;
 	int64_t debug_mtime_sec, debug_mtime_nsec;
 	uint32_t nunits, ntops;
+	uint32_t nseqs, reserved2;
 };
 
 struct dc_entry {
@@ -82,6 +86,7 @@ struct dc_frame {
 struct dc_unit {
 	uint64_t cuoff;
 	uint32_t top0, ntops;
+	uint32_t seq0, nseqs;
 };
 
 struct dcent {
@@ -90,12 +95,15 @@ struct dcent {
 	bool old;                 /* from the file: its frames are m->frames' */
 };
 
-/* A unit's top-level functions (cuindex_tops), in memory. */
+/* A unit's top-level functions (cuindex_tops) and line-table sequences
+ * (cuindex_seqs), in memory. */
 struct dcunit {
 	uint64_t cuoff;
 	struct cuindex_top *tops;
 	size_t ntops;
-	bool owned;               /* tops malloc'd here (this run's) */
+	struct cuindex_seq *seqs;
+	size_t nseqs;
+	bool owned;               /* tops and seqs malloc'd here (this run's) */
 };
 
 struct dcmodule {
@@ -113,6 +121,7 @@ struct dcmodule {
 	struct dcent *added;      /* this run's live answers */
 	size_t nadded, capadded;
 	struct cuindex_top *tops; /* from the file */
+	struct cuindex_seq *seqs; /* from the file */
 	/* the file's frame and string blocks as written, which a save that
 	 * keeps every old answer copies rather than rebuilds */
 	const char *old_frames, *old_strs;
@@ -237,16 +246,20 @@ static void dc_forget_file(struct dcmodule *m)
 	free(m->frames);
 	free(m->ents);
 	for (size_t i = 0; i < m->nunits; i++)
-		if (m->units[i].owned)
+		if (m->units[i].owned) {
 			free(m->units[i].tops);
+			free(m->units[i].seqs);
+		}
 	free(m->units);
 	free(m->tops);
+	free(m->seqs);
 	m->buf = NULL;
 	m->strs = NULL;
 	m->frames = NULL;
 	m->ents = NULL;
 	m->units = NULL;
 	m->tops = NULL;
+	m->seqs = NULL;
 	m->nents = m->nunits = m->nloaded = m->capunits = 0;
 	m->old_frames = m->old_strs = NULL;
 	m->old_nframes = m->old_nstrings = m->old_strbytes = 0;
@@ -412,9 +425,11 @@ static int dc_parse(struct diskcache *dc, struct dcmodule *m, struct symmodule *
 	uint64_t body = (uint64_t)h.nentries * sizeof(struct dc_entry) +
 			(uint64_t)h.nframes * sizeof(struct dc_frame) +
 			(uint64_t)h.nunits * sizeof(struct dc_unit) +
-			(uint64_t)h.ntops * sizeof(struct cuindex_top) + h.strbytes;
+			(uint64_t)h.ntops * sizeof(struct cuindex_top) +
+			(uint64_t)h.nseqs * sizeof(struct cuindex_seq) + h.strbytes;
 	if (h.nentries > DISKCACHE_MAX_ENTRIES || h.nframes > DISKCACHE_MAX_ENTRIES * 16ull ||
 	    h.nunits > DISKCACHE_MAX_ENTRIES || h.ntops > DISKCACHE_MAX_ENTRIES ||
+	    h.nseqs > DISKCACHE_MAX_ENTRIES ||
 	    h.strbytes > DISKCACHE_MAX_FILE || body != len - sizeof h)
 		return jh_err(why, whylen, JH_EFORMAT, "sizes do not add up to the file's");
 	const char *p = m->buf + sizeof h;
@@ -424,7 +439,8 @@ static int dc_parse(struct diskcache *dc, struct dcmodule *m, struct symmodule *
 	const struct dc_frame *frames = (const void *)(p + (size_t)h.nentries * sizeof *ents);
 	const char *units = (const char *)(frames + h.nframes);
 	const char *tops = units + (size_t)h.nunits * sizeof(struct dc_unit);
-	char *s = (char *)tops + (size_t)h.ntops * sizeof(struct cuindex_top);
+	const char *seqs = tops + (size_t)h.ntops * sizeof(struct cuindex_top);
+	char *s = (char *)seqs + (size_t)h.nseqs * sizeof(struct cuindex_seq);
 	/* strings: exactly nstrings, each NUL-terminated, the first empty */
 	if (!h.nstrings || !h.strbytes || h.nstrings > h.strbytes || s[0] || s[h.strbytes - 1])
 		return jh_err(why, whylen, JH_EFORMAT, "bad string table");
@@ -499,25 +515,33 @@ static int dc_parse(struct diskcache *dc, struct dcmodule *m, struct symmodule *
 		};
 	}
 	m->nents = h.nentries;
-	/* units: increasing offsets, each with sorted, non-empty ranges */
+	/* units: increasing offsets, each with sorted, non-empty ranges and
+	 * sorted sequences apart from one another */
 	m->tops = malloc(((size_t)h.ntops + 1) * sizeof *m->tops);
+	m->seqs = malloc(((size_t)h.nseqs + 1) * sizeof *m->seqs);
 	m->units = calloc((size_t)h.nunits + 1, sizeof *m->units);
-	if (!m->tops || !m->units)
+	if (!m->tops || !m->seqs || !m->units)
 		return jh_err(why, whylen, JH_ENOMEM, "out of memory");
 	if (h.ntops)
 		memcpy(m->tops, tops, (size_t)h.ntops * sizeof *m->tops);
+	if (h.nseqs)
+		memcpy(m->seqs, seqs, (size_t)h.nseqs * sizeof *m->seqs);
 	m->capunits = (size_t)h.nunits + 1;
 	for (size_t i = 0; i < h.nunits; i++) {
 		struct dc_unit u;
 		memcpy(&u, units + i * sizeof u, sizeof u);
 		if (!u.ntops || (uint64_t)u.top0 + u.ntops > h.ntops ||
+		    (uint64_t)u.seq0 + u.nseqs > h.nseqs ||
 		    (i && u.cuoff <= m->units[i - 1].cuoff))
 			return jh_err(why, whylen, JH_EFORMAT, "bad unit %zu", i);
 		const struct cuindex_top *t = &m->tops[u.top0];
 		for (size_t k = 0; k < u.ntops; k++)
 			if (t[k].lo >= t[k].hi || (k && t[k].lo < t[k - 1].lo))
 				return jh_err(why, whylen, JH_EFORMAT, "bad unit %zu", i);
-		m->units[i] = (struct dcunit){ u.cuoff, &m->tops[u.top0], u.ntops, false };
+		if (!cuindex_seqs_ordered(&m->seqs[u.seq0], u.nseqs))
+			return jh_err(why, whylen, JH_EFORMAT, "bad unit %zu", i);
+		m->units[i] = (struct dcunit){ u.cuoff, &m->tops[u.top0], u.ntops,
+					       u.nseqs ? &m->seqs[u.seq0] : NULL, u.nseqs, false };
 	}
 	m->nunits = m->nloaded = h.nunits;
 	m->old_frames = (const char *)frames;
@@ -601,25 +625,31 @@ int dcmodule_add(struct dcmodule *m, uint64_t vaddr, const struct symresult *r)
 void dcmodule_install_units(void *arg, struct cuindex_map *map)
 {
 	const struct dcmodule *m = arg;
-	for (size_t i = 0; m && i < m->nloaded; i++)
-		cuindex_map_set_tops(map, m->units[i].cuoff, m->units[i].tops, m->units[i].ntops);
+	for (size_t i = 0; m && i < m->nloaded; i++) {
+		const struct dcunit *u = &m->units[i];
+		struct cuindex_unitinfo ui = { u->tops, u->ntops, u->seqs, u->nseqs };
+		cuindex_map_set_unit(map, u->cuoff, &ui);
+	}
 }
 
-int dcmodule_add_unit(void *arg, uint64_t cuoff, const struct cuindex_top *tops, size_t n)
+int dcmodule_add_unit(void *arg, uint64_t cuoff, const struct cuindex_unitinfo *ui)
 {
 	struct dcmodule *m = arg;
+	size_t n = ui->ntops, ns = ui->nseqs;
 	/* a unit the file has too is dropped by dcmodule_save(), which keeps
 	 * one per offset, the file's first */
 	if (!n)
 		return 0;
-	struct dcunit u = { cuoff, malloc(n * sizeof *tops), n, true };
-	if (!u.tops)
-		return JH_ENOMEM;
-	memcpy(u.tops, tops, n * sizeof *tops);
-	if (JH_PUSH(m->units, m->nunits, m->capunits, u)) {
+	struct dcunit u = { cuoff, malloc(n * sizeof *u.tops), n,
+			    ns ? malloc(ns * sizeof *u.seqs) : NULL, ns, true };
+	if (!u.tops || (ns && !u.seqs) || JH_PUSH(m->units, m->nunits, m->capunits, u)) {
 		free(u.tops);
+		free(u.seqs);
 		return JH_ENOMEM;
 	}
+	memcpy(u.tops, ui->tops, n * sizeof *u.tops);
+	if (ns)
+		memcpy(u.seqs, ui->seqs, ns * sizeof *u.seqs);
 	return 0;
 }
 
@@ -706,8 +736,9 @@ int dcmodule_save(struct diskcache *dc, struct dcmodule *m, struct symmodule *mo
 	struct dc_frame *frames = NULL;
 	struct dc_unit *units = NULL;
 	struct cuindex_top *tops = NULL;
+	struct cuindex_seq *seqs = NULL;
 	struct dcunit *ul = NULL;
-	size_t nul = 0, ntops = 0;
+	size_t nul = 0, ntops = 0, nseqs = 0;
 	char *strs = NULL, tmp[200];
 	int fd = -1, rc = -1;
 	tmp[0] = '\0';
@@ -748,21 +779,28 @@ int dcmodule_save(struct diskcache *dc, struct dcmodule *m, struct symmodule *mo
 			u = &m->units[j++];
 		if (nul && ul[nul - 1].cuoff == u->cuoff)
 			continue;
-		if (nul + 1 > DISKCACHE_MAX_ENTRIES || ntops + u->ntops > DISKCACHE_MAX_ENTRIES)
+		if (nul + 1 > DISKCACHE_MAX_ENTRIES || ntops + u->ntops > DISKCACHE_MAX_ENTRIES ||
+		    nseqs + u->nseqs > DISKCACHE_MAX_ENTRIES)
 			break;
 		ul[nul++] = *u;
 		ntops += u->ntops;
+		nseqs += u->nseqs;
 	}
 	units = calloc(nul + 1, sizeof *units);
 	tops = malloc((ntops + 1) * sizeof *tops);
-	if (!units || !tops) {
+	seqs = malloc((nseqs + 1) * sizeof *seqs);
+	if (!units || !tops || !seqs) {
 		jh_err(err, errlen, JH_ENOMEM, "out of memory");
 		goto out;
 	}
-	for (size_t i = 0, k = 0; i < nul; i++) {
-		units[i] = (struct dc_unit){ ul[i].cuoff, (uint32_t)k, (uint32_t)ul[i].ntops };
+	for (size_t i = 0, k = 0, q = 0; i < nul; i++) {
+		units[i] = (struct dc_unit){ ul[i].cuoff, (uint32_t)k, (uint32_t)ul[i].ntops,
+					     (uint32_t)q, (uint32_t)ul[i].nseqs };
 		memcpy(tops + k, ul[i].tops, ul[i].ntops * sizeof *tops);
 		k += ul[i].ntops;
+		if (ul[i].nseqs)
+			memcpy(seqs + q, ul[i].seqs, ul[i].nseqs * sizeof *seqs);
+		q += ul[i].nseqs;
 	}
 	if (strtab_init(&t)) {
 		jh_err(err, errlen, JH_ENOMEM, "out of memory");
@@ -860,13 +898,15 @@ int dcmodule_save(struct diskcache *dc, struct dcmodule *m, struct symmodule *mo
 	h.strbytes = sb;
 	h.nunits = (uint32_t)nul;
 	h.ntops = (uint32_t)ntops;
+	h.nseqs = (uint32_t)nseqs;
 	size_t body = n * sizeof *ents + oldf + fi * sizeof *frames + nul * sizeof *units +
-		      ntops * sizeof *tops + sb;
+		      ntops * sizeof *tops + nseqs * sizeof *seqs + sb;
 	uint64_t sum = jh_hash_fast(ents, n * sizeof *ents, 0);
 	sum = jh_hash_fast(m->old_frames, oldf, sum);
 	sum = jh_hash_fast(frames, fi * sizeof *frames, sum);
 	sum = jh_hash_fast(units, nul * sizeof *units, sum);
 	sum = jh_hash_fast(tops, ntops * sizeof *tops, sum);
+	sum = jh_hash_fast(seqs, nseqs * sizeof *seqs, sum);
 	sum = jh_hash_fast(strs, sb, sum);
 	h.checksum = dc_checksum_end(sum, body);
 	if (sizeof h + body > DISKCACHE_MAX_FILE) {
@@ -887,7 +927,8 @@ int dcmodule_save(struct diskcache *dc, struct dcmodule *m, struct symmodule *mo
 	    dc_write_all(fd, m->old_frames, oldf) ||
 	    dc_write_all(fd, frames, fi * sizeof *frames) ||
 	    dc_write_all(fd, units, nul * sizeof *units) ||
-	    dc_write_all(fd, tops, ntops * sizeof *tops) || dc_write_all(fd, strs, sb)) {
+	    dc_write_all(fd, tops, ntops * sizeof *tops) ||
+	    dc_write_all(fd, seqs, nseqs * sizeof *seqs) || dc_write_all(fd, strs, sb)) {
 		jh_err(err, errlen, JH_EIO, "cannot write '%s/%s': %s", dc->dir, tmp, strerror(errno));
 		goto out;
 	}
@@ -918,6 +959,7 @@ out:
 	free(frames);
 	free(units);
 	free(tops);
+	free(seqs);
 	free(ul);
 	free(strs);
 	return rc;

@@ -10,8 +10,9 @@
  * any dump of the same binary takes those answers from the file and reads
  * no DWARF for them; only new addresses go to libdw, and the file is then
  * rewritten with old and new answers together.  It also keeps, for each
- * DWARF unit indexed so far, where the unit's top-level functions are, so
- * that a new address indexes one function rather than its whole unit.
+ * DWARF unit indexed so far, where the unit's top-level functions and
+ * line-table sequences are, so that a new address indexes one function
+ * and decodes one sequence rather than its whole unit.
  *
  * Trust: a cache file is read only when it is a regular file owned by the
  * user, inside a folder owned by the user and closed to others, reached
@@ -82,8 +83,8 @@ void dcmodule_install_units(void *arg, struct cuindex_map *map);
 
 /* Records a unit indexed in full in this run (symmodule_each_unit()
  * takes it, with the module as ARG), to be written by dcmodule_save();
- * the ranges are copied.  Returns 0 or JH_ENOMEM. */
-int dcmodule_add_unit(void *arg, uint64_t cuoff, const struct cuindex_top *tops, size_t n);
+ * the ranges and sequences are copied.  Returns 0 or JH_ENOMEM. */
+int dcmodule_add_unit(void *arg, uint64_t cuoff, const struct cuindex_unitinfo *u);
 
 /* Writes the module's file when answers were added: the old ones and the
  * new ones, atomically.  MOD gives the debug file the new answers came

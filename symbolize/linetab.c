@@ -9,6 +9,7 @@
  * guessing, and libdw answers as it always did.
  */
 #include "symbolize/linetab.h"
+#include "analyzer/util.h"
 
 #include <dwarf.h>
 #include <gelf.h>
@@ -54,6 +55,8 @@ static int lt_decline(struct linetab *lt, const char *why)
 {
 	free(lt->rows);
 	free(lt->files);
+	free(lt->seqs);
+	free(lt->lazy);
 	memset(lt, 0, sizeof *lt);
 	lt->why = why;
 	return -1;
@@ -611,10 +614,23 @@ struct ltprog {
 	const uint8_t *stdlen;   /* stdlen[op] for 1 <= op < opbase */
 };
 
-/* Where rows go while the program runs. */
+/* Where rows go while the program runs, and its sequences. */
 struct ltrows {
 	struct linetab_row *r;
 	size_t n, cap;
+	bool want_seqs;          /* record seqs (whole program) */
+	bool seqs_ok;            /* every sequence so far can be decoded alone */
+	struct linetab_seq *seqs;
+	size_t nseqs, capseqs;
+};
+
+/* What linetab_open keeps for linetab_seq. */
+struct ltlazy {
+	struct ltctx x;
+	struct ltprog s;
+	const uint8_t *unit;     /* the unit's first byte: offsets count from it */
+	const uint8_t *prog;     /* its program's first opcode */
+	const uint8_t *end;      /* one past its last byte */
 };
 
 static int lt_grow(struct ltrows *rows)
@@ -650,21 +666,54 @@ static const uint8_t lt_operands[DW_LNS_set_isa + 1] = {
 	[DW_LNS_set_column] = 1, [DW_LNS_fixed_advance_pc] = 1, [DW_LNS_set_isa] = 1,
 };
 
-/* Runs the program from P to END into LT's rows.  Returns NULL, or the
- * reason to decline. */
-static const char *lt_run(struct linetab *lt, const struct ltctx *x, const struct ltprog *h,
-			  const uint8_t *p, const uint8_t *end)
+/* Records the sequence that has just ended (its end row the last of
+ * ROWS, its first row ROW0, its first opcode OFF bytes into the unit) if
+ * it can be decoded alone: OK says its rows never stepped back, LAST is
+ * its last row's address before the end row. */
+static int lt_seq_done(struct ltrows *rows, size_t row0, bool ok, uint64_t last, uint64_t off)
+{
+	uint64_t hi = rows->r[rows->n - 1].addr;
+	bool has_rows = rows->n - 1 > row0;
+
+	if (!rows->seqs_ok)
+		return 0;
+	if (!ok || (has_rows && last > hi) || off > UINT32_MAX) {
+		rows->seqs_ok = false;
+		return 0;
+	}
+	if (jh_grow(&rows->seqs, &rows->capseqs, rows->nseqs + 1, sizeof *rows->seqs))
+		return -1;
+	rows->seqs[rows->nseqs++] = (struct linetab_seq){
+		rows->r[row0].addr, hi, (uint32_t)off, has_rows && last == hi };
+	return 0;
+}
+
+/* Runs the program from P to END into ROWS (NFILES names the unit has;
+ * UNIT is the unit's first byte).  ONE: stop after the first sequence,
+ * and decline one that linetab_seq cannot give (see there).  Returns NULL,
+ * or the reason to decline. */
+static const char *lt_run(struct ltrows *rows_out, size_t nfiles, const struct ltctx *x,
+			  const struct ltprog *h, const uint8_t *unit, const uint8_t *p,
+			  const uint8_t *end, bool one)
 {
 	/* what each special opcode adds to the line and to the address:
 	 * a table, not two divisions per row */
 	int16_t dline[256];
 	uint16_t daddr[256];
-	struct ltrows rows = { NULL, 0, (size_t)(end - p) / 4 + 64 };
+	struct ltrows rows = *rows_out;
 	uint64_t addr = 0, v;
 	int64_t line = 1, sv;
 	uint32_t file = 1;
 	uint16_t column = 0;
 	const char *why = NULL;
+	/* the current sequence: its first opcode and row, whether its rows
+	 * kept going up, and the last one's address */
+	const uint8_t *seq = p;
+	size_t row0 = 0;
+	bool mono = true, ended = false;
+	uint64_t last = 0;
+
+	rows.cap = one ? 64 : (size_t)(end - p) / 4 + 64;
 
 	for (unsigned op = h->opbase; op < 256; op++) {
 		dline[op] = (int16_t)(h->line_base + (int)((op - h->opbase) % h->line_range));
@@ -673,7 +722,7 @@ static const char *lt_run(struct linetab *lt, const struct ltctx *x, const struc
 	if (!(rows.r = malloc(rows.cap * sizeof *rows.r)))
 		return "out of memory";
 #define ROW(isend) do { \
-		if (lt_row(&rows, lt->nfiles, addr, line, file, column, isend)) { \
+		if (lt_row(&rows, nfiles, addr, line, file, column, isend)) { \
 			why = "row libdw cannot hold, or out of memory"; \
 			goto out; \
 		} \
@@ -686,6 +735,8 @@ static const char *lt_run(struct linetab *lt, const struct ltctx *x, const struc
 			line += dline[op];
 			addr += daddr[op];
 			ROW(false);
+			mono &= addr >= last;
+			last = addr;
 			continue;
 		}
 		if (op == 0) {
@@ -701,6 +752,20 @@ static const char *lt_run(struct linetab *lt, const struct ltctx *x, const struc
 				if (len != 1)
 					FAIL("DW_LNE_end_sequence length");
 				ROW(true);
+				if (one) {
+					/* the rows are kept in program order */
+					if (!mono || (rows.n > 1 && last > addr))
+						FAIL("sequence not in order");
+					ended = true;
+					goto out;
+				}
+				if (rows.want_seqs &&
+				    lt_seq_done(&rows, row0, mono, last, (uint64_t)(seq - unit)))
+					FAIL("out of memory");
+				seq = next;
+				row0 = rows.n;
+				mono = true;
+				last = 0;
 				addr = 0;
 				line = 1;
 				file = 1;
@@ -736,6 +801,8 @@ static const char *lt_run(struct linetab *lt, const struct ltctx *x, const struc
 		switch (op) {
 		case DW_LNS_copy:
 			ROW(false);
+			mono &= addr >= last;
+			last = addr;
 			break;
 		case DW_LNS_advance_pc:
 			/* libdw advances in 32-bit unsigned arithmetic */
@@ -785,20 +852,27 @@ static const char *lt_run(struct linetab *lt, const struct ltctx *x, const struc
 	}
 	if (rows.n > LT_MAX_ROWS)
 		why = "too many rows";
+	/* rows after the last end of sequence: libdw makes the highest row
+	 * an end, which a sequence decoded alone would not know */
+	if (rows.n > row0)
+		rows.seqs_ok = false;
 #undef ROW
 #undef FAIL
 out:
-	lt->rows = rows.r;
-	lt->nrows = rows.n;
+	if (one && !why && !ended)
+		why = "no end of sequence";
+	*rows_out = rows;
 	return why;
 }
 
-/* Decodes the unit at P (the section ends at SEND). */
+/* Decodes the unit at P (the section ends at SEND); LAZY: the header
+ * only, keeping what linetab_seq needs. */
 static int lt_unit(struct linetab *lt, struct ltctx *x, const uint8_t *p,
-		   const uint8_t *send)
+		   const uint8_t *send, bool lazy)
 {
 	uint64_t len, version, hlen;
 	struct ltprog s = { .min_len = 0 };
+	const uint8_t *unit = p;
 
 	if (lt_fixed(&p, send, 4, x->big, &len))
 		return lt_decline(lt, "truncated unit length");
@@ -850,7 +924,23 @@ static int lt_unit(struct linetab *lt, struct ltctx *x, const uint8_t *p,
 	 * (or takes 4 bytes left over as an NVIDIA CUBIN string offset) */
 	if (p != hend)
 		return lt_decline(lt, "header length does not match its tables");
-	const char *why = lt_run(lt, x, &s, hend, uend);
+	if (lazy) {
+		if (!(lt->lazy = malloc(sizeof *lt->lazy)))
+			return lt_decline(lt, "out of memory");
+		*lt->lazy = (struct ltlazy){ *x, s, unit, hend, uend };
+		lt->lazy->x.comp_dir = NULL;
+		return 0;
+	}
+	struct ltrows rows = { .want_seqs = true, .seqs_ok = true };
+	const char *why = lt_run(&rows, lt->nfiles, x, &s, unit, hend, uend, false);
+	lt->rows = rows.r;
+	lt->nrows = rows.n;
+	if (rows.seqs_ok && rows.nseqs) {
+		lt->seqs = rows.seqs;
+		lt->nseqs = rows.nseqs;
+	} else {
+		free(rows.seqs);
+	}
 	if (why)
 		return lt_decline(lt, why);
 	if (lt_sort(lt))
@@ -899,7 +989,7 @@ static int lt_sections(struct ltctx *x, Elf *elf)
 	return x->line.p ? 0 : -1;
 }
 
-int linetab_read(struct linetab *lt, Dwarf_Die *cudie, const char *comp_dir)
+static int lt_read(struct linetab *lt, Dwarf_Die *cudie, const char *comp_dir, bool lazy)
 {
 	struct ltctx x = { .comp_dir = comp_dir };
 	uint8_t type, addrsz;
@@ -933,12 +1023,42 @@ int linetab_read(struct linetab *lt, Dwarf_Die *cudie, const char *comp_dir)
 		return lt_decline(lt, "sections missing, compressed or unusual");
 	if (off >= x.line.n)
 		return lt_decline(lt, "DW_AT_stmt_list past .debug_line");
-	return lt_unit(lt, &x, x.line.p + off, x.line.p + x.line.n);
+	return lt_unit(lt, &x, x.line.p + off, x.line.p + x.line.n, lazy);
+}
+
+int linetab_read(struct linetab *lt, Dwarf_Die *cudie, const char *comp_dir)
+{
+	return lt_read(lt, cudie, comp_dir, false);
+}
+
+int linetab_open(struct linetab *lt, Dwarf_Die *cudie, const char *comp_dir)
+{
+	return lt_read(lt, cudie, comp_dir, true);
+}
+
+int linetab_seq(const struct linetab *lt, uint64_t off, struct linetab_row **rows, size_t *n)
+{
+	const struct ltlazy *z = lt->lazy;
+
+	*rows = NULL;
+	*n = 0;
+	if (!z || off < (uint64_t)(z->prog - z->unit) || off >= (uint64_t)(z->end - z->unit))
+		return -1;
+	struct ltrows r = { 0 };
+	if (lt_run(&r, lt->nfiles, &z->x, &z->s, z->unit, z->unit + off, z->end, true)) {
+		free(r.r);
+		return -1;
+	}
+	*rows = r.r;
+	*n = r.n;
+	return 0;
 }
 
 void linetab_release(struct linetab *lt)
 {
 	free(lt->rows);
 	free(lt->files);
+	free(lt->seqs);
+	free(lt->lazy);
 	memset(lt, 0, sizeof *lt);
 }

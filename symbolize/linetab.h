@@ -38,9 +38,30 @@ struct linetab_row {
 	uint16_t end : 1;      /* an end of sequence */
 };
 
+/* One sequence of a unit's program, to be decoded alone later
+ * (linetab_open, linetab_seq): its first row is at lo (hi when it has
+ * only its end row), its end row at hi, and its first opcode is OFF bytes
+ * into the unit's table (counted from the unit's DW_AT_stmt_list
+ * offset).  TRAIL: rows before the end row sit at hi too; sorted, they
+ * come after it, so they answer for addresses past the sequence. */
+struct linetab_seq {
+	uint64_t lo, hi;
+	uint32_t off, trail;
+};
+
+struct ltlazy;
+
 struct linetab {
 	struct linetab_row *rows;  /* nrows, sorted as libdw sorts them */
 	size_t nrows;
+	/* linetab_read: the program's sequences in program order, when each
+	 * one decoded alone gives its rows as they are in the table: every
+	 * sequence ends with DW_LNE_end_sequence, no row steps back to a
+	 * lower address, nothing follows the last one.  NULL (nseqs 0) when
+	 * the program is not like that. */
+	struct linetab_seq *seqs;
+	size_t nseqs;
+	struct ltlazy *lazy;       /* linetab_open's state for linetab_seq */
 	/* nfiles names, numbered as DW_AT_decl_file, DW_AT_call_file and the
 	 * rows number them (file 0 included: "???" before DWARF 5, the
 	 * primary source file in DWARF 5).  Fewer than LINETAB_NOFILE. */
@@ -59,6 +80,20 @@ struct linetab {
  * (whose section data absolute names point into) is closed, whichever
  * comes first. */
 int linetab_read(struct linetab *lt, Dwarf_Die *cudie, const char *comp_dir);
+
+/* linetab_read without running the program: the header and file names
+ * only (rows stay NULL), for linetab_seq to decode sequences one at a
+ * time.  The same returns and release. */
+int linetab_open(struct linetab *lt, Dwarf_Die *cudie, const char *comp_dir);
+
+/* Decodes the one sequence of LT (from linetab_open) whose first opcode
+ * is OFF bytes into the unit, as linetab_read gave it in seqs: its rows in
+ * program order (sorted but for the end row, which sorts before rows at
+ * its address) into *ROWS, malloc'd for the caller to free, and *N.
+ * Returns 0, or -1 when it cannot give exactly the rows linetab_read
+ * gives: OFF outside the program, no end of sequence, a row that steps
+ * back, or anything linetab_read declines. */
+int linetab_seq(const struct linetab *lt, uint64_t off, struct linetab_row **rows, size_t *n);
 
 /* Frees what linetab_read gave LT and clears it; a cleared LT is a no-op. */
 void linetab_release(struct linetab *lt);

@@ -552,8 +552,7 @@ void symmodule_set_units_source(struct symmodule *m,
 }
 
 int symmodule_each_unit(struct symmodule *m,
-			int (*fn)(void *arg, uint64_t cuoff, const struct cuindex_top *tops,
-				  size_t n),
+			int (*fn)(void *arg, uint64_t cuoff, const struct cuindex_unitinfo *u),
 			void *arg)
 {
 	return m && m->map ? cuindex_map_each_full(m->map, fn, arg) : 0;

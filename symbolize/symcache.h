@@ -118,8 +118,9 @@ int symmodule_symbol_range(struct symmodule *m, uint64_t vaddr, uint64_t *lo, ui
 
 /* Units known from an earlier run: FN is called once, with ARG, when the
  * module first reads its unit map (before its first DWARF lookup), to give
- * units their top-level functions with cuindex_map_set_tops(), so that a
- * few new addresses do not each index a whole unit.  FN must be safe to
+ * units their top-level functions and line-table sequences with
+ * cuindex_map_set_unit(), so that a few new addresses do not each index a
+ * whole unit or decode its whole line table.  FN must be safe to
  * call from several threads when several caches share ARG. */
 void symmodule_set_units_source(struct symmodule *m,
 				void (*fn)(void *arg, struct cuindex_map *map), void *arg);
@@ -127,8 +128,7 @@ void symmodule_set_units_source(struct symmodule *m,
 /* Calls FN for each unit this module indexed in full (see
  * cuindex_map_each_full), for the persistent cache. */
 int symmodule_each_unit(struct symmodule *m,
-			int (*fn)(void *arg, uint64_t cuoff, const struct cuindex_top *tops,
-				  size_t n),
+			int (*fn)(void *arg, uint64_t cuoff, const struct cuindex_unitinfo *u),
 			void *arg);
 
 /* Demangle a C++ (Itanium) or Rust (legacy or v0) symbol. Returns a new

@@ -181,7 +181,7 @@ test_expect_success 'the reasons are named: checksum, format version, not a cach
 	warm w --text "$B" "$H" && damage byte && warm d1 --text "$B" "$H" &&
 	grep "ignored .*: bad checksum" d1.err &&
 	damage version && warm d2 --text "$B" "$H" &&
-	grep "ignored .*: format version 255, this jheap writes 2" d2.err &&
+	grep "ignored .*: format version 255, this jheap writes [0-9][0-9]*\$" d2.err &&
 	damage heap && warm d3 --text "$B" "$H" &&
 	grep "ignored .*: not a jheap symbol cache" d3.err
 '

@@ -143,15 +143,17 @@ static long load(const char *buf, size_t len, char *why, size_t whylen)
 	return n;
 }
 
-struct unitsum { size_t units, tops; uint64_t hash; };
+struct unitsum { size_t units, tops, seqs; uint64_t hash; };
 
-/* Order-independent digest of units and their ranges. */
-static int sum_unit(void *arg, uint64_t cuoff, const struct cuindex_top *tops, size_t n)
+/* Order-independent digest of units, their ranges and sequences. */
+static int sum_unit(void *arg, uint64_t cuoff, const struct cuindex_unitinfo *u)
 {
 	struct unitsum *s = arg;
 	s->units++;
-	s->tops += n;
-	s->hash += jh_mix64(jh_hash_fast(tops, n * sizeof *tops, cuoff + 1));
+	s->tops += u->ntops;
+	s->seqs += u->nseqs;
+	s->hash += jh_mix64(jh_hash_fast(u->tops, u->ntops * sizeof *u->tops, cuoff + 1));
+	s->hash += jh_mix64(jh_hash_fast(u->seqs, u->nseqs * sizeof *u->seqs, cuoff + 2));
 	return 0;
 }
 
@@ -170,10 +172,15 @@ TEST(roundtrip)
 	struct unitsum want = { 0 }, got = { 0 };
 	symmodule_each_unit(mod, sum_unit, &want);
 	CHECK(want.units > 0);
-	for (size_t i = 0; i < m->nunits; i++)
-		sum_unit(&got, m->units[i].cuoff, m->units[i].tops, m->units[i].ntops);
+	for (size_t i = 0; i < m->nunits; i++) {
+		struct cuindex_unitinfo u = { m->units[i].tops, m->units[i].ntops,
+					      m->units[i].seqs, m->units[i].nseqs };
+		sum_unit(&got, m->units[i].cuoff, &u);
+	}
 	CHECK_INT(got.units, want.units);
 	CHECK_INT(got.tops, want.tops);
+	CHECK_INT(got.seqs, want.seqs);
+	CHECK(want.seqs > 0);
 	CHECK(got.hash == want.hash);
 	size_t dwarf = 0;
 	for (size_t i = 0; i < npcs; i++) {

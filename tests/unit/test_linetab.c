@@ -29,6 +29,7 @@
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <gelf.h>
 #include <libelf.h>
 #include <stdbool.h>
@@ -208,6 +209,142 @@ static void compare_cuindex(Dwarf_Die *cudie, const char *what,
 out:
 	cuindex_free(own);
 	cuindex_free(ref);
+}
+
+/* ---- line tables read by sequence ---- */
+
+struct seqstats {
+	size_t units, with_seqs, seqs, pcs, bad;
+};
+
+/* The index of CUDIE with its lines read by sequence (as a later run does
+ * from the persistent cache) against the whole table read at once: the
+ * same answer at every row's address and its neighbours, at each end of
+ * every sequence, and the same file names; every sequence decodes as
+ * described (the index never falls back to the whole table). */
+static void compare_seqs(Dwarf_Die *cudie, const char *what, const struct cuindex_range *valid,
+			 size_t nvalid, struct seqstats *st)
+{
+	struct cuindex *full = cuindex_new(cudie, valid, nvalid);
+	size_t n = full ? cuindex_seqs(full, NULL, 0) : 0, bad = 0;
+	struct cuindex_seq *seqs = n ? malloc(n * sizeof *seqs) : NULL;
+	struct cuindex *lazy = NULL;
+	Dwarf_Lines *lines;
+	size_t nl = 0;
+
+	st->units++;
+	if (!n || !seqs)
+		goto out;
+	cuindex_seqs(full, seqs, n);
+	st->with_seqs++;
+	st->seqs += n;
+	lazy = cuindex_new_seqs(cudie, valid, nvalid, seqs, n);
+	CHECK(lazy != NULL);
+	if (!lazy)
+		goto out;
+	CHECK_INT(cuindex_lines_lazy(lazy), 1);
+	if (dwarf_getsrclines(cudie, &lines, &nl) != 0)
+		nl = 0;
+	for (size_t i = 0; i < nl; i++) {
+		Dwarf_Addr a = 0;
+		dwarf_lineaddr(dwarf_onesrcline(lines, i), &a);
+		for (int d = -1; d <= 1; d++)
+			compare_line(what, a + (uint64_t)d, lazy, full, &bad);
+		st->pcs += 3;
+	}
+	for (size_t i = 0; i < n; i++) {
+		uint64_t at[] = { seqs[i].lo - 1, seqs[i].lo, seqs[i].hi - 1, seqs[i].hi,
+				  seqs[i].hi + 1, seqs[i].hi + 16 };
+		for (size_t k = 0; k < sizeof at / sizeof at[0]; k++)
+			compare_line(what, at[k], lazy, full, &bad);
+		st->pcs += sizeof at / sizeof at[0];
+	}
+	for (size_t i = 0; i < 4096; i++) {
+		const char *a = cuindex_file(lazy, i), *b = cuindex_file(full, i);
+		if (!a && !b)
+			break;
+		if (!same(a, b) && bad++ < 5)
+			fprintf(stderr, "%s: cuindex_file %zu: whole %s, by sequence %s\n", what, i,
+				str(b), str(a));
+	}
+	CHECK_INT(cuindex_lines_lazy(lazy), 1);
+	CHECK_INT(bad, 0);
+	st->bad += bad;
+out:
+	free(seqs);
+	cuindex_free(lazy);
+	cuindex_free(full);
+}
+
+/* compare_seqs on every compile unit of PATH.  Returns how many units
+ * could be read by sequence. */
+static size_t check_seqs(const char *path, int quiet)
+{
+	struct seqstats st = { 0 };
+	int fd = open(path, O_RDONLY);
+	Dwarf *dw = fd >= 0 ? dwarf_begin(fd, DWARF_C_READ) : NULL;
+
+	if (!dw) {
+		if (fd >= 0)
+			close(fd);
+		return 0;
+	}
+	struct cuindex_range valid[16];
+	size_t nvalid = exec_ranges(dwarf_getelf(dw), valid, 16);
+	Dwarf_CU *cu = NULL, *next;
+	Dwarf_Half version;
+	uint8_t type;
+	Dwarf_Die cudie, subdie;
+	while (dwarf_get_units(dw, cu, &next, &version, &type, &cudie, &subdie) == 0) {
+		cu = next;
+		if (type == DW_UT_compile || type == DW_UT_partial)
+			compare_seqs(&cudie, path, valid, nvalid, &st);
+	}
+	if (!quiet)
+		printf("%s: %zu units, %zu read by sequence (%zu sequences), %zu pcs compared\n",
+		       path, st.units, st.with_seqs, st.seqs, st.pcs);
+	dwarf_end(dw);
+	close(fd);
+	return st.with_seqs;
+}
+
+static size_t debug_files_units;
+static size_t debug_files_n;
+
+static int seqs_debug_file(const char *path, const struct stat *sb, int type, struct FTW *ftw)
+{
+	(void)ftw;
+	if (type == FTW_F && S_ISREG(sb->st_mode) && strstr(path, ".debug")) {
+		debug_files_units += check_seqs(path, 1);
+		debug_files_n++;
+	}
+	return 0;
+}
+
+/* The fixtures, the installed debug files and the benchmark program
+ * (when built): most of gcc's units can be read by sequence, and every
+ * one that can gives the answers of its whole table. */
+TEST(test_seqs)
+{
+	static const char *const files[] = {
+		"c_O0", "c_O0_dw4", "c_nopie", "cxx_gcc", "cxx_gcc4", "cxx_clang",
+		"cxx_clang4", "lib.so", "c_many", "c_two", "dl/cxx_link.debug",
+	};
+	size_t units = 0;
+	char bench[1100];
+
+	for (size_t i = 0; i < sizeof files / sizeof files[0]; i++)
+		if (exists(fxpath(files[i])))
+			units += check_seqs(fxpath(files[i]), 0);
+	CHECK(units >= 7);
+	if (exists("/usr/lib/debug/.build-id")) {
+		nftw("/usr/lib/debug/.build-id", seqs_debug_file, 16, FTW_PHYS);
+		printf("/usr/lib/debug: %zu files, %zu units read by sequence\n", debug_files_n,
+		       debug_files_units);
+	}
+	snprintf(bench, sizeof bench, "%s/../bench/prog/benchprog", fx);
+	if (exists(bench))
+		CHECK(check_seqs(bench, 0) > 0);
 }
 
 /* Every unit of PATH.  MUST_OWN: linetab may not decline any (split units
@@ -791,6 +928,7 @@ int main(int argc, char **argv)
 		RUN(test_damaged);
 		RUN(test_no_comp_dir);
 		RUN(test_shared_table);
+		RUN(test_seqs);
 	}
 	RUN(test_binaries);
 	return UNIT_END();

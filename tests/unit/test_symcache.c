@@ -337,12 +337,21 @@ TEST(test_cxx_split_dwarf) { check_cxx("cxx_split"); check_cxx("cxx_clang_split"
 /* ---- sparse unit indexes (what the persistent cache gives a later run) ---- */
 
 struct unitvec {
-	struct { uint64_t cuoff; struct cuindex_top *tops; size_t n; } *u;
+	struct {
+		uint64_t cuoff;
+		struct cuindex_top *tops;
+		size_t n;
+		struct cuindex_seq *seqs;
+		size_t nseqs;
+	} *u;
 	size_t n, cap;
+	size_t nseqs;          /* units given sequences */
 };
 
-static int collect_unit(void *arg, uint64_t cuoff, const struct cuindex_top *tops, size_t n)
+static int collect_unit(void *arg, uint64_t cuoff, const struct cuindex_unitinfo *ui)
 {
+	const struct cuindex_top *tops = ui->tops;
+	size_t n = ui->ntops;
 	struct unitvec *v = arg;
 	if (v->n == v->cap) {
 		v->cap = v->cap ? v->cap * 2 : 16;
@@ -352,15 +361,19 @@ static int collect_unit(void *arg, uint64_t cuoff, const struct cuindex_top *top
 	v->u[v->n].tops = malloc(n * sizeof *tops);
 	memcpy(v->u[v->n].tops, tops, n * sizeof *tops);
 	v->u[v->n].n = n;
+	v->u[v->n].seqs = malloc((ui->nseqs + 1) * sizeof *ui->seqs);
+	if (ui->nseqs)
+		memcpy(v->u[v->n].seqs, ui->seqs, ui->nseqs * sizeof *ui->seqs);
+	v->u[v->n].nseqs = ui->nseqs;
+	v->nseqs += ui->nseqs > 0;
 	v->n++;
 	return 0;
 }
 
-static int count_unit(void *arg, uint64_t cuoff, const struct cuindex_top *tops, size_t n)
+static int count_unit(void *arg, uint64_t cuoff, const struct cuindex_unitinfo *u)
 {
 	(void)cuoff;
-	(void)tops;
-	(void)n;
+	(void)u;
 	(*(size_t *)arg)++;
 	return 0;
 }
@@ -370,8 +383,10 @@ static size_t installed;
 static void install_units(void *arg, struct cuindex_map *map)
 {
 	const struct unitvec *v = arg;
-	for (size_t i = 0; i < v->n; i++)
-		installed += cuindex_map_set_tops(map, v->u[i].cuoff, v->u[i].tops, v->u[i].n) == 0;
+	for (size_t i = 0; i < v->n; i++) {
+		struct cuindex_unitinfo u = { v->u[i].tops, v->u[i].n, v->u[i].seqs, v->u[i].nseqs };
+		installed += cuindex_map_set_unit(map, v->u[i].cuoff, &u) == 0;
+	}
 }
 
 static int same_result(const struct symresult *a, const struct symresult *b)
@@ -427,6 +442,9 @@ static size_t check_sparse(const char *file, int split)
 		CHECK_INT(v.n, 0);
 	} else {
 		CHECK(v.n > 0);
+		/* and the sparse lookups below read those units' line tables
+		 * by sequence */
+		CHECK(v.nseqs > 0);
 	}
 	size_t compared = 0, outside = 0;
 	for (size_t i = 0; i < v.n; i++)
@@ -506,8 +524,10 @@ static size_t check_sparse(const char *file, int split)
 		if (total_tops > 16 * v.n)
 			CHECK(upgraded > 0);
 	}
-	for (size_t i = 0; i < v.n; i++)
+	for (size_t i = 0; i < v.n; i++) {
 		free(v.u[i].tops);
+		free(v.u[i].seqs);
+	}
 	free(v.u);
 	symcache_free(full);
 	return compared;
