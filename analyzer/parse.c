@@ -40,6 +40,7 @@ struct parser {
 	 * cache of (address, leaf) -> location id in front of the model's
 	 * hash table.  Allocated on the first stack. */
 	struct loc_cache { uint64_t addr; uint32_t tag, id; } *lcache;
+	int lcache_bits;        /* it has 1 << lcache_bits slots */
 	int64_t cur;            /* current sample, -1 before the first stack */
 	unsigned long cur_line; /* line of the current stack's '@' */
 	bool cur_has_counts;
@@ -363,12 +364,16 @@ static int read_addr(struct parser *ps, const char **s, const char *e, uint64_t 
 	return 0;
 }
 
+/* The location cache has a slot per 32 bytes of text, within these
+ * bounds: the slots are cleared up front, and a small dump's few
+ * addresses need no megabyte. */
+#define LCACHE_MIN_BITS 10
 #define LCACHE_BITS 16
 
 static struct loc_cache *lcache_slot(struct parser *ps, uint64_t addr, bool leaf)
 {
 	uint64_t h = (addr ^ leaf) * 0x9e3779b97f4a7c15ULL;
-	return &ps->lcache[h >> (64 - LCACHE_BITS)];
+	return &ps->lcache[h >> (64 - ps->lcache_bits)];
 }
 
 /* Location id of ADDR (a leaf when LEAF), through the cache. */
@@ -409,7 +414,11 @@ static int read_stack(struct parser *ps, const char *s, const char *e)
 	size_t n = 0;
 	int rc = 0;
 	if (!ps->lcache) {
-		ps->lcache = jh_zalloc((size_t)1 << LCACHE_BITS, sizeof(*ps->lcache));
+		size_t text = (size_t)(ps->end - ps->buf);
+		ps->lcache_bits = LCACHE_MIN_BITS;
+		while (ps->lcache_bits < LCACHE_BITS && ((size_t)32 << ps->lcache_bits) < text)
+			ps->lcache_bits++;
+		ps->lcache = jh_zalloc((size_t)1 << ps->lcache_bits, sizeof(*ps->lcache));
 		if (!ps->lcache)
 			return perr(ps, JH_ENOMEM, "out of memory");
 	}
@@ -615,7 +624,7 @@ static int v2_body(struct parser *ps)
 				 * with profile_thread_add() in order */
 				struct pf_thread_value tv = { (uint32_t)ps->cur, (uint32_t)tid, { 0 } };
 				memcpy(tv.v, v, sizeof(tv.v));
-				if (ps->second ? JH_PUSH(p->tvals, p->ntvals, p->cap_tvals, tv)
+				if (ps->second ? JH_BIG_PUSH(p->tvals, p->ntvals, p->cap_tvals, tv)
 					       : profile_thread_add(p, (uint32_t)ps->cur, (uint32_t)tid, v))
 					return perr(ps, JH_ENOMEM, "out of memory");
 			}
@@ -650,6 +659,21 @@ static int v2_body(struct parser *ps)
 	if (!p->npresyms)
 		pwarn(ps, "no MAPPED_LIBRARIES section (truncated dump?): addresses can only be symbolized in the BINARY given on the command line");
 	return 0;
+}
+
+/* Below this, a body's stacks stay under JH_BIG_MIN bytes. */
+#define PARSE_RESERVE_MIN ((size_t)16 << 20)
+
+/* Room for the samples of a heap_v2 body of BYTES bytes, from what a
+ * record usually takes (16 bytes an address, some 400 a stack and its
+ * counts): the big arrays of a large dump then start in huge pages
+ * instead of in 4 KiB ones that are copied when they outgrow the heap.
+ * A guess too high costs address space only (what is not written is
+ * never faulted in), one too low a later growth.  Best effort. */
+static void reserve_body(struct profile *p, size_t bytes)
+{
+	if (bytes >= PARSE_RESERVE_MIN)
+		(void)profile_reserve(p, 0, bytes / 256, bytes / 16, bytes / 256);
 }
 
 /* Bodies below this many bytes are parsed in one thread. */
@@ -691,6 +715,7 @@ static const char *split_point(const struct parser *ps)
 static void *second_half(void *arg)
 {
 	struct split *sp = arg;
+	reserve_body(&sp->p, (size_t)(sp->end - sp->ps.buf));
 	sp->rc = v2_body(&sp->ps);
 	return NULL;
 }
@@ -719,8 +744,7 @@ static int replay(struct profile *dst, struct split *sp)
 	uint32_t *sid = malloc((src->nsamples + 1) * sizeof(*sid));
 	uint64_t *hash = malloc((src->nsamples + 1) * sizeof(*hash));
 	if (!locid || !thrid || !sid || !hash ||
-	    profile_reserve(dst, src->nlocs, src->nsamples, src->nstacks) ||
-	    jh_grow(&dst->tvals, &dst->cap_tvals, dst->ntvals + src->ntvals, sizeof(*dst->tvals)))
+	    profile_reserve(dst, src->nlocs, src->nsamples, src->nstacks, src->ntvals))
 		goto out;
 	/* SRC's locations are distinct, and so are its samples, and the
 	 * location ids map one to one: none can match another one appended
@@ -874,6 +898,7 @@ static int parse_v2(struct parser *ps, const char *hdr, size_t hlen)
 	p->period = period;
 	ps->uk = UNSAMPLE_V2;
 	ps->rate = (double)period;
+	reserve_body(p, (size_t)(ps->end - ps->pos));
 	const char *cut = split_point(ps);
 	if (cut)
 		return parse_v2_split(ps, cut);

@@ -22,10 +22,10 @@ void profile_release(struct profile *p)
 	free(p->locs);
 	free(p->lines);
 	free(p->funcs);
-	free(p->samples);
-	free(p->stacks);
+	jh_big_free(p->samples);
+	jh_big_free(p->stacks);
 	free(p->threads);
-	free(p->tvals);
+	jh_big_free(p->tvals);
 	free(p->presyms);
 	idmap_release(&p->loc_index);
 	idmap_release(&p->sample_index);
@@ -147,11 +147,11 @@ int64_t profile_sample_append(struct profile *p, const uint32_t *locs, size_t n)
 {
 	if (p->nsamples >= UINT32_MAX - 1 || n >= UINT32_MAX || p->nstacks + n >= UINT32_MAX)
 		return JH_ELIMIT;
-	if (jh_grow(&p->stacks, &p->cap_stacks, p->nstacks + n, sizeof(uint32_t)))
+	if (jh_big_grow(&p->stacks, &p->cap_stacks, p->nstacks, p->nstacks + n, sizeof(uint32_t)))
 		return JH_ENOMEM;
 	struct pf_sample s = { .stack0 = (uint32_t)p->nstacks, .depth = (uint32_t)n };
 	int64_t id = (int64_t)p->nsamples;
-	if (JH_PUSH(p->samples, p->nsamples, p->cap_samples, s))
+	if (JH_BIG_PUSH(p->samples, p->nsamples, p->cap_samples, s))
 		return JH_ENOMEM;
 	if (n)
 		memcpy(p->stacks + p->nstacks, locs, n * sizeof(uint32_t));
@@ -176,11 +176,16 @@ int64_t profile_sample(struct profile *p, const uint32_t *locs, size_t n)
 	return id;
 }
 
-int profile_reserve(struct profile *p, size_t nlocs, size_t nsamples, size_t nstacks)
+int profile_reserve(struct profile *p, size_t nlocs, size_t nsamples, size_t nstacks,
+		    size_t ntvals)
 {
 	if (jh_grow(&p->locs, &p->cap_locs, p->nlocs + nlocs, sizeof(*p->locs)) ||
-	    jh_grow(&p->samples, &p->cap_samples, p->nsamples + nsamples, sizeof(*p->samples)) ||
-	    jh_grow(&p->stacks, &p->cap_stacks, p->nstacks + nstacks, sizeof(*p->stacks)))
+	    jh_big_grow(&p->samples, &p->cap_samples, p->nsamples, p->nsamples + nsamples,
+			sizeof(*p->samples)) ||
+	    jh_big_grow(&p->stacks, &p->cap_stacks, p->nstacks, p->nstacks + nstacks,
+			sizeof(*p->stacks)) ||
+	    jh_big_grow(&p->tvals, &p->cap_tvals, p->ntvals, p->ntvals + ntvals,
+			sizeof(*p->tvals)))
 		return JH_ENOMEM;
 	return 0;
 }
@@ -227,7 +232,7 @@ int profile_thread_add(struct profile *p, uint32_t sample, uint32_t thread,
 	}
 	struct pf_thread_value tv = { .sample = sample, .thread = thread };
 	memcpy(tv.v, v, sizeof(tv.v));
-	return JH_PUSH(p->tvals, p->ntvals, p->cap_tvals, tv);
+	return JH_BIG_PUSH(p->tvals, p->ntvals, p->cap_tvals, tv);
 }
 
 /* --- mappings --- */
@@ -652,8 +657,8 @@ int profile_fold_by_symbol(struct profile *p, uint32_t **remap_out)
 		remap = NULL;
 	}
 fail:
-	free(old);
-	free(oldstacks);
+	jh_big_free(old);
+	jh_big_free(oldstacks);
 	free(remap);
 	free(stack);
 out:

@@ -168,9 +168,11 @@ void profile_sample_prefetch(const struct profile *p, uint64_t hash);
 /* Adds a sample with zero values that the caller knows is absent; returns
  * its id or a negative code. */
 int64_t profile_sample_append(struct profile *p, const uint32_t *locs, size_t n);
-/* Makes room for NLOCS more locations, NSAMPLES more samples and NSTACKS
- * more stack entries.  Returns 0 or JH_ENOMEM. */
-int profile_reserve(struct profile *p, size_t nlocs, size_t nsamples, size_t nstacks);
+/* Makes room for NLOCS more locations, NSAMPLES more samples, NSTACKS
+ * more stack entries and NTVALS more thread values.  Returns 0 or
+ * JH_ENOMEM. */
+int profile_reserve(struct profile *p, size_t nlocs, size_t nsamples, size_t nstacks,
+		    size_t ntvals);
 
 /* Id of the thread with UID, added when new. */
 int64_t profile_thread(struct profile *p, int64_t uid);

@@ -13,14 +13,17 @@ struct ctx {
 	struct symbolize_stats *st;
 	bool cache_warned;
 	struct strmemo *memo;    /* string pointer -> id, NULL until needed */
+	int memo_bits;           /* it has 1 << memo_bits slots */
 };
 
 /* A direct-mapped memo of the strings just interned, by address: the
  * answers of one object share their strings (the cache file's table,
  * libdw's .debug_str), so most frames find theirs here without hashing
  * the text.  A pointer seen before is the same string, as every answer
- * lives until write_group() is done. */
+ * lives until write_group() is done.  Sized to the addresses, up to
+ * STRMEMO_BITS: it is cleared up front. */
 #define STRMEMO_BITS 14
+#define STRMEMO_MIN_BITS 8
 struct strmemo {
 	const char *s;
 	uint32_t id;
@@ -52,9 +55,9 @@ static int64_t intern_memo(struct ctx *c, const char *s)
 {
 	if (!s)
 		return 0;
-	if (!c->memo && !(c->memo = jh_zalloc((size_t)1 << STRMEMO_BITS, sizeof(*c->memo))))
+	if (!c->memo && !(c->memo = jh_zalloc((size_t)1 << c->memo_bits, sizeof(*c->memo))))
 		return intern(c, s);
-	struct strmemo *m = &c->memo[((uintptr_t)s * 0x9e3779b97f4a7c15ULL) >> (64 - STRMEMO_BITS)];
+	struct strmemo *m = &c->memo[((uintptr_t)s * 0x9e3779b97f4a7c15ULL) >> (64 - c->memo_bits)];
 	if (m->s == s)
 		return m->id;
 	int64_t id = intern(c, s);
@@ -612,7 +615,7 @@ int symbolize_profile(struct profile *p, struct symcache *sc,
 		      const struct symbolize_options *o, struct symbolize_stats *st,
 		      char *err, size_t errlen)
 {
-	struct ctx c = { .p = p, .sc = sc, .o = o, .st = st };
+	struct ctx c = { .p = p, .sc = sc, .o = o, .st = st, .memo_bits = STRMEMO_BITS };
 	memset(st, 0, sizeof(*st));
 	/* No maps but a BINARY: look addresses up in it directly, as jeprof's
 	 * fallback entry does.  Only a non-PIE program has known addresses
@@ -665,6 +668,10 @@ int symbolize_profile(struct profile *p, struct symcache *sc,
 		}
 		ids[n++] = (uint32_t)i;
 	}
+	/* a few strings per address */
+	c.memo_bits = STRMEMO_MIN_BITS;
+	while (c.memo_bits < STRMEMO_BITS && ((size_t)1 << c.memo_bits) < 4 * n)
+		c.memo_bits++;
 	if (sort_by_pc(p, ids, n) || symbolize_ids(&c, ids, n))
 		goto oom;
 	free(ids);
