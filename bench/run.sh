@@ -439,7 +439,7 @@ out "| second.heap again (every address cached) | $(fmt_time "${ST[second.again]
 out "| second with --no-cache | $(fmt_time "${ST[second.nocache]}" "${SE[second.nocache]}") | $(fmt_mb "${RS[second.nocache]}") | $(ratio "${ST[second.first]}" "${SE[second.first]}" "${ST[second.nocache]}" "${SE[second.nocache]}") |"
 out "| second with --no-symbolize (the floor for any symbol cache) | $(fmt_time "${ST[second.nosym]}" "${SE[second.nosym]}") | $(fmt_mb "${RS[second.nosym]}") | $(ratio "${ST[second.first]}" "${SE[second.first]}" "${ST[second.nosym]}" "${SE[second.nosym]}") |"
 out ""
-out "The second dump holds addresses the first did not (its new call paths): each is looked up live.  The cache file also keeps where the top-level functions of every unit indexed so far are, so such an address reads the DWARF and the line table of its unit but indexes only the function that holds it, not the whole unit.  The row after it is the case where every address is already cached."
+out "The second dump holds addresses the first did not (its new call paths): each is looked up live.  The cache file also keeps where the top-level functions of every unit indexed so far are and where each sequence of its line table starts, so such an address indexes only the function that holds it and decodes only the line-table sequence that holds it, not the whole unit.  The row after it is the case where every address is already cached."
 out ""
 out "Where each run's time goes, from jheap's own stage timer (\`JHEAP_DEBUG=time\`, wall seconds of the run above; \"symbolize\" includes loading and saving the cache):"
 out ""
