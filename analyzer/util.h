@@ -335,4 +335,12 @@ static inline size_t jh_lower_bound_u64(const void *base, size_t n, size_t size,
 	return lo;
 }
 
+/* Upper bound in the same: the first index whose key is above KEY (N:
+ * none), so that the index before it is the last record at or below KEY. */
+static inline size_t jh_upper_bound_u64(const void *base, size_t n, size_t size, size_t off,
+					uint64_t key)
+{
+	return key == UINT64_MAX ? n : jh_lower_bound_u64(base, n, size, off, key + 1);
+}
+
 #endif

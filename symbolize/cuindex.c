@@ -8,6 +8,7 @@
 
 #include <dwarf.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -79,9 +80,8 @@ struct cuindex {
 	size_t nseqs;
 	bool lines_lazy;
 	struct seqrows {
-		struct linetab_row *rows;
+		struct linetab_row *rows;   /* NULL until decoded */
 		size_t n;
-		int state;     /* 0 not decoded, 1 decoded */
 	} *seqrows;
 	const char *names_dir; /* what the table's file names were built with */
 	/* a lazy table given up on (a sequence not as described): its file
@@ -600,7 +600,12 @@ static int cuindex_read_own_lines(struct cuindex *ci, const char *names_dir)
 {
 	if (linetab_read(&ci->lt, &ci->cudie, names_dir) != 0)
 		return -1;
-	if (cuindex_keep_seqs(ci)) {
+	int rc = cuindex_keep_seqs(ci);
+	/* what the index keeps of them is in ci->seqs */
+	free(ci->lt.seqs);
+	ci->lt.seqs = NULL;
+	ci->lt.nseqs = 0;
+	if (rc) {
 		linetab_release(&ci->lt);
 		return -1;
 	}
@@ -840,16 +845,9 @@ void cuindex_free(struct cuindex *ci)
 size_t cuindex_lookup(const struct cuindex *ci, uint64_t pc, uint32_t *chain,
 		      size_t max)
 {
-	size_t lo = 0, hi = ci->nivals;
-
 	/* first interval starting above pc */
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (ci->ivals[mid].lo <= pc)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	size_t lo = jh_upper_bound_u64(ci->ivals, ci->nivals, sizeof *ci->ivals,
+				       offsetof(struct ival, lo), pc);
 	if (lo == 0)
 		return 0;
 	int64_t k = (int64_t)lo - 1;
@@ -923,7 +921,7 @@ static int cuindex_decode_seq(struct cuindex *ci, size_t i)
 	for (size_t j = 0; j < n; j++)
 		if (cuindex_row_valid(ci, r[j].addr, r[j].end))
 			r[k++] = r[j];
-	ci->seqrows[i] = (struct seqrows){ r, k, 1 };
+	ci->seqrows[i] = (struct seqrows){ r, k };
 	return 0;
 }
 
@@ -945,27 +943,33 @@ static int cuindex_lines_whole(struct cuindex *ci)
 	return cuindex_read_lines(ci, ci->names_dir);
 }
 
+/* The answer of sorted ROWS[0..n) (names from CI's file table) for PC. */
 static int cuindex_rows_line(const struct cuindex *ci, const struct linetab_row *rows,
-			     size_t n, uint64_t pc, struct cuindex_line *out);
+			     size_t n, uint64_t pc, struct cuindex_line *out)
+{
+	size_t lo = jh_upper_bound_u64(rows, n, sizeof *rows, offsetof(struct linetab_row, addr), pc);
+
+	/* the same choice as below */
+	if (lo == 0 || rows[lo - 1].end)
+		return -1;
+	const struct linetab_row *r = &rows[lo - 1];
+	out->file = r->file < ci->lt.nfiles ? ci->lt.files[r->file] : NULL;
+	out->line = r->line;
+	out->column = r->column;
+	return 0;
+}
 
 /* cuindex_line on a lazy table: the sequence holding pc, decoded now if
  * it has not been.  Outside every sequence the whole table's answer is
  * an end row or nothing: no line either way. */
 static int cuindex_line_lazy(struct cuindex *ci, uint64_t pc, struct cuindex_line *out)
 {
-	size_t lo = 0, hi = ci->nseqs;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (ci->seqs[mid].lo <= pc)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	size_t lo = jh_upper_bound_u64(ci->seqs, ci->nseqs, sizeof *ci->seqs,
+				       offsetof(struct cuindex_seq, lo), pc);
 	if (lo == 0 || (pc >= ci->seqs[lo - 1].hi && ci->seqs[lo - 1].trail != 1))
 		return -1;
 	size_t i = lo - 1;
-	if (!ci->seqrows[i].state && cuindex_decode_seq(ci, i)) {
+	if (!ci->seqrows[i].rows && cuindex_decode_seq(ci, i)) {
 		if (cuindex_lines_whole(ci))
 			return -1;
 		return cuindex_line(ci, pc, out);
@@ -979,45 +983,14 @@ static int cuindex_line_own(const struct cuindex *ci, uint64_t pc, struct cuinde
 	return cuindex_rows_line(ci, ci->lt.rows, ci->lt.nrows, pc, out);
 }
 
-/* The answer of sorted ROWS[0..n) (names from CI's file table) for PC. */
-static int cuindex_rows_line(const struct cuindex *ci, const struct linetab_row *rows,
-			     size_t n, uint64_t pc, struct cuindex_line *out)
-{
-	size_t lo = 0, hi = n;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (rows[mid].addr <= pc)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	/* the same choice as below */
-	if (lo == 0 || rows[lo - 1].end)
-		return -1;
-	const struct linetab_row *r = &rows[lo - 1];
-	out->file = r->file < ci->lt.nfiles ? ci->lt.files[r->file] : NULL;
-	out->line = r->line;
-	out->column = r->column;
-	return 0;
-}
-
 int cuindex_line(struct cuindex *ci, uint64_t pc, struct cuindex_line *out)
 {
-	size_t lo = 0, hi = ci->nrows;
-
 	if (ci->lines_lazy)
 		return cuindex_line_lazy(ci, pc, out);
 	if (ci->lines_own)
 		return cuindex_line_own(ci, pc, out);
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (ci->rows[mid].addr <= pc)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	size_t lo = jh_upper_bound_u64(ci->rows, ci->nrows, sizeof *ci->rows,
+				       offsetof(struct lrow, addr), pc);
 	/* lo - 1 is the last row at or below pc; with several rows at one
 	 * address that is the last of them, as llvm-symbolizer and addr2line
 	 * choose. */
@@ -1179,14 +1152,9 @@ static struct cuindex *cuindex_map_unit_at(struct cuindex_map *map, size_t cu, u
 		c->ci->partial = true;
 		c->state = 1;
 	}
-	size_t lo = 0, hi = c->ntops, hit = 0, nhit = 0;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (c->tops[mid].lo <= pc)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	size_t hit = 0, nhit = 0;
+	size_t lo = jh_upper_bound_u64(c->tops, c->ntops, sizeof *c->tops,
+				       offsetof(struct cuindex_top, lo), pc);
 	for (size_t j = lo; j-- > 0 && c->topmaxhi[j] > pc;)
 		if (c->tops[j].hi > pc && (nhit == 0 || c->tops[j].die != c->tops[hit].die)) {
 			hit = j;
@@ -1393,15 +1361,9 @@ void cuindex_map_free(struct cuindex_map *map)
 size_t cuindex_map_find(struct cuindex_map *map, uint64_t pc, struct cuindex **out,
 			size_t max)
 {
-	size_t lo = 0, hi = map->nranges, n = 0;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (map->ranges[mid].lo <= pc)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	size_t n = 0;
+	size_t lo = jh_upper_bound_u64(map->ranges, map->nranges, sizeof *map->ranges,
+				       offsetof(struct curange, lo), pc);
 	/* Units overlap only in broken or hand-made DWARF; maxhi bounds the
 	 * walk back to the ranges that can still reach pc. */
 	for (size_t j = lo; j-- > 0 && map->maxhi[j] > pc && n < max;) {

@@ -156,6 +156,29 @@ static size_t exec_ranges(Elf *elf, struct cuindex_range *v, size_t max)
 	return n;
 }
 
+/* PATH's DWARF and its executable ranges into VALID (at most 16), or
+ * NULL (nothing left open); the caller ends it with close_dwarf(). */
+static Dwarf *open_dwarf(const char *path, int *fd, struct cuindex_range *valid,
+			 size_t *nvalid)
+{
+	*fd = open(path, O_RDONLY);
+	Dwarf *dw = *fd >= 0 ? dwarf_begin(*fd, DWARF_C_READ) : NULL;
+
+	if (!dw) {
+		if (*fd >= 0)
+			close(*fd);
+		return NULL;
+	}
+	*nvalid = exec_ranges(dwarf_getelf(dw), valid, 16);
+	return dw;
+}
+
+static void close_dwarf(Dwarf *dw, int fd)
+{
+	dwarf_end(dw);
+	close(fd);
+}
+
 static void compare_line(const char *what, uint64_t pc, struct cuindex *own,
 			 struct cuindex *ref, size_t *bad)
 {
@@ -281,16 +304,13 @@ out:
 static size_t check_seqs(const char *path, int quiet)
 {
 	struct seqstats st = { 0 };
-	int fd = open(path, O_RDONLY);
-	Dwarf *dw = fd >= 0 ? dwarf_begin(fd, DWARF_C_READ) : NULL;
-
-	if (!dw) {
-		if (fd >= 0)
-			close(fd);
-		return 0;
-	}
 	struct cuindex_range valid[16];
-	size_t nvalid = exec_ranges(dwarf_getelf(dw), valid, 16);
+	size_t nvalid;
+	int fd;
+	Dwarf *dw = open_dwarf(path, &fd, valid, &nvalid);
+
+	if (!dw)
+		return 0;
 	Dwarf_CU *cu = NULL, *next;
 	Dwarf_Half version;
 	uint8_t type;
@@ -303,8 +323,7 @@ static size_t check_seqs(const char *path, int quiet)
 	if (!quiet)
 		printf("%s: %zu units, %zu read by sequence (%zu sequences), %zu pcs compared\n",
 		       path, st.units, st.with_seqs, st.seqs, st.pcs);
-	dwarf_end(dw);
-	close(fd);
+	close_dwarf(dw, fd);
 	return st.with_seqs;
 }
 
@@ -352,19 +371,16 @@ TEST(test_seqs)
 static void check_binary(const char *path, int must_own, int with_index)
 {
 	struct stats st = { 0 };
-	size_t split = 0;
-	int fd = open(path, O_RDONLY);
-	Dwarf *dw = fd >= 0 ? dwarf_begin(fd, DWARF_C_READ) : NULL;
+	size_t split = 0, nvalid;
+	struct cuindex_range valid[16];
+	int fd;
+	Dwarf *dw = open_dwarf(path, &fd, valid, &nvalid);
 
 	CHECK(dw != NULL);
 	if (!dw) {
 		fprintf(stderr, "%s: %s\n", path, dwarf_errmsg(-1));
-		if (fd >= 0)
-			close(fd);
 		return;
 	}
-	struct cuindex_range valid[16];
-	size_t nvalid = exec_ranges(dwarf_getelf(dw), valid, 16);
 	Dwarf_CU *cu = NULL, *next;
 	Dwarf_Half version;
 	uint8_t type;
@@ -400,8 +416,7 @@ static void check_binary(const char *path, int must_own, int with_index)
 		CHECK(st.units > 0 || split > 0);
 		CHECK_INT(st.declined, 0);
 	}
-	dwarf_end(dw);
-	close(fd);
+	close_dwarf(dw, fd);
 }
 
 TEST(test_fixtures)
