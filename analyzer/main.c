@@ -38,6 +38,13 @@ struct run {
 	struct timespec mark;    /* end of the previous timed stage */
 	double mark_cpu;         /* process CPU seconds at the mark */
 	long mark_flt;           /* minor page faults at the mark */
+	/* what to open beside the parse once it leaves a core idle: the
+	 * binary in pre_sc, its persistent cache from pre_dc (see
+	 * symbolize_preload_start); pre, once started */
+	struct symcache *pre_sc;
+	struct diskcache *pre_dc;
+	const char *pre_binary;
+	struct symbolize_preload *pre;
 };
 
 static double seconds_between(const struct timespec *a, const struct timespec *b)
@@ -118,19 +125,29 @@ static void note_cb(void *ctx, const char *msg)
 }
 
 /* The persistent symbol cache, or NULL when --no-cache, --no-symbolize or
- * when the folder cannot be used (a warning says why; the run goes on). */
-static struct diskcache *open_cache(struct run *r, const struct symcache *sc)
+ * when the folder cannot be used: then WHY says so (else it is ""), for a
+ * warning the caller gives when it is time (the run goes on). */
+static struct diskcache *open_cache_quiet(struct run *r, const struct symcache *sc,
+					  char *why, size_t whylen)
 {
 	const struct cli *c = &r->cli;
+	why[0] = '\0';
 	if (c->no_cache || c->no_symbolize)
 		return NULL;
 	char err[1024];
 	struct diskcache *dc = diskcache_new(NULL, symcache_debuginfo_dirs(sc), err, sizeof(err));
-	if (!dc) {
-		char msg[1200];
-		snprintf(msg, sizeof(msg), "symbol cache not used: %s (--no-cache skips it)", err);
-		warn_cb(r, msg);
-	}
+	if (!dc)
+		snprintf(why, whylen, "symbol cache not used: %s (--no-cache skips it)", err);
+	return dc;
+}
+
+/* open_cache_quiet(), warning at once. */
+static struct diskcache *open_cache(struct run *r, const struct symcache *sc)
+{
+	char why[1200];
+	struct diskcache *dc = open_cache_quiet(r, sc, why, sizeof(why));
+	if (why[0])
+		warn_cb(r, why);
 	return dc;
 }
 
@@ -160,6 +177,14 @@ static int is_elf(const char *path)
 	return n == 4 && !memcmp(b, "\177ELF", 4);
 }
 
+/* parse_options.core_idle: the parse has a core to spare from now on. */
+static void core_idle(void *ctx)
+{
+	struct run *r = ctx;
+	if (r->pre_sc && !r->pre)
+		r->pre = symbolize_preload_start(r->pre_sc, r->pre_dc, r->pre_binary);
+}
+
 static int load(struct run *r, struct profile *dst, const char *path, double sign)
 {
 	struct profile one;
@@ -168,7 +193,8 @@ static int load(struct run *r, struct profile *dst, const char *path, double sig
 		fprintf(stderr, "jheap: out of memory\n");
 		return EXIT_DATA;
 	}
-	struct parse_options po = { .warn = warn_cb, .ctx = r, .progress = parse_progress };
+	struct parse_options po = { .warn = warn_cb, .ctx = r, .progress = parse_progress,
+				    .core_idle = core_idle };
 	int rc = parse_file(&one, strcmp(path, "-") ? path : "/dev/stdin", &po, err, sizeof(err));
 	progress_clear(r);
 	if (rc) {
@@ -599,6 +625,22 @@ static int run(struct run *r, int argc, char **argv)
 		if (all)
 			jh_qsort(c->args + first, c->nargs - first, sizeof(*c->args), cmp_sequence);
 	}
+	/* The symbol caches exist before the dumps are read so that the
+	 * binary and its persistent cache can be opened beside the parse. */
+	struct symcache *sc = symcache_new(&(struct symcache_options){
+		.debuginfo_dirs = c->debuginfo_dirs });
+	if (!sc) {
+		fprintf(stderr, "jheap: out of memory\n");
+		rc = EXIT_DATA;
+		goto out;
+	}
+	char cache_why[1200];
+	struct diskcache *dc = open_cache_quiet(r, sc, cache_why, sizeof(cache_why));
+	if (!c->no_symbolize && binary) {
+		r->pre_sc = sc;
+		r->pre_dc = dc;
+		r->pre_binary = binary;
+	}
 	for (size_t i = first; i < c->nargs && !rc; i++) {
 		rc = load(r, &p, c->args[i], 1);
 		if (!rc && c->growth && growth_snapshot(&g, &p)) {
@@ -608,24 +650,21 @@ static int run(struct run *r, int argc, char **argv)
 	}
 	for (size_t i = 0; i < c->nbases && !rc; i++)
 		rc = load(r, &p, c->bases[i], -1);
+	symbolize_preload_finish(r->pre);
+	r->pre = NULL;
+	r->pre_sc = NULL;
 	if (rc)
-		goto out;
+		goto out_caches;
 	stage_done(r, "parse");
+	if (cache_why[0])
+		warn_cb(r, cache_why);
 	if ((c->value == PF_ALLOC_SPACE || c->value == PF_ALLOC_OBJECTS) && !p.has_alloc &&
 	    p.nsamples) {
 		fprintf(stderr, "jheap: %s: the profile has no allocation counts (the program ran without MALLOC_CONF=prof_accum:true); use --inuse_space or --inuse_objects\n",
 			value_option(c->value));
 		rc = EXIT_DATA;
-		goto out;
+		goto out_caches;
 	}
-	struct symcache *sc = symcache_new(&(struct symcache_options){
-		.debuginfo_dirs = c->debuginfo_dirs });
-	if (!sc) {
-		fprintf(stderr, "jheap: out of memory\n");
-		rc = EXIT_DATA;
-		goto out;
-	}
-	struct diskcache *dc = open_cache(r, sc);
 	struct symbolize_options so = {
 		.binary = binary, .lib_prefixes = c->lib_prefixes,
 		.cache = dc, .note = debug_on("cache") ? note_cb : NULL,
@@ -674,9 +713,10 @@ static int run(struct run *r, int argc, char **argv)
 			}
 		}
 	}
+	free(remap);
+out_caches:
 	diskcache_free(dc);
 	symcache_free(sc);
-	free(remap);
 out:
 	growth_release(&g);
 	r->growth = NULL;

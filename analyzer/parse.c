@@ -76,7 +76,17 @@ struct split {
 	size_t nadds, cap_adds;
 	atomic_size_t done;     /* bytes read, for the first half's progress */
 	atomic_bool cancel;     /* the first half failed: stop early */
+	/* parse_options.core_idle, called by the half done first */
+	void (*core_idle)(void *ctx);
+	void *ctx;
+	atomic_bool half_done;
 };
+
+static void split_half_done(struct split *sp)
+{
+	if (!atomic_exchange(&sp->half_done, true) && sp->core_idle)
+		sp->core_idle(sp->ctx);
+}
 
 __attribute__((format(printf, 3, 4)))
 static int perr(struct parser *ps, int code, const char *fmt, ...)
@@ -717,6 +727,7 @@ static void *second_half(void *arg)
 	struct split *sp = arg;
 	reserve_body(&sp->p, (size_t)(sp->end - sp->ps.buf));
 	sp->rc = v2_body(&sp->ps);
+	split_half_done(sp);
 	return NULL;
 }
 
@@ -850,6 +861,11 @@ static int parse_v2_split(struct parser *ps, const char *cut)
 	};
 	atomic_init(&sp->done, 0);
 	atomic_init(&sp->cancel, false);
+	atomic_init(&sp->half_done, false);
+	if (ps->o) {
+		sp->core_idle = ps->o->core_idle;
+		sp->ctx = ps->o->ctx;
+	}
 	if (pthread_create(&sp->thread, NULL, second_half, sp)) {
 		split_free(sp);
 		return v2_body(ps);
@@ -857,6 +873,7 @@ static int parse_v2_split(struct parser *ps, const char *cut)
 	ps->end = cut;
 	ps->sp = sp;
 	int rc = v2_body(ps);
+	split_half_done(sp);
 	/* v2_body() drops ps->sp when the maps begin before the cut */
 	bool whole = ps->sp != NULL;
 	ps->sp = NULL;

@@ -26,13 +26,19 @@ struct parse_options {
 	 * JHEAP_PARSE_SPLIT_MIN environment variable) is parsed in two
 	 * threads when the machine has two cores or JHEAP_THREADS=2 (1 turns
 	 * this off).  The profile, warnings and errors are the same either way.
-	 * The callbacks are only called from the calling thread. */
+	 * The callbacks but core_idle are only called from the calling thread. */
 	size_t split_min;
 	/* For tests: split at the first stack line starting at or after this
 	 * byte offset of the buffer, whatever the size and JHEAP_THREADS; 0: no. */
 	size_t split_at;
 	/* When not NULL, set to whether the body was parsed in two threads. */
 	bool *split_done;
+	/* When the body is parsed in two threads: called once, from either
+	 * of them, as soon as the first of the two halves is done, when one
+	 * core is left idle for the rest of the parse (waiting for the other
+	 * half, then merging the halves); may be NULL.  It must return soon:
+	 * it may start a thread of its own. */
+	void (*core_idle)(void *ctx);
 };
 
 /* Parses the file at PATH into P, which must be freshly initialized.

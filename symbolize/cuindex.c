@@ -1041,6 +1041,7 @@ struct cuent {
 	int state;         /* 0 not built, 1 built, -1 failed */
 	int placed;        /* 1 ranges from the CU DIE or a walk, 2 from aranges */
 	bool split;        /* a skeleton's split unit: DIEs in another file */
+	bool die_unread;   /* cuindex_map_new_known: cudie not read yet */
 	/* cuindex_map_set_unit: the unit's top-level functions, sorted by
 	 * lo, and maxhi[i] = max(tops[0..i].hi); its line table's sequences */
 	struct cuindex_top *tops;
@@ -1115,6 +1116,25 @@ static int cuindex_map_add(struct cuindex_map *map, uint64_t lo, uint64_t hi, si
 	return 0;
 }
 
+/* Reads the CU DIE of a unit of a known map: it must be the first DIE of
+ * a compile or partial unit.  Returns 0, or -1 when it is not. */
+static int cuindex_map_read_die(struct cuindex_map *map, struct cuent *c)
+{
+	Dwarf_Die d, first;
+
+	if (!c->die_unread)
+		return 0;
+	c->die_unread = false;
+	if (!dwarf_offdie(map->dw, c->off, &d) || !dwarf_diecu(&d, &first, NULL, NULL) ||
+	    dwarf_dieoffset(&first) != c->off)
+		return -1;
+	int tag = dwarf_tag(&first);
+	if (tag != DW_TAG_compile_unit && tag != DW_TAG_partial_unit)
+		return -1;
+	c->cudie = first;
+	return 0;
+}
+
 static struct cuindex *cuindex_map_unit(struct cuindex_map *map, size_t cu)
 {
 	struct cuent *c = &map->cus[cu];
@@ -1122,7 +1142,8 @@ static struct cuindex *cuindex_map_unit(struct cuindex_map *map, size_t cu)
 	const char *dir;
 
 	if (c->state == 0) {
-		c->ci = cuindex_map_names_dir(map, &c->cudie, &dir) ? NULL
+		c->ci = cuindex_map_read_die(map, c) || cuindex_map_names_dir(map, &c->cudie, &dir)
+			? NULL
 			: cuindex_build(&c->cudie, map->valid, map->nvalid, &dir, c->seqs, c->nseqs);
 		c->state = c->ci ? 1 : -1;
 	}
@@ -1143,7 +1164,8 @@ static struct cuindex *cuindex_map_unit_at(struct cuindex_map *map, size_t cu, u
 		return cuindex_map_unit(map, cu);
 	if (c->state == 0) {
 		const char *dir;
-		c->ci = cuindex_map_names_dir(map, &c->cudie, &dir) ? NULL
+		c->ci = cuindex_map_read_die(map, c) || cuindex_map_names_dir(map, &c->cudie, &dir)
+			? NULL
 			: cuindex_alloc(&c->cudie, map->valid, map->nvalid, &dir, c->seqs, c->nseqs);
 		if (!c->ci) {
 			c->state = -1;
@@ -1244,6 +1266,21 @@ static int cuindex_range_cmp(const void *a, const void *b)
 	return x->cu < y->cu ? -1 : x->cu > y->cu;
 }
 
+/* map->maxhi for the sorted ranges.  Returns 0, or -1 out of memory. */
+static int cuindex_map_maxhi(struct cuindex_map *map)
+{
+	map->maxhi = malloc((map->nranges + 1) * sizeof *map->maxhi);
+	if (!map->maxhi)
+		return -1;
+	uint64_t mx = 0;
+	for (size_t i = 0; i < map->nranges; i++) {
+		if (map->ranges[i].hi > mx)
+			mx = map->ranges[i].hi;
+		map->maxhi[i] = mx;
+	}
+	return 0;
+}
+
 static int cuindex_map_read(struct cuindex_map *map)
 {
 	Dwarf_CU *cu = NULL, *next;
@@ -1289,16 +1326,28 @@ static int cuindex_map_read(struct cuindex_map *map)
 	if (map->nranges == 0)
 		return 0;
 	jh_qsort(map->ranges, map->nranges, sizeof *map->ranges, cuindex_range_cmp);
-	map->maxhi = malloc(map->nranges * sizeof *map->maxhi);
-	if (!map->maxhi)
-		return -1;
-	uint64_t mx = 0;
-	for (size_t i = 0; i < map->nranges; i++) {
-		if (map->ranges[i].hi > mx)
-			mx = map->ranges[i].hi;
-		map->maxhi[i] = mx;
+	return cuindex_map_maxhi(map);
+}
+
+/* An empty map of DW with its copy of VALID, or NULL out of memory. */
+static struct cuindex_map *cuindex_map_alloc(Dwarf *dw, const struct cuindex_range *valid,
+					     size_t nvalid)
+{
+	struct cuindex_map *map = calloc(1, sizeof *map);
+
+	if (!map)
+		return NULL;
+	map->dw = dw;
+	if (nvalid > 0) {
+		map->valid = malloc(nvalid * sizeof *valid);
+		if (!map->valid) {
+			free(map);
+			return NULL;
+		}
+		memcpy(map->valid, valid, nvalid * sizeof *valid);
+		map->nvalid = nvalid;
 	}
-	return 0;
+	return map;
 }
 
 struct cuindex_map *cuindex_map_new(Dwarf *dw, const struct cuindex_range *valid,
@@ -1310,20 +1359,64 @@ struct cuindex_map *cuindex_map_new(Dwarf *dw, const struct cuindex_range *valid
 struct cuindex_map *cuindex_map_new_opts(Dwarf *dw, const struct cuindex_range *valid,
 					 size_t nvalid, bool aranges)
 {
-	struct cuindex_map *map = calloc(1, sizeof *map);
+	struct cuindex_map *map = cuindex_map_alloc(dw, valid, nvalid);
 
 	if (!map)
 		return NULL;
-	map->dw = dw;
 	map->no_aranges = !aranges;
-	if (nvalid > 0) {
-		map->valid = malloc(nvalid * sizeof *valid);
-		if (!map->valid)
-			goto fail;
-		memcpy(map->valid, valid, nvalid * sizeof *valid);
-		map->nvalid = nvalid;
+	if (cuindex_map_read(map)) {
+		cuindex_map_free(map);
+		return NULL;
 	}
-	if (cuindex_map_read(map))
+	return map;
+}
+
+Dwarf *cuindex_map_dwarf(const struct cuindex_map *map)
+{
+	return map->dw;
+}
+
+size_t cuindex_map_units(const struct cuindex_map *map, uint64_t *out, size_t max)
+{
+	for (size_t i = 0; i < map->ncus; i++)
+		if (map->cus[i].split)
+			return 0;
+	for (size_t i = 0; i < map->ncus && i < max; i++)
+		out[i] = map->cus[i].off;
+	return map->ncus;
+}
+
+struct cuindex_map *cuindex_map_new_known(Dwarf *dw, const struct cuindex_range *valid,
+					  size_t nvalid, const uint64_t *units, size_t nunits,
+					  const struct cuindex_maprange *ranges, size_t nranges)
+{
+	struct cuindex_map *map = cuindex_map_alloc(dw, valid, nvalid);
+
+	if (!map)
+		return NULL;
+	map->cus = calloc(nunits + 1, sizeof *map->cus);
+	map->ranges = malloc((nranges + 1) * sizeof *map->ranges);
+	if (!map->cus || !map->ranges)
+		goto fail;
+	map->capranges = nranges + 1;
+	for (size_t i = 0; i < nunits; i++) {
+		if (i && units[i] <= units[i - 1])
+			goto fail;
+		map->cus[i].off = units[i];
+		map->cus[i].die_unread = true;
+	}
+	map->ncus = nunits;
+	for (size_t i = 0; i < nranges; i++) {
+		const struct cuindex_maprange *r = &ranges[i];
+		size_t cu = cuindex_map_by_offset(map, r->cuoff);
+		if (cu == SIZE_MAX || r->lo > r->hi)
+			goto fail;
+		map->ranges[i] = (struct curange){ r->lo, r->hi, (uint32_t)cu };
+		if (i && cuindex_range_cmp(&map->ranges[i - 1], &map->ranges[i]) > 0)
+			goto fail;
+	}
+	map->nranges = nranges;
+	if (cuindex_map_maxhi(map))
 		goto fail;
 	return map;
 fail:

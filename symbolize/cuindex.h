@@ -117,8 +117,35 @@ struct cuindex_maprange {
 size_t cuindex_map_ranges(const struct cuindex_map *map, struct cuindex_maprange *out,
 			  size_t max);
 
+/* The Dwarf the map reads. */
+Dwarf *cuindex_map_dwarf(const struct cuindex_map *map);
+
 /* Frees the map and every unit index it built; NULL is a no-op. */
 void cuindex_map_free(struct cuindex_map *map);
+
+/* ---- a map kept from an earlier run ----
+ *
+ * Making a map reads every unit header and .debug_aranges and sorts the
+ * ranges: milliseconds for a large program, spent again by each thread.
+ * A map can instead be described (its units' DIE offsets and its ranges)
+ * and made again from that description for the same DWARF and VALID
+ * ranges, reading nothing until a unit is used. */
+
+/* Writes the DIE offsets of MAP's units (increasing) to OUT, at most MAX,
+ * and returns how many there are; 0 when the map cannot be described (it
+ * has split-DWARF units, whose DIEs are in other files). */
+size_t cuindex_map_units(const struct cuindex_map *map, uint64_t *out, size_t max);
+
+/* A map of DW made from UNITS[0..nunits) and RANGES[0..nranges), as
+ * cuindex_map_units and cuindex_map_ranges gave them for a map of the
+ * same DWARF and VALID: the same answers, each unit's DIE read on first
+ * use (a unit whose offset does not hold a unit DIE then has no index).
+ * Returns NULL when out of memory or when the description is not one a
+ * map gives (units not increasing, ranges out of order, a range of an
+ * unknown unit). */
+struct cuindex_map *cuindex_map_new_known(Dwarf *dw, const struct cuindex_range *valid,
+					  size_t nvalid, const uint64_t *units, size_t nunits,
+					  const struct cuindex_maprange *ranges, size_t nranges);
 
 /* Indexes of the units whose ranges hold PC, building them as needed: at
  * most MAX written to OUT (owned by the map), the unit starting nearest

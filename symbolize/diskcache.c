@@ -16,6 +16,11 @@
  *   seqs        nseqs x struct cuindex_seq, each unit's line-table
  *               sequences contiguous, sorted and apart: a new address
  *               decodes only the sequence holding it
+ *   mapunits    nmapunits x uint64_t, increasing: the DIE offsets of the
+ *               units of the DWARF's unit map (cuindex_map_units)
+ *   mapranges   nmapranges x struct cuindex_maprange, in the map's search
+ *               order: its ranges (cuindex_map_ranges), so that a later
+ *               run makes the map without reading unit headers or aranges
  *   strings     nstrings NUL-terminated strings, back to back; string 0
  *               is "" and stands for "none" (NULL) in a frame
  *
@@ -42,7 +47,7 @@
 
 /* Bump whenever the format or any answer symcache gives changes: files of
  * another version are ignored and rewritten. */
-#define DC_VERSION 3u
+#define DC_VERSION 4u
 #define DC_MAGIC "JHSYMC\x01\x00"
 #define DC_BOM 0x01020304u
 
@@ -66,7 +71,8 @@ struct dc_header {
 	uint64_t debug_size;
 	int64_t debug_mtime_sec, debug_mtime_nsec;
 	uint32_t nunits, ntops;
-	uint32_t nseqs, reserved2;
+	uint32_t nseqs, nmapunits;
+	uint32_t nmapranges, reserved2;
 };
 
 struct dc_entry {
@@ -122,6 +128,11 @@ struct dcmodule {
 	size_t nadded, capadded;
 	struct cuindex_top *tops; /* from the file */
 	struct cuindex_seq *seqs; /* from the file */
+	/* the unit map's description, from the file or this run's */
+	uint64_t *mapunits;
+	size_t nmapunits;
+	struct cuindex_maprange *mapranges;
+	size_t nmapranges;
 	/* the file's frame and string blocks as written, which a save that
 	 * keeps every old answer copies rather than rebuilds */
 	const char *old_frames, *old_strs;
@@ -253,6 +264,11 @@ static void dc_forget_file(struct dcmodule *m)
 	free(m->units);
 	free(m->tops);
 	free(m->seqs);
+	free(m->mapunits);
+	free(m->mapranges);
+	m->mapunits = NULL;
+	m->mapranges = NULL;
+	m->nmapunits = m->nmapranges = 0;
 	m->buf = NULL;
 	m->strs = NULL;
 	m->frames = NULL;
@@ -426,10 +442,13 @@ static int dc_parse(struct diskcache *dc, struct dcmodule *m, struct symmodule *
 			(uint64_t)h.nframes * sizeof(struct dc_frame) +
 			(uint64_t)h.nunits * sizeof(struct dc_unit) +
 			(uint64_t)h.ntops * sizeof(struct cuindex_top) +
-			(uint64_t)h.nseqs * sizeof(struct cuindex_seq) + h.strbytes;
+			(uint64_t)h.nseqs * sizeof(struct cuindex_seq) +
+			(uint64_t)h.nmapunits * sizeof(uint64_t) +
+			(uint64_t)h.nmapranges * sizeof(struct cuindex_maprange) + h.strbytes;
 	if (h.nentries > DISKCACHE_MAX_ENTRIES || h.nframes > DISKCACHE_MAX_ENTRIES * 16ull ||
 	    h.nunits > DISKCACHE_MAX_ENTRIES || h.ntops > DISKCACHE_MAX_ENTRIES ||
-	    h.nseqs > DISKCACHE_MAX_ENTRIES ||
+	    h.nseqs > DISKCACHE_MAX_ENTRIES || h.nmapunits > DISKCACHE_MAX_ENTRIES ||
+	    h.nmapranges > DISKCACHE_MAX_ENTRIES || (!h.nmapunits && h.nmapranges) ||
 	    h.strbytes > DISKCACHE_MAX_FILE || body != len - sizeof h)
 		return jh_err(why, whylen, JH_EFORMAT, "sizes do not add up to the file's");
 	const char *p = m->buf + sizeof h;
@@ -440,7 +459,9 @@ static int dc_parse(struct diskcache *dc, struct dcmodule *m, struct symmodule *
 	const char *units = (const char *)(frames + h.nframes);
 	const char *tops = units + (size_t)h.nunits * sizeof(struct dc_unit);
 	const char *seqs = tops + (size_t)h.ntops * sizeof(struct cuindex_top);
-	char *s = (char *)seqs + (size_t)h.nseqs * sizeof(struct cuindex_seq);
+	const char *mapunits = seqs + (size_t)h.nseqs * sizeof(struct cuindex_seq);
+	const char *mapranges = mapunits + (size_t)h.nmapunits * sizeof(uint64_t);
+	char *s = (char *)mapranges + (size_t)h.nmapranges * sizeof(struct cuindex_maprange);
 	/* strings: exactly nstrings, each NUL-terminated, the first empty */
 	if (!h.nstrings || !h.strbytes || h.nstrings > h.strbytes || s[0] || s[h.strbytes - 1])
 		return jh_err(why, whylen, JH_EFORMAT, "bad string table");
@@ -544,6 +565,31 @@ static int dc_parse(struct diskcache *dc, struct dcmodule *m, struct symmodule *
 					       u.nseqs ? &m->seqs[u.seq0] : NULL, u.nseqs, false };
 	}
 	m->nunits = m->nloaded = h.nunits;
+	/* the unit map: increasing units, ranges in search order, each of a
+	 * known unit */
+	if (h.nmapunits) {
+		m->mapunits = malloc((size_t)h.nmapunits * sizeof *m->mapunits);
+		m->mapranges = malloc(((size_t)h.nmapranges + 1) * sizeof *m->mapranges);
+		if (!m->mapunits || !m->mapranges)
+			return jh_err(why, whylen, JH_ENOMEM, "out of memory");
+		memcpy(m->mapunits, mapunits, (size_t)h.nmapunits * sizeof *m->mapunits);
+		if (h.nmapranges)
+			memcpy(m->mapranges, mapranges, (size_t)h.nmapranges * sizeof *m->mapranges);
+		m->nmapunits = h.nmapunits;
+		m->nmapranges = h.nmapranges;
+		for (size_t i = 1; i < m->nmapunits; i++)
+			if (m->mapunits[i] <= m->mapunits[i - 1])
+				return jh_err(why, whylen, JH_EFORMAT, "bad unit map");
+		for (size_t i = 0; i < m->nmapranges; i++) {
+			const struct cuindex_maprange *r = &m->mapranges[i], *q = r - 1;
+			size_t u = jh_lower_bound_u64(m->mapunits, m->nmapunits, sizeof *m->mapunits,
+						      0, r->cuoff);
+			if (u == m->nmapunits || m->mapunits[u] != r->cuoff || r->lo > r->hi ||
+			    (i && (q->lo > r->lo || (q->lo == r->lo && (q->hi > r->hi ||
+				   (q->hi == r->hi && q->cuoff > r->cuoff))))))
+				return jh_err(why, whylen, JH_EFORMAT, "bad unit map");
+		}
+	}
 	m->old_frames = (const char *)frames;
 	m->old_nframes = h.nframes;
 	m->old_strs = s;
@@ -592,8 +638,9 @@ struct dcmodule *diskcache_module(struct diskcache *dc, struct symmodule *mod,
 		dc_forget_file(m);
 		return m;
 	}
-	snprintf(m->state, sizeof m->state, "loaded %zu answers and %zu units from %.400s/%s",
-		 m->nents, m->nunits, dc->dir, m->fname);
+	snprintf(m->state, sizeof m->state, "loaded %zu answers and %zu units from %.400s/%s%s",
+		 m->nents, m->nunits, dc->dir, m->fname,
+		 m->nmapunits ? " with the unit map" : "");
 	/* a file in use is kept by dc_prune(): its time says when it was
 	 * last used, updated at most once a day */
 	struct stat st;
@@ -620,6 +667,38 @@ int dcmodule_add(struct dcmodule *m, uint64_t vaddr, const struct symresult *r)
 	if (r->nframes > DISKCACHE_MAX_CHAIN)
 		return 0;   /* not cached; looked up again next time */
 	return JH_PUSH(m->added, m->nadded, m->capadded, e);
+}
+
+struct cuindex_map *dcmodule_new_map(void *arg, Dwarf *dw, const struct cuindex_range *valid,
+				     size_t nvalid)
+{
+	const struct dcmodule *m = arg;
+	if (!m || !m->nmapunits)
+		return NULL;
+	return cuindex_map_new_known(dw, valid, nvalid, m->mapunits, m->nmapunits,
+				     m->mapranges, m->nmapranges);
+}
+
+int dcmodule_add_map(struct dcmodule *m, const struct cuindex_map *map)
+{
+	if (!m || !map || m->nmapunits)
+		return 0;
+	size_t nu = cuindex_map_units(map, NULL, 0);
+	size_t nr = cuindex_map_ranges(map, NULL, 0);
+	if (!nu || nu > DISKCACHE_MAX_ENTRIES || nr > DISKCACHE_MAX_ENTRIES)
+		return 0;
+	m->mapunits = malloc(nu * sizeof *m->mapunits);
+	m->mapranges = malloc((nr + 1) * sizeof *m->mapranges);
+	if (!m->mapunits || !m->mapranges) {
+		free(m->mapunits);
+		free(m->mapranges);
+		m->mapunits = NULL;
+		m->mapranges = NULL;
+		return JH_ENOMEM;
+	}
+	m->nmapunits = cuindex_map_units(map, m->mapunits, nu);
+	m->nmapranges = cuindex_map_ranges(map, m->mapranges, nr);
+	return 0;
 }
 
 void dcmodule_install_units(void *arg, struct cuindex_map *map)
@@ -899,14 +978,19 @@ int dcmodule_save(struct diskcache *dc, struct dcmodule *m, struct symmodule *mo
 	h.nunits = (uint32_t)nul;
 	h.ntops = (uint32_t)ntops;
 	h.nseqs = (uint32_t)nseqs;
+	h.nmapunits = (uint32_t)m->nmapunits;
+	h.nmapranges = (uint32_t)m->nmapranges;
+	size_t mub = m->nmapunits * sizeof *m->mapunits, mrb = m->nmapranges * sizeof *m->mapranges;
 	size_t body = n * sizeof *ents + oldf + fi * sizeof *frames + nul * sizeof *units +
-		      ntops * sizeof *tops + nseqs * sizeof *seqs + sb;
+		      ntops * sizeof *tops + nseqs * sizeof *seqs + mub + mrb + sb;
 	uint64_t sum = jh_hash_fast(ents, n * sizeof *ents, 0);
 	sum = jh_hash_fast(m->old_frames, oldf, sum);
 	sum = jh_hash_fast(frames, fi * sizeof *frames, sum);
 	sum = jh_hash_fast(units, nul * sizeof *units, sum);
 	sum = jh_hash_fast(tops, ntops * sizeof *tops, sum);
 	sum = jh_hash_fast(seqs, nseqs * sizeof *seqs, sum);
+	sum = jh_hash_fast(m->mapunits, mub, sum);
+	sum = jh_hash_fast(m->mapranges, mrb, sum);
 	sum = jh_hash_fast(strs, sb, sum);
 	h.checksum = dc_checksum_end(sum, body);
 	if (sizeof h + body > DISKCACHE_MAX_FILE) {
@@ -928,7 +1012,8 @@ int dcmodule_save(struct diskcache *dc, struct dcmodule *m, struct symmodule *mo
 	    dc_write_all(fd, frames, fi * sizeof *frames) ||
 	    dc_write_all(fd, units, nul * sizeof *units) ||
 	    dc_write_all(fd, tops, ntops * sizeof *tops) ||
-	    dc_write_all(fd, seqs, nseqs * sizeof *seqs) || dc_write_all(fd, strs, sb)) {
+	    dc_write_all(fd, seqs, nseqs * sizeof *seqs) || dc_write_all(fd, m->mapunits, mub) ||
+	    dc_write_all(fd, m->mapranges, mrb) || dc_write_all(fd, strs, sb)) {
 		jh_err(err, errlen, JH_EIO, "cannot write '%s/%s': %s", dc->dir, tmp, strerror(errno));
 		goto out;
 	}

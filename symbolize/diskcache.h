@@ -12,7 +12,9 @@
  * rewritten with old and new answers together.  It also keeps, for each
  * DWARF unit indexed so far, where the unit's top-level functions and
  * line-table sequences are, so that a new address indexes one function
- * and decodes one sequence rather than its whole unit.
+ * and decodes one sequence rather than its whole unit, and the DWARF's
+ * unit map (which unit holds which addresses), so that a new address
+ * reads no unit headers or aranges to find its unit.
  *
  * Trust: a cache file is read only when it is a regular file owned by the
  * user, inside a folder owned by the user and closed to others, reached
@@ -80,6 +82,17 @@ int dcmodule_add(struct dcmodule *m, uint64_t vaddr, const struct symresult *r);
  * DWARF): symmodule_set_units_source() takes it, with the module as ARG.
  * Only reads: safe from several threads at once. */
 void dcmodule_install_units(void *arg, struct cuindex_map *map);
+
+/* A unit map of DW made from the file's description of it, or NULL when
+ * the file has none (symmodule_set_map_source() takes it, with the module
+ * as ARG).  Only reads: safe from several threads at once. */
+struct cuindex_map *dcmodule_new_map(void *arg, Dwarf *dw, const struct cuindex_range *valid,
+				     size_t nvalid);
+
+/* Records MAP's description (cuindex_map_units, cuindex_map_ranges) to be
+ * written by dcmodule_save(), unless the module has one already or MAP
+ * cannot be described.  Returns 0 or JH_ENOMEM. */
+int dcmodule_add_map(struct dcmodule *m, const struct cuindex_map *map);
 
 /* Records a unit indexed in full in this run (symmodule_each_unit()
  * takes it, with the module as ARG), to be written by dcmodule_save();

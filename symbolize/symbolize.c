@@ -370,8 +370,10 @@ static void lookup_job(struct worker *w, const struct job *j)
 	const struct pf_mapping *m = &p->maps[j->g->mapping];
 	char err[512];
 	struct symmodule *mod = symcache_module(w->sc, j->g->obj, err, sizeof(err));
-	if (j->g->dcm)
+	if (j->g->dcm) {
+		symmodule_set_map_source(mod, dcmodule_new_map, j->g->dcm);
 		symmodule_set_units_source(mod, dcmodule_install_units, j->g->dcm);
+	}
 	size_t nseg = 0;
 	const struct symsegment *segs = mod ? symmodule_segments(mod, &nseg) : NULL;
 	bool identity = m->start == 0 && m->offset == 0 && m->limit == UINT64_MAX;
@@ -583,10 +585,13 @@ static int symbolize_ids(struct ctx *c, const uint32_t *ids, size_t n)
 	for (size_t k = 0; k < ngroups && !rc; k++) {
 		const struct group *g = &groups[k];
 		char err[1024];
-		/* and the units the workers indexed in full */
-		for (int i = 0; i < nw && g->dcm && !rc; i++)
-			rc = symmodule_each_unit(symcache_find_module(w[i].sc, g->obj),
-						 dcmodule_add_unit, g->dcm);
+		/* and the units the workers indexed in full, and the unit map */
+		for (int i = 0; i < nw && g->dcm && !rc; i++) {
+			struct symmodule *wm = symcache_find_module(w[i].sc, g->obj);
+			rc = symmodule_each_unit(wm, dcmodule_add_unit, g->dcm);
+			if (!rc)
+				rc = dcmodule_add_map(g->dcm, symmodule_map(wm));
+		}
 		if (!rc && g->dcm && dcmodule_save(c->o->cache, g->dcm,
 					    symcache_module(g->sc, g->obj, err, sizeof(err)),
 					    err, sizeof(err))) {
@@ -609,6 +614,46 @@ out:
 	free(vaddrs);
 	free(live);
 	return rc;
+}
+
+struct symbolize_preload {
+	pthread_t thread;
+	struct symcache *sc;
+	struct diskcache *dc;
+	const char *binary;
+};
+
+static void *preload_run(void *arg)
+{
+	struct symbolize_preload *pl = arg;
+	char err[512];
+	struct symmodule *mod = symcache_module(pl->sc, pl->binary, err, sizeof(err));
+	if (mod && pl->dc)
+		diskcache_module(pl->dc, mod, pl->binary);
+	return NULL;
+}
+
+struct symbolize_preload *symbolize_preload_start(struct symcache *sc, struct diskcache *dc,
+						  const char *binary)
+{
+	struct symbolize_preload *pl = malloc(sizeof(*pl));
+	if (!pl || !sc || !binary)
+		goto fail;
+	*pl = (struct symbolize_preload){ .sc = sc, .dc = dc, .binary = binary };
+	if (pthread_create(&pl->thread, NULL, preload_run, pl))
+		goto fail;
+	return pl;
+fail:
+	free(pl);
+	return NULL;
+}
+
+void symbolize_preload_finish(struct symbolize_preload *pl)
+{
+	if (!pl)
+		return;
+	pthread_join(pl->thread, NULL);
+	free(pl);
 }
 
 int symbolize_profile(struct profile *p, struct symcache *sc,

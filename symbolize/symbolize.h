@@ -41,4 +41,16 @@ int symbolize_profile(struct profile *p, struct symcache *sc,
 		      const struct symbolize_options *o, struct symbolize_stats *st,
 		      char *err, size_t errlen);
 
+/* Opens BINARY in SC and reads its persistent cache from DC (may be NULL)
+ * on a thread of its own, for a caller with a core to spare (the parse's
+ * merge); symbolize_profile() then finds both done, with the same
+ * answers.  SC and DC must not be used until symbolize_preload_finish(),
+ * which waits for the thread.  Returns NULL (nothing started, nothing
+ * lost) when the thread cannot be made. */
+struct symbolize_preload;
+struct symbolize_preload *symbolize_preload_start(struct symcache *sc, struct diskcache *dc,
+						  const char *binary);
+/* Waits for the preload and frees it; NULL is a no-op. */
+void symbolize_preload_finish(struct symbolize_preload *pl);
+
 #endif

@@ -137,6 +137,9 @@ struct symmodule {
 	struct cuindex_map *map;
 	void (*units_fn)(void *arg, struct cuindex_map *map);
 	void *units_arg;
+	struct cuindex_map *(*map_fn)(void *arg, Dwarf *dw, const struct cuindex_range *valid,
+				      size_t nvalid);
+	void *map_arg;
 	struct cuindex_range *valid;
 	size_t nvalid;
 	struct elfsyms syms;      /* the ELF symbol table, read on first need */
@@ -551,6 +554,23 @@ void symmodule_set_units_source(struct symmodule *m,
 	m->units_arg = arg;
 }
 
+void symmodule_set_map_source(struct symmodule *m,
+			      struct cuindex_map *(*fn)(void *arg, Dwarf *dw,
+							const struct cuindex_range *valid,
+							size_t nvalid),
+			      void *arg)
+{
+	if (!m)
+		return;
+	m->map_fn = fn;
+	m->map_arg = arg;
+}
+
+const struct cuindex_map *symmodule_map(const struct symmodule *m)
+{
+	return m ? m->map : NULL;
+}
+
 int symmodule_each_unit(struct symmodule *m,
 			int (*fn)(void *arg, uint64_t cuoff, const struct cuindex_unitinfo *u),
 			void *arg)
@@ -772,7 +792,10 @@ static void symcache_resolve(struct symmodule *m, uint64_t vaddr, struct symresu
 	res->frames = NULL;
 	symcache_load_dwarf(m);
 	if (m->dw && m->map_state == 0) {
-		m->map = cuindex_map_new(m->dw, m->valid, m->nvalid);
+		if (m->map_fn)
+			m->map = m->map_fn(m->map_arg, m->dw, m->valid, m->nvalid);
+		if (!m->map)
+			m->map = cuindex_map_new(m->dw, m->valid, m->nvalid);
 		m->map_state = m->map ? 1 : -1;
 		if (m->map && m->units_fn)
 			m->units_fn(m->units_arg, m->map);

@@ -125,6 +125,20 @@ int symmodule_symbol_range(struct symmodule *m, uint64_t vaddr, uint64_t *lo, ui
 void symmodule_set_units_source(struct symmodule *m,
 				void (*fn)(void *arg, struct cuindex_map *map), void *arg);
 
+/* A unit map known from an earlier run: when the module first needs its
+ * unit map, FN is asked for one (cuindex_map_new_known on DW and VALID),
+ * with ARG; NULL has the map read from the DWARF.  The same rules as
+ * symmodule_set_units_source, which is then given the map either way. */
+void symmodule_set_map_source(struct symmodule *m,
+			      struct cuindex_map *(*fn)(void *arg, Dwarf *dw,
+							const struct cuindex_range *valid,
+							size_t nvalid),
+			      void *arg);
+
+/* The module's unit map, NULL until its first DWARF lookup (or when the
+ * module has no DWARF); for the persistent cache to describe it. */
+const struct cuindex_map *symmodule_map(const struct symmodule *m);
+
 /* Calls FN for each unit this module indexed in full (see
  * cuindex_map_each_full), for the persistent cache. */
 int symmodule_each_unit(struct symmodule *m,

@@ -115,6 +115,24 @@ test_expect_success 'new addresses looked up through the units the file keeps: t
 	done
 '
 
+# The file keeps the DWARF's unit map too; and when the dump is parsed in
+# two threads, the binary and its cache file are opened on the core the
+# parse leaves idle (JHEAP_PARSE_SPLIT_MIN=1 splits even a small dump).
+test_expect_success 'the unit map from the file, the file read beside a split parse: the same report as cold' '
+	rm -rf "$C" &&
+	first_stacks "$H" 2 >part.heap &&
+	warm part --text "$B" part.heap &&
+	cp -p "$(cache_file)" saved.sym &&
+	for split in 0 1; do
+		cp -p saved.sym "$(cache_file)" &&
+		JHEAP_THREADS=2 JHEAP_PARSE_SPLIT_MIN=$split warm mapped --raw "$B" "$H" &&
+		grep -E "^jheap: cache: $B: loaded [0-9]+ answers and [1-9][0-9]* units from .* with the unit map\$" mapped.err &&
+		test "$(lookups mapped.err "$B")" -gt 0 &&
+		cold mapped.cold --raw "$B" "$H" &&
+		cmp mapped.cold mapped || return 1
+	done
+'
+
 test_expect_success '--no-cache neither reads nor writes the cache' '
 	rm -rf "$C" &&
 	JHEAP_DEBUG=cache jheap_into nc --text "$B" "$H" --no-cache &&

@@ -80,8 +80,9 @@ static char *make_file(size_t *len)
 		symmodule_lookup(mod, pcs[i], &r);
 		dcmodule_add(m, pcs[i], &r);
 	}
-	/* and the units those lookups indexed */
+	/* and the units those lookups indexed, and the unit map */
 	symmodule_each_unit(mod, dcmodule_add_unit, m);
+	dcmodule_add_map(m, symmodule_map(mod));
 	char *buf = NULL;
 	if (!dcmodule_save(dc, m, mod, err, sizeof err)) {
 		FILE *f = fopen(cache_path(m), "rb");
@@ -182,6 +183,26 @@ TEST(roundtrip)
 	CHECK_INT(got.seqs, want.seqs);
 	CHECK(want.seqs > 0);
 	CHECK(got.hash == want.hash);
+	/* the unit map's description as the map gives it, and a map made from
+	 * it with the same ranges */
+	const struct cuindex_map *map = symmodule_map(mod);
+	size_t nu = cuindex_map_units(map, NULL, 0), nr = cuindex_map_ranges(map, NULL, 0);
+	CHECK(nu > 0 && nr > 0);
+	CHECK_INT(m->nmapunits, nu);
+	CHECK_INT(m->nmapranges, nr);
+	uint64_t *wu = calloc(nu + 1, sizeof *wu);
+	struct cuindex_maprange *wr = calloc(nr + 1, sizeof *wr), *kr = calloc(nr + 1, sizeof *kr);
+	cuindex_map_units(map, wu, nu);
+	cuindex_map_ranges(map, wr, nr);
+	CHECK(m->nmapunits == nu && !memcmp(m->mapunits, wu, nu * sizeof *wu));
+	CHECK(m->nmapranges == nr && !memcmp(m->mapranges, wr, nr * sizeof *wr));
+	struct cuindex_map *km = dcmodule_new_map(m, cuindex_map_dwarf(map), NULL, 0);
+	CHECK(km != NULL);
+	CHECK(km && cuindex_map_ranges(km, kr, nr) == nr && !memcmp(kr, wr, nr * sizeof *wr));
+	cuindex_map_free(km);
+	free(wu);
+	free(wr);
+	free(kr);
 	size_t dwarf = 0;
 	for (size_t i = 0; i < npcs; i++) {
 		struct symresult a, b;
@@ -345,6 +366,34 @@ TEST(bad_fields)
 			fprintf(stderr, "case %s: %ld, %s\n", ucases[i].what, n, why);
 		CHECK(n == -1 && strstr(why, "bad unit"));
 	}
+	/* the unit map: units increasing, ranges in order, of known units */
+	size_t moff = toff + h.ntops * sizeof(struct cuindex_top) + h.nseqs * sizeof(struct cuindex_seq);
+	size_t roff = moff + h.nmapunits * sizeof(uint64_t);
+	CHECK(h.nmapunits >= 2 && h.nmapranges >= 2);
+	uint64_t mu0;
+	memcpy(&mu0, good + moff, 8);
+	struct { const char *what; size_t off; uint64_t val; } mcases[] = {
+		{ "unit order", moff + 8, mu0 },
+		{ "unknown unit", roff + offsetof(struct cuindex_maprange, cuoff), mu0 + 1 },
+		{ "range order", roff + sizeof(struct cuindex_maprange) +
+				 offsetof(struct cuindex_maprange, lo), 0 },
+		{ "reversed range", roff + offsetof(struct cuindex_maprange, hi), 0 },
+	};
+	for (size_t i = 0; i < sizeof mcases / sizeof mcases[0]; i++) {
+		memcpy(buf, good, len);
+		memcpy(buf + mcases[i].off, &mcases[i].val, 8);
+		fix_checksum(buf, len);
+		long n = load(buf, len, why, sizeof why);
+		if (n != -1 || !strstr(why, "bad unit map"))
+			fprintf(stderr, "case %s: %ld, %s\n", mcases[i].what, n, why);
+		CHECK(n == -1 && strstr(why, "bad unit map"));
+	}
+	/* ranges without units */
+	memcpy(buf, good, len);
+	uint32_t zero = 0;
+	memcpy(buf + offsetof(struct dc_header, nmapunits), &zero, 4);
+	fix_checksum(buf, len);
+	CHECK(load(buf, len, why, sizeof why) == -1 && strstr(why, "sizes do not add up"));
 	/* a string table whose last string has lost its NUL */
 	memcpy(buf, good, len);
 	buf[len - 1] = 'x';

@@ -14,6 +14,7 @@
  *                                 thread and split in the middle (for
  *                                 dumps too large to split everywhere)
  */
+#include <stdatomic.h>
 #include <dirent.h>
 #include <errno.h>
 #include "analyzer/parse.h"
@@ -28,7 +29,14 @@ struct result {
 	char *warns;            /* every warning, one per line */
 	size_t nwarns, cap_warns;
 	bool split;
+	atomic_int idle;        /* core_idle calls */
 };
+
+static void on_idle(void *ctx)
+{
+	struct result *r = ctx;
+	atomic_fetch_add(&r->idle, 1);
+}
 
 static void on_warn(void *ctx, const char *msg)
 {
@@ -61,8 +69,14 @@ static void run(struct result *r, const char *buf, size_t len, size_t split_at)
 	memcpy(copy, buf, len);
 	struct parse_options o = {
 		.warn = on_warn, .ctx = r, .split_at = split_at, .split_done = &r->split,
+		.core_idle = on_idle,
 	};
 	r->rc = parse_buffer(&r->p, "t.heap", copy, len, &o, r->err, sizeof(r->err));
+	/* once for a parse in two threads, by the half done first; never
+	 * for one thread */
+	CHECK(atomic_load(&r->idle) <= 1);
+	if (r->split)
+		CHECK_INT(atomic_load(&r->idle), 1);
 	free(copy);
 }
 
@@ -206,6 +220,7 @@ TEST(every_split_of_a_hand_made_dump)
 	struct result r;
 	run(&r, dump, sizeof(dump) - 1, 0);
 	CHECK_INT(r.rc, 0);
+	CHECK_INT(atomic_load(&r.idle), 0);
 	CHECK_INT(r.p.nsamples, 5);
 	CHECK_INT(r.p.nthreads, 5);
 	CHECK_STR(strtab_get(&r.p.strs, r.p.maps[3].path), "[vdso]");

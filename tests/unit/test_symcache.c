@@ -545,6 +545,128 @@ TEST(test_sparse_units)
 	CHECK(total > 1000);
 }
 
+/* A map with split-DWARF units cannot be described: their DIEs are in
+ * other files. */
+TEST(test_map_known_split)
+{
+	char err[512];
+	struct symcache *sc = symcache_new(NULL);
+	struct symmodule *m = symcache_module(sc, fxpath("cxx_split"), err, sizeof err);
+	CHECK(m != NULL);
+	struct symresult r;
+	size_t nsym = 0;
+	const struct symsegment *segs = m ? symmodule_segments(m, &nsym) : NULL;
+	for (size_t i = 0; segs && i < nsym; i++)
+		if (segs[i].flags & PF_X)
+			symmodule_lookup(m, segs[i].vaddr + segs[i].memsz / 2, &r);
+	const struct cuindex_map *map = symmodule_map(m);
+	CHECK(map != NULL);
+	if (map)
+		CHECK(cuindex_map_units(map, NULL, 0) == 0);
+	symcache_free(sc);
+}
+
+/* What a lookup of PC in MAP sees, as DIE offsets: each candidate unit's
+ * CU DIE, its scope chain and its line row, into OUT (at most MAX). */
+static size_t map_answer(struct cuindex_map *map, uint64_t pc, uint64_t *out, size_t max)
+{
+	struct cuindex *cands[8];
+	size_t nc = cuindex_map_find(map, pc, cands, 8), n = 0;
+	for (size_t i = 0; i < nc && n + 4 < max; i++) {
+		uint32_t chain[CUINDEX_MAX_CHAIN];
+		size_t k = cuindex_lookup(cands[i], pc, chain, CUINDEX_MAX_CHAIN);
+		struct cuindex_line ln = { 0 };
+		out[n++] = dwarf_dieoffset(cuindex_cudie(cands[i]));
+		out[n++] = k;
+		for (size_t j = 0; j < k && n + 3 < max; j++)
+			out[n++] = dwarf_dieoffset(cuindex_scope_die(cands[i], chain[j]));
+		out[n++] = cuindex_line(cands[i], pc, &ln) == 0 ? (uint64_t)ln.line : UINT64_MAX;
+	}
+	return n;
+}
+
+/* A map made from another's description (cuindex_map_new_known) against
+ * the map read from the DWARF: the same ranges, and at both ends and the
+ * middle of every range the same units, scopes and lines.  Also the
+ * descriptions it must refuse.  Returns the addresses compared. */
+static size_t check_map_known(Dwarf *dw, struct cuindex_map *a,
+			      const struct cuindex_range *valid, size_t nvalid)
+{
+	size_t nu = cuindex_map_units(a, NULL, 0), nr = cuindex_map_ranges(a, NULL, 0);
+	uint64_t *units = calloc(nu + 1, sizeof *units);
+	struct cuindex_maprange *ra = calloc(nr + 1, sizeof *ra), *rk = calloc(nr + 1, sizeof *rk);
+	size_t compared = 0;
+	CHECK(units && ra && rk);
+	if (!units || !ra || !rk || !nu)
+		goto out;
+	cuindex_map_units(a, units, nu);
+	cuindex_map_ranges(a, ra, nr);
+	struct cuindex_map *k = cuindex_map_new_known(dw, valid, nvalid, units, nu, ra, nr);
+	CHECK(k != NULL);
+	if (!k)
+		goto out;
+	CHECK(cuindex_map_ranges(k, rk, nr) == nr && !memcmp(ra, rk, nr * sizeof *ra));
+	uint64_t wa[512], wk[512];
+	for (size_t i = 0; i < nr; i++) {
+		uint64_t pcs[3] = { ra[i].lo, ra[i].lo + (ra[i].hi - ra[i].lo) / 2,
+				    ra[i].hi > ra[i].lo ? ra[i].hi - 1 : ra[i].lo };
+		for (int j = 0; j < 3; j++) {
+			size_t x = map_answer(a, pcs[j], wa, 512), y = map_answer(k, pcs[j], wk, 512);
+			int same = x == y && !memcmp(wa, wk, x * sizeof *wa);
+			if (!same)
+				fprintf(stderr, "  known map differs at %#llx\n", (unsigned long long)pcs[j]);
+			CHECK(same);
+			compared++;
+		}
+	}
+	cuindex_map_free(k);
+	/* descriptions no map gives: refused */
+	if (nu > 1) {
+		uint64_t t = units[0];
+		units[0] = units[1];
+		units[1] = t;
+		CHECK(!cuindex_map_new_known(dw, valid, nvalid, units, nu, ra, nr));
+		units[1] = units[0];
+		units[0] = t;
+	}
+	if (nr > 1 && (ra[0].lo != ra[nr - 1].lo)) {
+		struct cuindex_maprange t = ra[0];
+		ra[0] = ra[nr - 1];
+		ra[nr - 1] = t;
+		CHECK(!cuindex_map_new_known(dw, valid, nvalid, units, nu, ra, nr));
+		ra[nr - 1] = ra[0];
+		ra[0] = t;
+	}
+	if (nr) {
+		uint64_t t = ra[0].cuoff;
+		ra[0].cuoff = units[nu - 1] + 1;
+		CHECK(!cuindex_map_new_known(dw, valid, nvalid, units, nu, ra, nr));
+		ra[0].cuoff = t;
+	}
+	/* an offset that holds no unit DIE: that unit has no index, the
+	 * others answer */
+	units[0] += 1;
+	for (size_t i = 0; i < nr; i++)
+		if (ra[i].cuoff == units[0] - 1)
+			ra[i].cuoff = units[0];
+	k = cuindex_map_new_known(dw, valid, nvalid, units, nu, ra, nr);
+	CHECK(k != NULL);
+	for (size_t i = 0; k && i < nr; i++) {
+		struct cuindex *c[8];
+		size_t n = cuindex_map_find(k, ra[i].lo, c, 8);
+		for (size_t j = 0; j < n; j++) {
+			uint64_t off = dwarf_dieoffset(cuindex_cudie(c[j]));
+			CHECK(off != units[0] && off != units[0] - 1);
+		}
+	}
+	cuindex_map_free(k);
+out:
+	free(units);
+	free(ra);
+	free(rk);
+	return compared;
+}
+
 /* The unit map read with .debug_aranges for the units it lists against
  * the map read from every CU DIE: the same ranges, in the same order, so
  * every lookup sees the same candidate units.  *WITH counts units placed by
@@ -591,6 +713,8 @@ static int check_map_aranges(const char *path, size_t *with, size_t *ranges)
 			*ranges += na;
 			free(ra);
 			free(rd);
+			if (cuindex_map_units(a, NULL, 0))
+				CHECK(check_map_known(dw, a, valid, nvalid) == 3 * na);
 		}
 		cuindex_map_free(a);
 		cuindex_map_free(d);
@@ -927,6 +1051,7 @@ int main(int argc, char **argv)
 		RUN(test_cxx_split_dwarf);
 		RUN(test_sparse_units);
 		RUN(test_map_aranges);
+		RUN(test_map_known_split);
 		RUN(test_stripped);
 		RUN(test_separate_debug);
 		RUN(test_libc);
