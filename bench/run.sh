@@ -416,17 +416,34 @@ say "bench: a second analysis of another dump of the same binary..."
 out "### Second run: another dump of the same binary"
 out ""
 CACHE_DIR=$B/cache
-rm -rf "$CACHE_DIR"
-# once each: a repetition would find the cache warmer than a real second
-# analysis does (the second dump's new addresses already in it)
-# (JHEAP_DEBUG=time: each run's stages on its standard error, for the
-# table of where the time goes)
-REPEAT_BELOW=0 measure second.first "$TOOL_TIMEOUT" env XDG_CACHE_HOME="$CACHE_DIR" JHEAP_DEBUG=time "$JHEAP" --quiet --text "$PROG" "$D100"
-REPEAT_BELOW=0 measure second.second "$TOOL_TIMEOUT" env XDG_CACHE_HOME="$CACHE_DIR" JHEAP_DEBUG=time "$JHEAP" --quiet --text "$PROG" "$D2ND"
-# the same dump once more: every address is in the cache now
-measure second.again "$TOOL_TIMEOUT" env XDG_CACHE_HOME="$CACHE_DIR" JHEAP_DEBUG=time "$JHEAP" --quiet --text "$PROG" "$D2ND"
+# Rounds of: the cache emptied, the first run, the second, the second
+# again (every address cached by then); the median of each.  A second run
+# repeated on its own would find the cache warmer than a real second
+# analysis does (its new addresses already in it), so each round starts
+# from nothing.  (JHEAP_DEBUG=time: each run's stages on its standard
+# error, for the table of where the time goes: the last round's.)
+SECOND_ROUNDS=${SECOND_ROUNDS:-7}
+declare -A SR_T SR_C SR_R
+for ((round = 0; round < SECOND_ROUNDS; round++)); do
+	rm -rf "$CACHE_DIR"
+	for id in second.first second.second second.again; do
+		dump=$D2ND
+		[ $id = second.first ] && dump=$D100
+		measure_once $id "$TOOL_TIMEOUT" env XDG_CACHE_HOME="$CACHE_DIR" JHEAP_DEBUG=time "$JHEAP" --quiet --text "$PROG" "$dump"
+		[ "$R_STATUS" = ok ] || die "jheap failed in the second-run rounds ($id)"
+		SR_T[$id]+="$R_SECS " SR_C[$id]+="$R_CPU "
+		{ [ -z "${SR_R[$id]}" ] || [ "${R_RSS:-0}" -gt "${SR_R[$id]}" ]; } && SR_R[$id]=${R_RSS:-0}
+	done
+done
+median() { printf '%s\n' "$@" | sort -n | awk '{ a[NR] = $0 } END { print a[int((NR + 1) / 2)] }'; }
+for id in second.first second.second second.again; do
+	# shellcheck disable=SC2086  # the lists are space-separated numbers
+	ST[$id]=ok SE[$id]=$(median ${SR_T[$id]}) RS[$id]=${SR_R[$id]} CP[$id]=$(median ${SR_C[$id]})
+	printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$id" ok "${SE[$id]}" "${RS[$id]}" "${CP[$id]}" "${SR_T[$id]}" >>"$B/out/measurements.tsv"
+	say "  $id: ok ${SE[$id]}s (median of $SECOND_ROUNDS rounds: ${SR_T[$id]})"
+done
 measure second.nocache "$TOOL_TIMEOUT" env XDG_CACHE_HOME="$CACHE_DIR" JHEAP_DEBUG=time "$JHEAP" --quiet --text --no-cache "$PROG" "$D2ND"
-CACHE_STATE="persistent cache in \`\$XDG_CACHE_HOME/jheap\`, emptied before the first run; the first and second runs are made once each"
+CACHE_STATE="persistent cache in \`\$XDG_CACHE_HOME/jheap\`; $SECOND_ROUNDS rounds of (cache emptied, first run, second run, second run again), the median of each"
 measure second.nosym "$TOOL_TIMEOUT" env JHEAP_DEBUG=time "$JHEAP" --quiet --text --no-symbolize "$PROG" "$D2ND"
 read -r n2 _ _ _ < <("$DUMPTOOL" info "$D2ND")
 out "First: \`jheap --text\` on s100k.heap; second: on second.heap ($n2 stacks, another process of the same binary, half of its path ids shared with the first); $CACHE_STATE."
@@ -439,7 +456,7 @@ out "| second.heap again (every address cached) | $(fmt_time "${ST[second.again]
 out "| second with --no-cache | $(fmt_time "${ST[second.nocache]}" "${SE[second.nocache]}") | $(fmt_mb "${RS[second.nocache]}") | $(ratio "${ST[second.first]}" "${SE[second.first]}" "${ST[second.nocache]}" "${SE[second.nocache]}") |"
 out "| second with --no-symbolize (the floor for any symbol cache) | $(fmt_time "${ST[second.nosym]}" "${SE[second.nosym]}") | $(fmt_mb "${RS[second.nosym]}") | $(ratio "${ST[second.first]}" "${SE[second.first]}" "${ST[second.nosym]}" "${SE[second.nosym]}") |"
 out ""
-out "The second dump holds addresses the first did not (its new call paths): each is looked up live.  The cache file also keeps where the top-level functions of every unit indexed so far are and where each sequence of its line table starts, so such an address indexes only the function that holds it and decodes only the line-table sequence that holds it, not the whole unit.  The row after it is the case where every address is already cached."
+out "The second dump holds addresses the first did not (its new call paths): each is looked up live.  The cache file also keeps where the top-level functions of every unit indexed so far are, where each sequence of its line table starts and the DWARF's unit map, so such an address reads no unit headers or aranges, indexes only the function that holds it and decodes only the line-table sequence that holds it, not the whole unit.  The binary and its cache file are opened on the core the parse leaves idle while it merges its two halves.  The row after it is the case where every address is already cached."
 out ""
 out "Where each run's time goes, from jheap's own stage timer (\`JHEAP_DEBUG=time\`, wall seconds of the run above; \"symbolize\" includes loading and saving the cache):"
 out ""
