@@ -432,7 +432,7 @@ for ((round = 0; round < SECOND_ROUNDS; round++)); do
 		measure_once $id "$TOOL_TIMEOUT" env XDG_CACHE_HOME="$CACHE_DIR" JHEAP_DEBUG=time "$JHEAP" --quiet --text "$PROG" "$dump"
 		[ "$R_STATUS" = ok ] || die "jheap failed in the second-run rounds ($id)"
 		SR_T[$id]+="$R_SECS " SR_C[$id]+="$R_CPU "
-		{ [ -z "${SR_R[$id]}" ] || [ "${R_RSS:-0}" -gt "${SR_R[$id]}" ]; } && SR_R[$id]=${R_RSS:-0}
+		{ [ -z "${SR_R[$id]:-}" ] || [ "${R_RSS:-0}" -gt "${SR_R[$id]}" ]; } && SR_R[$id]=${R_RSS:-0}
 	done
 done
 median() { printf '%s\n' "$@" | sort -n | awk '{ a[NR] = $0 } END { print a[int((NR + 1) / 2)] }'; }
@@ -458,7 +458,7 @@ out "| second with --no-symbolize (the floor for any symbol cache) | $(fmt_time 
 out ""
 out "The second dump holds addresses the first did not (its new call paths): each is looked up live.  The cache file also keeps where the top-level functions of every unit indexed so far are, where each sequence of its line table starts and the DWARF's unit map, so such an address reads no unit headers or aranges, indexes only the function that holds it and decodes only the line-table sequence that holds it, not the whole unit.  The binary and its cache file are opened on the core the parse leaves idle while it merges its two halves.  The row after it is the case where every address is already cached."
 out ""
-out "Where each run's time goes, from jheap's own stage timer (\`JHEAP_DEBUG=time\`, wall seconds of the run above; \"symbolize\" includes loading and saving the cache):"
+out "Where each run's time goes, from jheap's own stage timer (\`JHEAP_DEBUG=time\`, wall seconds of the last round's runs; \"symbolize\" includes loading and saving the cache):"
 out ""
 out "| run | parse | symbolize | aggregate | write | in all |"
 out "|---|---:|---:|---:|---:|---:|"
