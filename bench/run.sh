@@ -220,6 +220,10 @@ measure_once() {
 	   [ -n "$GNU_TIME" ] && grep -q "non-zero status 124" "$B/out/$id.time" 2>/dev/null && R_STATUS=timeout ;;
 	esac
 }
+# median X...: the middle one by its first number (the lower of the two
+# middle ones for an even count).
+median() { printf '%s\n' "$@" | sort -n | awk '{ a[NR] = $0 } END { print a[int((NR + 1) / 2)] }'; }
+
 measure() {
 	local id=$1 runs=() k best
 	M_RSS=
@@ -231,7 +235,7 @@ measure() {
 		awk -v s="$R_SECS" -v l="$REPEAT_BELOW" 'BEGIN { exit !(s < l) }' || break
 	done
 	M_STATUS=$R_STATUS
-	best=$(printf '%s\n' "${runs[@]}" | sort -n | awk '{ a[NR] = $0 } END { print a[int((NR + 1) / 2)] }')
+	best=$(median "${runs[@]}")
 	M_SECS=${best%% *} M_CPU=${best#* }
 	[ "$M_STATUS" = ok ] || M_SECS=$R_SECS M_CPU=$R_CPU
 	ST[$id]=$M_STATUS SE[$id]=$M_SECS RS[$id]=$M_RSS CP[$id]=$M_CPU
@@ -435,7 +439,6 @@ for ((round = 0; round < SECOND_ROUNDS; round++)); do
 		{ [ -z "${SR_R[$id]:-}" ] || [ "${R_RSS:-0}" -gt "${SR_R[$id]}" ]; } && SR_R[$id]=${R_RSS:-0}
 	done
 done
-median() { printf '%s\n' "$@" | sort -n | awk '{ a[NR] = $0 } END { print a[int((NR + 1) / 2)] }'; }
 for id in second.first second.second second.again; do
 	# shellcheck disable=SC2086  # the lists are space-separated numbers
 	ST[$id]=ok SE[$id]=$(median ${SR_T[$id]}) RS[$id]=${SR_R[$id]} CP[$id]=$(median ${SR_C[$id]})

@@ -1386,10 +1386,30 @@ size_t cuindex_map_units(const struct cuindex_map *map, uint64_t *out, size_t ma
 	return map->ncus;
 }
 
+bool cuindex_map_desc_ok(const uint64_t *units, size_t nunits,
+			 const struct cuindex_maprange *ranges, size_t nranges)
+{
+	for (size_t i = 1; i < nunits; i++)
+		if (units[i] <= units[i - 1])
+			return false;
+	for (size_t i = 0; i < nranges; i++) {
+		const struct cuindex_maprange *r = &ranges[i], *q = r - 1;
+		size_t u = jh_lower_bound_u64(units, nunits, sizeof *units, 0, r->cuoff);
+		if (u == nunits || units[u] != r->cuoff || r->lo > r->hi)
+			return false;
+		if (i && (q->lo != r->lo ? q->lo > r->lo : q->hi != r->hi ? q->hi > r->hi
+			  : q->cuoff > r->cuoff))
+			return false;
+	}
+	return true;
+}
+
 struct cuindex_map *cuindex_map_new_known(Dwarf *dw, const struct cuindex_range *valid,
 					  size_t nvalid, const uint64_t *units, size_t nunits,
 					  const struct cuindex_maprange *ranges, size_t nranges)
 {
+	if (!cuindex_map_desc_ok(units, nunits, ranges, nranges))
+		return NULL;
 	struct cuindex_map *map = cuindex_map_alloc(dw, valid, nvalid);
 
 	if (!map)
@@ -1400,21 +1420,14 @@ struct cuindex_map *cuindex_map_new_known(Dwarf *dw, const struct cuindex_range 
 		goto fail;
 	map->capranges = nranges + 1;
 	for (size_t i = 0; i < nunits; i++) {
-		if (i && units[i] <= units[i - 1])
-			goto fail;
 		map->cus[i].off = units[i];
 		map->cus[i].die_unread = true;
 	}
 	map->ncus = nunits;
-	for (size_t i = 0; i < nranges; i++) {
-		const struct cuindex_maprange *r = &ranges[i];
-		size_t cu = cuindex_map_by_offset(map, r->cuoff);
-		if (cu == SIZE_MAX || r->lo > r->hi)
-			goto fail;
-		map->ranges[i] = (struct curange){ r->lo, r->hi, (uint32_t)cu };
-		if (i && cuindex_range_cmp(&map->ranges[i - 1], &map->ranges[i]) > 0)
-			goto fail;
-	}
+	/* the unit of each range: there (cuindex_map_desc_ok) */
+	for (size_t i = 0; i < nranges; i++)
+		map->ranges[i] = (struct curange){ ranges[i].lo, ranges[i].hi,
+						   (uint32_t)cuindex_map_by_offset(map, ranges[i].cuoff) };
 	map->nranges = nranges;
 	if (cuindex_map_maxhi(map))
 		goto fail;

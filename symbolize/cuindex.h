@@ -136,13 +136,19 @@ void cuindex_map_free(struct cuindex_map *map);
  * has split-DWARF units, whose DIEs are in other files). */
 size_t cuindex_map_units(const struct cuindex_map *map, uint64_t *out, size_t max);
 
+/* Whether UNITS[0..nunits) and RANGES[0..nranges) are a description a
+ * map gives: units increasing, ranges in search order (by lo, hi, unit),
+ * none reversed, each of one of the units. */
+bool cuindex_map_desc_ok(const uint64_t *units, size_t nunits,
+			 const struct cuindex_maprange *ranges, size_t nranges);
+
 /* A map of DW made from UNITS[0..nunits) and RANGES[0..nranges), as
  * cuindex_map_units and cuindex_map_ranges gave them for a map of the
  * same DWARF and VALID: the same answers, each unit's DIE read on first
  * use (a unit whose offset does not hold a unit DIE then has no index).
  * Returns NULL when out of memory or when the description is not one a
  * map gives (units not increasing, ranges out of order, a range of an
- * unknown unit). */
+ * unknown unit: !cuindex_map_desc_ok). */
 struct cuindex_map *cuindex_map_new_known(Dwarf *dw, const struct cuindex_range *valid,
 					  size_t nvalid, const uint64_t *units, size_t nunits,
 					  const struct cuindex_maprange *ranges, size_t nranges);

@@ -577,18 +577,8 @@ static int dc_parse(struct diskcache *dc, struct dcmodule *m, struct symmodule *
 			memcpy(m->mapranges, mapranges, (size_t)h.nmapranges * sizeof *m->mapranges);
 		m->nmapunits = h.nmapunits;
 		m->nmapranges = h.nmapranges;
-		for (size_t i = 1; i < m->nmapunits; i++)
-			if (m->mapunits[i] <= m->mapunits[i - 1])
-				return jh_err(why, whylen, JH_EFORMAT, "bad unit map");
-		for (size_t i = 0; i < m->nmapranges; i++) {
-			const struct cuindex_maprange *r = &m->mapranges[i], *q = r - 1;
-			size_t u = jh_lower_bound_u64(m->mapunits, m->nmapunits, sizeof *m->mapunits,
-						      0, r->cuoff);
-			if (u == m->nmapunits || m->mapunits[u] != r->cuoff || r->lo > r->hi ||
-			    (i && (q->lo > r->lo || (q->lo == r->lo && (q->hi > r->hi ||
-				   (q->hi == r->hi && q->cuoff > r->cuoff))))))
-				return jh_err(why, whylen, JH_EFORMAT, "bad unit map");
-		}
+		if (!cuindex_map_desc_ok(m->mapunits, m->nmapunits, m->mapranges, m->nmapranges))
+			return jh_err(why, whylen, JH_EFORMAT, "bad unit map");
 	}
 	m->old_frames = (const char *)frames;
 	m->old_nframes = h.nframes;

@@ -636,16 +636,15 @@ static void *preload_run(void *arg)
 struct symbolize_preload *symbolize_preload_start(struct symcache *sc, struct diskcache *dc,
 						  const char *binary)
 {
-	struct symbolize_preload *pl = malloc(sizeof(*pl));
-	if (!pl || !sc || !binary)
-		goto fail;
+	struct symbolize_preload *pl = sc && binary ? malloc(sizeof(*pl)) : NULL;
+	if (!pl)
+		return NULL;
 	*pl = (struct symbolize_preload){ .sc = sc, .dc = dc, .binary = binary };
-	if (pthread_create(&pl->thread, NULL, preload_run, pl))
-		goto fail;
+	if (pthread_create(&pl->thread, NULL, preload_run, pl)) {
+		free(pl);
+		return NULL;
+	}
 	return pl;
-fail:
-	free(pl);
-	return NULL;
 }
 
 void symbolize_preload_finish(struct symbolize_preload *pl)

@@ -278,6 +278,19 @@ TEST(append)
 	diskcache_free(dc);
 }
 
+/* BUF[0..len), damaged as WHAT says, with its checksum made right: it
+ * must be refused for REASON. */
+static void expect_refused(char *buf, size_t len, const char *what, const char *reason)
+{
+	char why[1100];
+	fix_checksum(buf, len);
+	long n = load(buf, len, why, sizeof why);
+	if (n != -1 || !strstr(why, reason))
+		fprintf(stderr, "case %s: %ld, %s\n", what, n, why);
+	CHECK(n == -1);
+	CHECK(strstr(why, reason) != NULL);
+}
+
 /* Field-by-field damage with a correct checksum: each must be refused. */
 TEST(bad_fields)
 {
@@ -326,12 +339,7 @@ TEST(bad_fields)
 		} else {
 			memcpy(buf + cases[i].off, &cases[i].val, 4);
 		}
-		fix_checksum(buf, len);
-		long n = load(buf, len, why, sizeof why);
-		if (n != -1 || !strstr(why, cases[i].reason))
-			fprintf(stderr, "case %s: %ld, %s\n", cases[i].what, n, why);
-		CHECK(n == -1);
-		CHECK(strstr(why, cases[i].reason) != NULL);
+		expect_refused(buf, len, cases[i].what, cases[i].reason);
 	}
 	/* units: in order, each with ranges inside the table, sorted and
 	 * non-empty */
@@ -360,11 +368,7 @@ TEST(bad_fields)
 		} else {
 			memcpy(buf + ucases[i].off, &ucases[i].val, 8);
 		}
-		fix_checksum(buf, len);
-		long n = load(buf, len, why, sizeof why);
-		if (n != -1 || !strstr(why, "bad unit"))
-			fprintf(stderr, "case %s: %ld, %s\n", ucases[i].what, n, why);
-		CHECK(n == -1 && strstr(why, "bad unit"));
+		expect_refused(buf, len, ucases[i].what, "bad unit");
 	}
 	/* the unit map: units increasing, ranges in order, of known units */
 	size_t moff = toff + h.ntops * sizeof(struct cuindex_top) + h.nseqs * sizeof(struct cuindex_seq);
@@ -382,11 +386,7 @@ TEST(bad_fields)
 	for (size_t i = 0; i < sizeof mcases / sizeof mcases[0]; i++) {
 		memcpy(buf, good, len);
 		memcpy(buf + mcases[i].off, &mcases[i].val, 8);
-		fix_checksum(buf, len);
-		long n = load(buf, len, why, sizeof why);
-		if (n != -1 || !strstr(why, "bad unit map"))
-			fprintf(stderr, "case %s: %ld, %s\n", mcases[i].what, n, why);
-		CHECK(n == -1 && strstr(why, "bad unit map"));
+		expect_refused(buf, len, mcases[i].what, "bad unit map");
 	}
 	/* ranges without units */
 	memcpy(buf, good, len);
