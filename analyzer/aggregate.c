@@ -389,55 +389,72 @@ struct cumslot {
 	double cum;
 };
 
+/* Without filters, each location's keys as one word: the count in the
+ * high half, the first index into lockeys in the low half; LOC_ALLOC for
+ * an allocator location. */
+#define LOC_ALLOC UINT64_MAX
+
+/* Keys are copied this many at a time (see sum_plain); lockeys has this
+ * many readable entries after its last. */
+#define KEY_CHUNK 4
+
 /* The sums of samples [from, to). */
 struct sumpart {
 	const struct aggregate *a;
 	const struct profile *p;
 	int value;
 	size_t from, to;
+	const uint64_t *locword; /* per location, without filters */
 	double *flat;            /* per row */
 	struct cumslot *cs;      /* per row */
 	double total, flat_total;
 };
 
 /* Adds V to the cum of each of KEYS[0..n) that sample STAMP has not
- * added to yet. */
+ * added to yet.  No branch on the test: it is almost always false, but a
+ * branch costs more than adding zero. */
 static void add_cum(struct cumslot *cs, const uint32_t *keys, size_t n, uint32_t stamp, double v)
 {
 	for (size_t j = 0; j < n; j++) {
-		if (cs[keys[j]].seen == stamp)
-			continue;
-		cs[keys[j]].seen = stamp;
-		cs[keys[j]].cum += v;
+		struct cumslot *c = &cs[keys[j]];
+		double add = c->seen == stamp ? 0.0 : v;
+		c->seen = stamp;
+		c->cum += add;
 	}
 }
 
 /* One sample's keys without filters, straight from its locations: from
  * the root down to the first allocator frame (the frames
  * aggregate_stack_start() keeps), each key's cum once, and the flat on
- * the innermost kept frame's first key. */
-static void sum_plain(struct sumpart *sp, uint32_t si, double v)
+ * the innermost kept frame's first key.  The keys are gathered into BUF
+ * (room for the sample's depth times max_nkeys, plus KEY_CHUNK) first,
+ * KEY_CHUNK at a time whatever the location's count: a copy loop whose
+ * length changes from frame to frame mispredicts its exit, and that
+ * cost more than half of this function's time. */
+static void sum_plain(struct sumpart *sp, uint32_t si, double v, uint32_t *buf)
 {
-	const struct aggregate *a = sp->a;
+	const uint32_t *lockeys = sp->a->lockeys;
 	const struct pf_sample *s = &sp->p->samples[si];
 	const uint32_t *st = sp->p->stacks + s->stack0;
-	uint32_t stamp = si + 1, leaf = 0;
-	bool kept = false;
+	uint32_t leaf = 0;
+	size_t n = 0;
 	for (uint32_t i = s->depth; i-- > 0;) {
-		const struct agg_locinfo *li = &a->locinfo[st[i]];
-		if (li->allocator)
+		uint64_t w = sp->locword[st[i]];
+		if (w == LOC_ALLOC)
 			break;
-		const uint32_t *k = a->lockeys + li->key0;
-		add_cum(sp->cs, k, li->nkeys, stamp, v);
-		if (li->nkeys) {
-			leaf = k[0];
-			kept = true;
-		}
+		const uint32_t *k = lockeys + (uint32_t)w;
+		uint32_t nk = (uint32_t)(w >> 32);
+		memcpy(buf + n, k, KEY_CHUNK * sizeof(*k));
+		if (nk > KEY_CHUNK)
+			memcpy(buf + n, k, nk * sizeof(*k));
+		leaf = nk ? k[0] : leaf;
+		n += nk;
 	}
-	if (kept) {
-		sp->flat[leaf] += v;
-		sp->flat_total += v;
-	}
+	if (!n)
+		return;
+	add_cum(sp->cs, buf, n, si + 1, v);
+	sp->flat[leaf] += v;
+	sp->flat_total += v;
 }
 
 /* Returns NULL, or (void *)1 when out of memory. */
@@ -453,7 +470,12 @@ static void *sum_part(void *arg)
 		if (v == 0)
 			continue;
 		if (!sp->a->filtered) {
-			sum_plain(sp, (uint32_t)si, v);
+			size_t need = (size_t)sp->p->samples[si].depth * sp->a->max_nkeys + KEY_CHUNK;
+			if (jh_grow(&keys, &cap, need, sizeof(*keys))) {
+				rc = (void *)1;
+				break;
+			}
+			sum_plain(sp, (uint32_t)si, v, keys);
 			continue;
 		}
 		int64_t n = aggregate_stack_keys(sp->a, sp->p, (uint32_t)si, &keys, &cap);
@@ -471,14 +493,35 @@ static void *sum_part(void *arg)
 	return rc;
 }
 
+/* The per-location words of sum_plain, and lockeys' KEY_CHUNK readable
+ * entries after its last. */
+static uint64_t *locwords(struct aggregate *a, const struct profile *p)
+{
+	if (jh_grow(&a->lockeys, &a->cap_lockeys, a->nlockeys + KEY_CHUNK, sizeof(*a->lockeys)))
+		return NULL;
+	memset(a->lockeys + a->nlockeys, 0, KEY_CHUNK * sizeof(*a->lockeys));
+	uint64_t *w = malloc((p->nlocs + 1) * sizeof(*w));
+	if (!w)
+		return NULL;
+	for (size_t l = 0; l < p->nlocs; l++) {
+		const struct agg_locinfo *li = &a->locinfo[l];
+		w[l] = li->allocator ? LOC_ALLOC : (uint64_t)li->nkeys << 32 | li->key0;
+	}
+	return w;
+}
+
 static int sum_rows(struct aggregate *a, const struct profile *p, int value)
 {
 	size_t n = a->nrows + 1;
 	int nparts = p->nsamples >= AGG_SPLIT_MIN ? 2 : 1;
 	struct sumpart part[2];
 	int rc = JH_ENOMEM;
+	uint64_t *words = NULL;
+	if (!a->filtered && !(words = locwords(a, p)))
+		return JH_ENOMEM;
 	for (int k = 0; k < 2; k++)
-		part[k] = (struct sumpart){ .a = a, .p = p, .value = value, .to = p->nsamples };
+		part[k] = (struct sumpart){ .a = a, .p = p, .value = value, .to = p->nsamples,
+					    .locword = words };
 	part[0].to = part[1].from = nparts == 2 ? p->nsamples / 2 : p->nsamples;
 	for (int k = 0; k < nparts; k++)
 		if (!(part[k].flat = jh_zalloc(n, sizeof(*part[k].flat))) ||
@@ -511,6 +554,7 @@ static int sum_rows(struct aggregate *a, const struct profile *p, int value)
 	}
 	rc = 0;
 out:
+	free(words);
 	for (int k = 0; k < 2; k++) {
 		free(part[k].flat);
 		free(part[k].cs);

@@ -1,6 +1,6 @@
 /* aggregate_build() against a plain re-computation: a generated profile
  * of 50,000 samples (above AGG_SPLIT_MIN, so it is summed in two halves)
- * with inline chains, recursion, allocator frames, names that shorten
+ * with inline chains (some of five to eight levels), recursion, allocator frames, names that shorten
  * alike and zero values.  With whole-number values every order of
  * addition gives the exact sum, so the rows must equal the reference
  * exactly; with fractional values one thread and two must still give
@@ -58,7 +58,7 @@ static void func_key(int f, bool inlined, char *buf, size_t n)
 struct gen {
 	struct profile p;
 	int nlines[NLOCS];
-	int funcs[NLOCS][3];     /* innermost first */
+	int funcs[NLOCS][8];     /* innermost first */
 };
 
 static void build(struct gen *g, bool whole)
@@ -79,6 +79,10 @@ static void build(struct gen *g, bool whole)
 		struct pf_location *l = &g->p.locs[id];
 		l->line0 = (uint32_t)g->p.nlines;
 		g->nlines[i] = 1 + (int)(rnd(&s) % 4 == 0) + (int)(rnd(&s) % 8 == 0);
+		/* now and then more inline levels than the summing copies at
+		 * once (KEY_CHUNK) */
+		if (rnd(&s) % 32 == 0)
+			g->nlines[i] = 5 + (int)(rnd(&s) % 4);
 		for (int j = 0; j < g->nlines[i]; j++) {
 			/* allocator functions mostly on their own, as in real stacks */
 			int f = (int)(rnd(&s) % NFUNCS);
