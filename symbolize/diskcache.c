@@ -24,10 +24,33 @@
  *   strings     nstrings NUL-terminated strings, back to back; string 0
  *               is "" and stands for "none" (NULL) in a frame
  *
- * The checksum covers everything after the header.  Identity fields in the
+ * The checksum covers the body after the header.  Identity fields in the
  * header tie the file to one object: its build id, or (without one) its
  * path, size and modification time; and to the debug file the answers
  * came from.
+ *
+ * Appended parts may follow the body: a later run that only adds answers
+ * writes them, and the units it indexed, as one part at the end of the
+ * file rather than rewriting the whole (which for a large binary is most
+ * of the cost of a run with few new addresses):
+ *
+ *   part header struct dc_part_header: its own offset in the file, the
+ *               body's checksum, its counts and its own checksum
+ *   entries     vaddr strictly increasing within the part, none already
+ *               in the file
+ *   frames      string ids and frame indexes run on from the parts
+ *               before: the file's strings are the body's, then each
+ *               part's in order, and likewise its frames
+ *   units       top0 and seq0 index the part's own tops and seqs
+ *   tops, seqs
+ *   strings     nstrings NUL-terminated strings (no leading "")
+ *
+ * A part whose header or checksum is wrong ends the file there: what
+ * comes before it is used, and the next write rewrites the file whole.
+ * So does a file with DC_MAX_PARTS parts, or whose parts outgrow its
+ * body.  An append takes an flock on the file and appends only when the
+ * file is still the one read (same inode, same size); otherwise the run
+ * writes a whole new file as before.
  */
 #include "symbolize/diskcache.h"
 
@@ -38,6 +61,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <dirent.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -73,6 +97,21 @@ struct dc_header {
 	uint32_t nunits, ntops;
 	uint32_t nseqs, nmapunits;
 	uint32_t nmapranges, reserved2;
+};
+
+#define DC_PART_MAGIC "JHSYMP\x01\x00"
+/* Appended parts, at most: a file with more is rewritten whole. */
+#define DC_MAX_PARTS 16
+
+struct dc_part_header {
+	char magic[8];
+	uint64_t offset;        /* where in the file it starts */
+	uint64_t body_checksum; /* the header's checksum: the body it follows */
+	uint32_t nentries, nframes;
+	uint32_t nstrings, nunits;
+	uint32_t ntops, nseqs;
+	uint64_t strbytes;
+	uint64_t checksum;      /* of the part after this header */
 };
 
 struct dc_entry {
@@ -133,10 +172,22 @@ struct dcmodule {
 	size_t nmapunits;
 	struct cuindex_maprange *mapranges;
 	size_t nmapranges;
-	/* the file's frame and string blocks as written, which a save that
-	 * keeps every old answer copies rather than rebuilds */
-	const char *old_frames, *old_strs;
+	/* the file's frame and string blocks as written (the body's, then
+	 * each appended part's), which a save that keeps every old answer
+	 * copies rather than rebuilds */
+	struct dc_block { const char *p; size_t n; } old_frames[DC_MAX_PARTS + 1],
+		old_strs[DC_MAX_PARTS + 1];
+	size_t nold;              /* blocks in each: 0 when none */
 	size_t old_nframes, old_nstrings, old_strbytes;
+	/* the file as read, to append to it */
+	size_t filelen, bodylen;  /* bytes: the whole file used, its body */
+	dev_t file_dev;
+	ino_t file_ino;
+	uint64_t body_checksum;
+	size_t nparts;            /* appended parts read */
+	bool map_loaded;          /* the file has the unit map */
+	bool rewrite;             /* a damaged part, or too many: write whole */
+	char partwhy[200];        /* why the parts stopped early, "" when not */
 	struct dcunit *units;     /* from the file, then this run's, by cuoff */
 	size_t nunits, capunits, nloaded;
 	bool written;             /* dcmodule_save() has run */
@@ -277,8 +328,13 @@ static void dc_forget_file(struct dcmodule *m)
 	m->tops = NULL;
 	m->seqs = NULL;
 	m->nents = m->nunits = m->nloaded = m->capunits = 0;
-	m->old_frames = m->old_strs = NULL;
+	m->nold = 0;
 	m->old_nframes = m->old_nstrings = m->old_strbytes = 0;
+	m->filelen = m->bodylen = 0;
+	m->nparts = 0;
+	m->map_loaded = false;
+	m->rewrite = false;
+	m->partwhy[0] = '\0';
 }
 
 static void dc_module_free(struct dcmodule *m)
@@ -366,7 +422,7 @@ static bool dc_debuginfo_appeared(const struct diskcache *dc, const struct dcmod
 
 /* Reads the whole file FNAME of the folder, refusing anything but a regular
  * file of the user's, not reached through a link, and not too large. */
-static char *dc_read(struct diskcache *dc, const char *fname, size_t *len,
+static char *dc_read(struct diskcache *dc, const char *fname, size_t *len, struct stat *stout,
 		     char *why, size_t whylen)
 {
 	int fd = openat(dc->dirfd, fname, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
@@ -404,6 +460,7 @@ static char *dc_read(struct diskcache *dc, const char *fname, size_t *len,
 			got += (size_t)n;
 		}
 		*len = got;
+		*stout = st;
 	}
 	close(fd);
 	return buf;
@@ -420,8 +477,205 @@ static uint64_t dc_checksum(const char *p, size_t n)
 	return dc_checksum_end(jh_hash_fast(p, n, 0), n);
 }
 
+/* One part of a file, located: the body (with the unit map) or an
+ * appended part. */
+struct dc_part {
+	const struct dc_entry *ents;
+	const struct dc_frame *frames;
+	const char *units, *tops, *seqs, *strs;
+	uint32_t nentries, nframes, nunits, ntops, nseqs, nstrings;
+	uint64_t strbytes;
+};
+
+/* The bytes of a part's sections after its header, or UINT64_MAX when the
+ * counts are out of bounds. */
+static uint64_t dc_part_size(uint64_t nentries, uint64_t nframes, uint64_t nunits,
+			     uint64_t ntops, uint64_t nseqs, uint64_t strbytes)
+{
+	if (nentries > DISKCACHE_MAX_ENTRIES || nframes > DISKCACHE_MAX_ENTRIES * 16ull ||
+	    nunits > DISKCACHE_MAX_ENTRIES || ntops > DISKCACHE_MAX_ENTRIES ||
+	    nseqs > DISKCACHE_MAX_ENTRIES || strbytes > DISKCACHE_MAX_FILE)
+		return UINT64_MAX;
+	return nentries * sizeof(struct dc_entry) + nframes * sizeof(struct dc_frame) +
+	       nunits * sizeof(struct dc_unit) + ntops * sizeof(struct cuindex_top) +
+	       nseqs * sizeof(struct cuindex_seq) + strbytes;
+}
+
+/* Locates the sections of a part that starts (after its header) at P. */
+static void dc_part_locate(struct dc_part *pt, const char *p)
+{
+	pt->ents = (const void *)p;
+	pt->frames = (const void *)(p + (size_t)pt->nentries * sizeof(struct dc_entry));
+	pt->units = (const char *)(pt->frames + pt->nframes);
+	pt->tops = pt->units + (size_t)pt->nunits * sizeof(struct dc_unit);
+	pt->seqs = pt->tops + (size_t)pt->ntops * sizeof(struct cuindex_top);
+	pt->strs = pt->seqs + (size_t)pt->nseqs * sizeof(struct cuindex_seq);
+}
+
+/* The appended part at m->buf + off, when whole and of this body: its
+ * size in bytes (header included), else 0 with the reason in WHY. */
+static size_t dc_read_part(struct dcmodule *m, size_t off, size_t len, uint64_t body_checksum,
+			   struct dc_part *pt, char *why, size_t whylen)
+{
+	struct dc_part_header ph;
+	const char *bad = NULL;
+	uint64_t n = 0;
+	if (len - off < sizeof ph) {
+		bad = "shorter than a part header";
+	} else {
+		memcpy(&ph, m->buf + off, sizeof ph);
+		n = dc_part_size(ph.nentries, ph.nframes, ph.nunits, ph.ntops, ph.nseqs,
+				 ph.strbytes);
+		if (memcmp(ph.magic, DC_PART_MAGIC, sizeof ph.magic) || ph.offset != off ||
+		    ph.body_checksum != body_checksum || n > len - off - sizeof ph ||
+		    ph.nstrings > ph.strbytes)
+			bad = "bad part header";
+		else if (dc_checksum(m->buf + off + sizeof ph, (size_t)n) != ph.checksum)
+			bad = "bad part checksum";
+	}
+	if (bad) {
+		jh_err(why, whylen, JH_EFORMAT, "%s at byte %zu", bad, off);
+		return 0;
+	}
+	*pt = (struct dc_part){ .nentries = ph.nentries, .nframes = ph.nframes,
+				.nunits = ph.nunits, .ntops = ph.ntops, .nseqs = ph.nseqs,
+				.nstrings = ph.nstrings, .strbytes = ph.strbytes };
+	dc_part_locate(pt, m->buf + off + sizeof ph);
+	return sizeof ph + (size_t)n;
+}
+
+/* Splits the strings of part PT into m->strs from index *NS on: exactly
+ * nstrings, each NUL-terminated. */
+static bool dc_split_strings(struct dcmodule *m, const struct dc_part *pt, size_t *ns)
+{
+	const char *s = pt->strs;
+	size_t end = *ns + pt->nstrings;
+	if (pt->strbytes && s[pt->strbytes - 1])
+		return false;
+	for (size_t off = 0; off < pt->strbytes; (*ns)++) {
+		if (*ns == end)
+			return false;
+		m->strs[*ns] = s + off;
+		off += strlen(s + off) + 1;
+	}
+	return *ns == end;
+}
+
+static int dc_cmp_unit(const void *a, const void *b);
+static int dc_cmp_ent(const void *a, const void *b);
+
+/* The frames, entries and units of parts PT[0..np) into the module's
+ * tables, every string id, frame index and range checked against what
+ * the parts so far hold; entries and units then sorted, each address and
+ * unit once.  m->strs holds every string. */
+static int dc_build_tables(struct dcmodule *m, const struct dc_part *pt, size_t np,
+			   char *why, size_t whylen)
+{
+	size_t nf = 0, ne = 0, nu = 0, nt = 0, nq = 0;
+	for (size_t k = 0; k < np; k++) {
+		nf += pt[k].nframes;
+		ne += pt[k].nentries;
+		nu += pt[k].nunits;
+		nt += pt[k].ntops;
+		nq += pt[k].nseqs;
+	}
+	m->frames = calloc(nf + 1, sizeof *m->frames);
+	m->ents = calloc(ne + 1, sizeof *m->ents);
+	m->tops = malloc((nt + 1) * sizeof *m->tops);
+	m->seqs = malloc((nq + 1) * sizeof *m->seqs);
+	m->units = calloc(nu + 1, sizeof *m->units);
+	if (!m->frames || !m->ents || !m->tops || !m->seqs || !m->units)
+		return jh_err(why, whylen, JH_ENOMEM, "out of memory");
+	m->capunits = nu + 1;
+	size_t ns = 0, f0 = 0, t0 = 0, q0 = 0;
+	for (size_t k = 0; k < np; k++) {
+		const struct dc_part *p = &pt[k];
+		ns += p->nstrings;
+		for (size_t i = 0; i < p->nframes; i++) {
+			struct dc_frame f;
+			memcpy(&f, &p->frames[i], sizeof f);
+			if (f.name >= ns || f.linkage >= ns || f.file >= ns || f.decl_file >= ns ||
+			    f.line < 0 || f.column < 0 || f.decl_line < 0 || f.inlined > 1)
+				return jh_err(why, whylen, JH_EFORMAT, "bad frame %zu", f0 + i);
+			m->frames[f0 + i] = (struct symframe){
+				.name = m->strs[f.name], .linkage = m->strs[f.linkage],
+				.file = m->strs[f.file], .decl_file = m->strs[f.decl_file],
+				.line = f.line, .column = f.column, .decl_line = f.decl_line,
+				.inlined = (int)f.inlined,
+			};
+		}
+		f0 += p->nframes;
+		size_t e0 = m->nents;
+		for (size_t i = 0; i < p->nentries; i++) {
+			struct dc_entry e;
+			memcpy(&e, &p->ents[i], sizeof e);
+			bool none = e.status == SYM_NONE;
+			if (e.status > SYM_DWARF || (none != (e.nframes == 0)) ||
+			    e.nframes > DISKCACHE_MAX_CHAIN || (uint64_t)e.frame0 + e.nframes > f0 ||
+			    (i && e.vaddr <= m->ents[e0 + i - 1].vaddr))
+				return jh_err(why, whylen, JH_EFORMAT, "bad entry %zu", e0 + i);
+			m->ents[e0 + i] = (struct dcent){
+				.vaddr = e.vaddr, .old = true,
+				.res = { .status = (enum symstatus)e.status, .nframes = e.nframes,
+					 .frames = e.nframes ? &m->frames[e.frame0] : NULL },
+			};
+		}
+		m->nents += p->nentries;
+		/* units: sorted, non-empty ranges and sorted sequences apart
+		 * from one another */
+		if (p->ntops)
+			memcpy(m->tops + t0, p->tops, (size_t)p->ntops * sizeof *m->tops);
+		if (p->nseqs)
+			memcpy(m->seqs + q0, p->seqs, (size_t)p->nseqs * sizeof *m->seqs);
+		for (size_t i = 0; i < p->nunits; i++) {
+			struct dc_unit u;
+			memcpy(&u, p->units + i * sizeof u, sizeof u);
+			size_t ui = m->nunits + i;
+			if (!u.ntops || (uint64_t)u.top0 + u.ntops > p->ntops ||
+			    (uint64_t)u.seq0 + u.nseqs > p->nseqs ||
+			    (i && u.cuoff <= m->units[ui - 1].cuoff))
+				return jh_err(why, whylen, JH_EFORMAT, "bad unit %zu", ui);
+			const struct cuindex_top *t = &m->tops[t0 + u.top0];
+			for (size_t j = 0; j < u.ntops; j++)
+				if (t[j].lo >= t[j].hi || (j && t[j].lo < t[j - 1].lo))
+					return jh_err(why, whylen, JH_EFORMAT, "bad unit %zu", ui);
+			const struct cuindex_seq *q = u.nseqs ? &m->seqs[q0 + u.seq0] : NULL;
+			if (!cuindex_seqs_ordered(q, u.nseqs))
+				return jh_err(why, whylen, JH_EFORMAT, "bad unit %zu", ui);
+			m->units[ui] = (struct dcunit){ u.cuoff, (struct cuindex_top *)t, u.ntops,
+							(struct cuindex_seq *)q, u.nseqs, false };
+		}
+		m->nunits += p->nunits;
+		t0 += p->ntops;
+		q0 += p->nseqs;
+	}
+	if (np > 1) {
+		/* the parts' entries (few) sorted, then merged with the body's */
+		size_t nb = pt[0].nentries;
+		jh_qsort(m->ents + nb, m->nents - nb, sizeof *m->ents, dc_cmp_ent);
+		struct dcent *all = malloc((m->nents + 1) * sizeof *all);
+		if (!all)
+			return jh_err(why, whylen, JH_ENOMEM, "out of memory");
+		for (size_t i = 0, j = nb, n = 0; n < m->nents; n++)
+			all[n] = j >= m->nents || (i < nb && m->ents[i].vaddr < m->ents[j].vaddr)
+				 ? m->ents[i++] : m->ents[j++];
+		free(m->ents);
+		m->ents = all;
+		jh_qsort(m->units, m->nunits, sizeof *m->units, dc_cmp_unit);
+		for (size_t i = 1; i < m->nents; i++)
+			if (m->ents[i].vaddr <= m->ents[i - 1].vaddr)
+				return jh_err(why, whylen, JH_EFORMAT, "bad entry %zu", i);
+		for (size_t i = 1; i < m->nunits; i++)
+			if (m->units[i].cuoff <= m->units[i - 1].cuoff)
+				return jh_err(why, whylen, JH_EFORMAT, "bad unit %zu", i);
+	}
+	m->nloaded = m->nunits;
+	return 0;
+}
+
 /* Checks the file in m->buf[0..len) completely and builds the tables; on
- * any fault returns -1 with the reason, leaving the module empty. */
+ * any fault in the body returns -1 with the reason, leaving the module
+ * empty.  A faulty appended part ends the file there (m->rewrite). */
 static int dc_parse(struct diskcache *dc, struct dcmodule *m, struct symmodule *mod,
 		    size_t len, char *why, size_t whylen)
 {
@@ -438,47 +692,59 @@ static int dc_parse(struct diskcache *dc, struct dcmodule *m, struct symmodule *
 			      h.version, DC_VERSION);
 	if (h.header_size != sizeof h)
 		return jh_err(why, whylen, JH_EFORMAT, "bad header size");
-	uint64_t body = (uint64_t)h.nentries * sizeof(struct dc_entry) +
-			(uint64_t)h.nframes * sizeof(struct dc_frame) +
-			(uint64_t)h.nunits * sizeof(struct dc_unit) +
-			(uint64_t)h.ntops * sizeof(struct cuindex_top) +
-			(uint64_t)h.nseqs * sizeof(struct cuindex_seq) +
-			(uint64_t)h.nmapunits * sizeof(uint64_t) +
-			(uint64_t)h.nmapranges * sizeof(struct cuindex_maprange) + h.strbytes;
-	if (h.nentries > DISKCACHE_MAX_ENTRIES || h.nframes > DISKCACHE_MAX_ENTRIES * 16ull ||
-	    h.nunits > DISKCACHE_MAX_ENTRIES || h.ntops > DISKCACHE_MAX_ENTRIES ||
-	    h.nseqs > DISKCACHE_MAX_ENTRIES || h.nmapunits > DISKCACHE_MAX_ENTRIES ||
+	uint64_t body = dc_part_size(h.nentries, h.nframes, h.nunits, h.ntops, h.nseqs,
+				     h.strbytes);
+	if (body != UINT64_MAX)
+		body += (uint64_t)h.nmapunits * sizeof(uint64_t) +
+			(uint64_t)h.nmapranges * sizeof(struct cuindex_maprange);
+	if (body == UINT64_MAX || h.nmapunits > DISKCACHE_MAX_ENTRIES ||
 	    h.nmapranges > DISKCACHE_MAX_ENTRIES || (!h.nmapunits && h.nmapranges) ||
-	    h.strbytes > DISKCACHE_MAX_FILE || body != len - sizeof h)
+	    body > len - sizeof h)
 		return jh_err(why, whylen, JH_EFORMAT, "sizes do not add up to the file's");
 	const char *p = m->buf + sizeof h;
-	if (dc_checksum(p, len - sizeof h) != h.checksum)
+	if (dc_checksum(p, (size_t)body) != h.checksum)
 		return jh_err(why, whylen, JH_EFORMAT, "bad checksum");
-	const struct dc_entry *ents = (const void *)p;
-	const struct dc_frame *frames = (const void *)(p + (size_t)h.nentries * sizeof *ents);
-	const char *units = (const char *)(frames + h.nframes);
-	const char *tops = units + (size_t)h.nunits * sizeof(struct dc_unit);
-	const char *seqs = tops + (size_t)h.ntops * sizeof(struct cuindex_top);
-	const char *mapunits = seqs + (size_t)h.nseqs * sizeof(struct cuindex_seq);
+	struct dc_part pt[DC_MAX_PARTS + 1] = { {
+		.nentries = h.nentries, .nframes = h.nframes, .nunits = h.nunits,
+		.ntops = h.ntops, .nseqs = h.nseqs, .nstrings = h.nstrings, .strbytes = h.strbytes,
+	} };
+	dc_part_locate(&pt[0], p);
+	const char *mapunits = pt[0].strs;
 	const char *mapranges = mapunits + (size_t)h.nmapunits * sizeof(uint64_t);
-	char *s = (char *)mapranges + (size_t)h.nmapranges * sizeof(struct cuindex_maprange);
-	/* strings: exactly nstrings, each NUL-terminated, the first empty */
-	if (!h.nstrings || !h.strbytes || h.nstrings > h.strbytes || s[0] || s[h.strbytes - 1])
+	pt[0].strs = mapranges + (size_t)h.nmapranges * sizeof(struct cuindex_maprange);
+	/* the appended parts, up to the first that is not whole */
+	size_t np = 1, off = sizeof h + (size_t)body, nstrings = h.nstrings;
+	char pwhy[200] = "";
+	while (off < len && !pwhy[0]) {
+		size_t n = 0;
+		if (np > DC_MAX_PARTS)
+			snprintf(pwhy, sizeof pwhy, "more than %d parts", DC_MAX_PARTS);
+		else
+			n = dc_read_part(m, off, len, h.checksum, &pt[np], pwhy, sizeof pwhy);
+		if (n) {
+			off += n;
+			nstrings += pt[np++].nstrings;
+		}
+	}
+	m->filelen = off;
+	m->bodylen = sizeof h + (size_t)body;
+	m->body_checksum = h.checksum;
+	m->nparts = np - 1;
+	m->rewrite = pwhy[0] != '\0';
+	/* strings: exactly nstrings per part, each NUL-terminated, the body's
+	 * first empty */
+	const char *s = pt[0].strs;
+	if (!h.nstrings || !h.strbytes || s[0])
 		return jh_err(why, whylen, JH_EFORMAT, "bad string table");
-	m->strs = calloc(h.nstrings, sizeof *m->strs);
+	m->strs = calloc(nstrings, sizeof *m->strs);
 	if (!m->strs)
 		return jh_err(why, whylen, JH_ENOMEM, "out of memory");
 	size_t ns = 0;
-	for (size_t off = 0; off < h.strbytes; ns++) {
-		if (ns == h.nstrings)
+	for (size_t k = 0; k < np; k++)
+		if (!dc_split_strings(m, &pt[k], &ns))
 			return jh_err(why, whylen, JH_EFORMAT, "bad string table");
-		m->strs[ns] = s + off;
-		off += strlen(s + off) + 1;
-	}
-	if (ns != h.nstrings)
-		return jh_err(why, whylen, JH_EFORMAT, "bad string table");
 	m->strs[0] = NULL;
-	if (h.object >= ns || h.build_id >= ns || h.debug_path >= ns)
+	if (h.object >= h.nstrings || h.build_id >= h.nstrings || h.debug_path >= h.nstrings)
 		return jh_err(why, whylen, JH_EFORMAT, "bad identity");
 	/* identity: the same object file, unchanged, the same debug info */
 	const char *bid = h.build_id ? m->strs[h.build_id] : "";
@@ -502,69 +768,8 @@ static int dc_parse(struct diskcache *dc, struct dcmodule *m, struct symmodule *
 	} else if (getenv("DEBUGINFOD_URLS") && *getenv("DEBUGINFOD_URLS")) {
 		return jh_err(why, whylen, JH_EFORMAT, "made without debug info; debuginfod may have it");
 	}
-	/* frames and entries */
-	m->frames = calloc((size_t)h.nframes + 1, sizeof *m->frames);
-	m->ents = calloc((size_t)h.nentries + 1, sizeof *m->ents);
-	if (!m->frames || !m->ents)
-		return jh_err(why, whylen, JH_ENOMEM, "out of memory");
-	for (size_t i = 0; i < h.nframes; i++) {
-		struct dc_frame f;
-		memcpy(&f, &frames[i], sizeof f);
-		if (f.name >= ns || f.linkage >= ns || f.file >= ns || f.decl_file >= ns ||
-		    f.line < 0 || f.column < 0 || f.decl_line < 0 || f.inlined > 1)
-			return jh_err(why, whylen, JH_EFORMAT, "bad frame %zu", i);
-		m->frames[i] = (struct symframe){
-			.name = m->strs[f.name], .linkage = m->strs[f.linkage],
-			.file = m->strs[f.file], .decl_file = m->strs[f.decl_file],
-			.line = f.line, .column = f.column, .decl_line = f.decl_line,
-			.inlined = (int)f.inlined,
-		};
-	}
-	for (size_t i = 0; i < h.nentries; i++) {
-		struct dc_entry e;
-		memcpy(&e, &ents[i], sizeof e);
-		bool none = e.status == SYM_NONE;
-		if (e.status > SYM_DWARF || (none != (e.nframes == 0)) ||
-		    e.nframes > DISKCACHE_MAX_CHAIN || (uint64_t)e.frame0 + e.nframes > h.nframes ||
-		    (i && e.vaddr <= m->ents[i - 1].vaddr))
-			return jh_err(why, whylen, JH_EFORMAT, "bad entry %zu", i);
-		m->ents[i].vaddr = e.vaddr;
-		m->ents[i].old = true;
-		m->ents[i].res = (struct symresult){
-			.status = (enum symstatus)e.status, .nframes = e.nframes,
-			.frames = e.nframes ? &m->frames[e.frame0] : NULL,
-		};
-	}
-	m->nents = h.nentries;
-	/* units: increasing offsets, each with sorted, non-empty ranges and
-	 * sorted sequences apart from one another */
-	m->tops = malloc(((size_t)h.ntops + 1) * sizeof *m->tops);
-	m->seqs = malloc(((size_t)h.nseqs + 1) * sizeof *m->seqs);
-	m->units = calloc((size_t)h.nunits + 1, sizeof *m->units);
-	if (!m->tops || !m->seqs || !m->units)
-		return jh_err(why, whylen, JH_ENOMEM, "out of memory");
-	if (h.ntops)
-		memcpy(m->tops, tops, (size_t)h.ntops * sizeof *m->tops);
-	if (h.nseqs)
-		memcpy(m->seqs, seqs, (size_t)h.nseqs * sizeof *m->seqs);
-	m->capunits = (size_t)h.nunits + 1;
-	for (size_t i = 0; i < h.nunits; i++) {
-		struct dc_unit u;
-		memcpy(&u, units + i * sizeof u, sizeof u);
-		if (!u.ntops || (uint64_t)u.top0 + u.ntops > h.ntops ||
-		    (uint64_t)u.seq0 + u.nseqs > h.nseqs ||
-		    (i && u.cuoff <= m->units[i - 1].cuoff))
-			return jh_err(why, whylen, JH_EFORMAT, "bad unit %zu", i);
-		const struct cuindex_top *t = &m->tops[u.top0];
-		for (size_t k = 0; k < u.ntops; k++)
-			if (t[k].lo >= t[k].hi || (k && t[k].lo < t[k - 1].lo))
-				return jh_err(why, whylen, JH_EFORMAT, "bad unit %zu", i);
-		if (!cuindex_seqs_ordered(&m->seqs[u.seq0], u.nseqs))
-			return jh_err(why, whylen, JH_EFORMAT, "bad unit %zu", i);
-		m->units[i] = (struct dcunit){ u.cuoff, &m->tops[u.top0], u.ntops,
-					       u.nseqs ? &m->seqs[u.seq0] : NULL, u.nseqs, false };
-	}
-	m->nunits = m->nloaded = h.nunits;
+	if (dc_build_tables(m, pt, np, why, whylen))
+		return -1;
 	/* the unit map: increasing units, ranges in search order, each of a
 	 * known unit */
 	if (h.nmapunits) {
@@ -577,14 +782,21 @@ static int dc_parse(struct diskcache *dc, struct dcmodule *m, struct symmodule *
 			memcpy(m->mapranges, mapranges, (size_t)h.nmapranges * sizeof *m->mapranges);
 		m->nmapunits = h.nmapunits;
 		m->nmapranges = h.nmapranges;
+		m->map_loaded = true;
 		if (!cuindex_map_desc_ok(m->mapunits, m->nmapunits, m->mapranges, m->nmapranges))
 			return jh_err(why, whylen, JH_EFORMAT, "bad unit map");
 	}
-	m->old_frames = (const char *)frames;
-	m->old_nframes = h.nframes;
-	m->old_strs = s;
-	m->old_nstrings = h.nstrings;
-	m->old_strbytes = h.strbytes;
+	for (size_t k = 0; k < np; k++) {
+		m->old_frames[k] = (struct dc_block){ (const char *)pt[k].frames,
+						      (size_t)pt[k].nframes * sizeof(struct dc_frame) };
+		m->old_strs[k] = (struct dc_block){ pt[k].strs, (size_t)pt[k].strbytes };
+		m->old_nframes += pt[k].nframes;
+		m->old_strbytes += pt[k].strbytes;
+	}
+	m->nold = np;
+	m->old_nstrings = nstrings;
+	if (pwhy[0])
+		snprintf(m->partwhy, sizeof m->partwhy, "%s", pwhy);
 	return 0;
 }
 
@@ -618,19 +830,29 @@ struct dcmodule *diskcache_module(struct diskcache *dc, struct symmodule *mod,
 		snprintf(m->state, sizeof m->state, "not used: cannot stat '%s'", obj);
 		return m;
 	}
-	m->buf = dc_read(dc, m->fname, &len, why, sizeof why);
+	struct stat fst;
+	m->buf = dc_read(dc, m->fname, &len, &fst, why, sizeof why);
 	if (!m->buf) {
 		snprintf(m->state, sizeof m->state, "%.400s/%s: %s", dc->dir, m->fname, why);
 		return m;
 	}
+	m->file_dev = fst.st_dev;
+	m->file_ino = fst.st_ino;
 	if (dc_parse(dc, m, mod, len, why, sizeof why)) {
 		snprintf(m->state, sizeof m->state, "ignored %.400s/%s: %s", dc->dir, m->fname, why);
 		dc_forget_file(m);
 		return m;
 	}
-	snprintf(m->state, sizeof m->state, "loaded %zu answers and %zu units from %.400s/%s%s",
+	char parts[300] = "";
+	if (m->nparts)
+		snprintf(parts, sizeof parts, " and %zu appended part%s", m->nparts,
+			 m->nparts > 1 ? "s" : "");
+	if (m->partwhy[0])
+		snprintf(parts + strlen(parts), sizeof parts - strlen(parts),
+			 "; the rest ignored (%s), the file to be rewritten", m->partwhy);
+	snprintf(m->state, sizeof m->state, "loaded %zu answers and %zu units from %.400s/%s%s%s",
 		 m->nents, m->nunits, dc->dir, m->fname,
-		 m->nmapunits ? " with the unit map" : "");
+		 m->nmapunits ? " with the unit map" : "", parts);
 	/* a file in use is kept by dc_prune(): its time says when it was
 	 * last used, updated at most once a day */
 	struct stat st;
@@ -787,16 +1009,194 @@ static void dc_prune(struct diskcache *dc)
 	closedir(d);
 }
 
-int dcmodule_save(struct diskcache *dc, struct dcmodule *m, struct symmodule *mod,
-		  char *err, size_t errlen)
+/* The frames of answer R (NF of them) into FRAMES from *fi on, their
+ * strings interned in T: string ids are SBASE plus T's, 0 for none. */
+static int dc_put_frames(struct strtab *t, uint32_t sbase, const struct symresult *r,
+			 unsigned nf, struct dc_frame *frames, size_t *fi)
 {
-	if (!m || !mod || !m->nadded || !m->objst_ok || m->written)
-		return 0;
-	m->written = true;
-	/* old answers and new, sorted; one answer per address (two mappings
-	 * of one file can ask for the same one) */
-	jh_qsort(m->added, m->nadded, sizeof *m->added, dc_cmp_ent);
-	size_t keep_old = m->nents + m->nadded > DISKCACHE_MAX_ENTRIES ? 0 : m->nents;
+	for (unsigned k = 0; k < nf; k++) {
+		const struct symframe *f = &r->frames[k];
+		int64_t a = dc_str(t, f->name), b = dc_str(t, f->linkage), c = dc_str(t, f->file),
+			d = dc_str(t, f->decl_file);
+		if (a < 0 || b < 0 || c < 0 || d < 0)
+			return JH_ENOMEM;
+		frames[(*fi)++] = (struct dc_frame){
+			.name = a ? sbase + (uint32_t)a : 0, .linkage = b ? sbase + (uint32_t)b : 0,
+			.file = c ? sbase + (uint32_t)c : 0,
+			.decl_file = d ? sbase + (uint32_t)d : 0, .line = f->line > 0 ? f->line : 0,
+			.column = f->column > 0 ? f->column : 0,
+			.decl_line = f->decl_line > 0 ? f->decl_line : 0,
+			.inlined = f->inlined ? 1 : 0,
+		};
+	}
+	return 0;
+}
+
+/* Units UL[0..nul) as the file holds them: UNITS with indexes into TOPS
+ * and SEQS, which get each unit's ranges and sequences in turn. */
+static void dc_put_units(const struct dcunit *ul, size_t nul, struct dc_unit *units,
+			 struct cuindex_top *tops, struct cuindex_seq *seqs)
+{
+	for (size_t i = 0, k = 0, q = 0; i < nul; i++) {
+		units[i] = (struct dc_unit){ ul[i].cuoff, (uint32_t)k, (uint32_t)ul[i].ntops,
+					     (uint32_t)q, (uint32_t)ul[i].nseqs };
+		memcpy(tops + k, ul[i].tops, ul[i].ntops * sizeof *tops);
+		k += ul[i].ntops;
+		if (ul[i].nseqs)
+			memcpy(seqs + q, ul[i].seqs, ul[i].nseqs * sizeof *seqs);
+		q += ul[i].nseqs;
+	}
+}
+
+/* T's strings but its "" (id 0), back to back, into a new buffer of *len
+ * bytes after PRE bytes of room. */
+static char *dc_join_strings(const struct strtab *t, size_t pre, size_t *len)
+{
+	size_t n = 0;
+	for (size_t i = 1; i < t->len; i++)
+		n += t->ents[i].n + 1;
+	char *b = malloc(pre + n + 1);
+	if (!b)
+		return NULL;
+	n = pre;
+	for (size_t i = 1; i < t->len; i++) {
+		memcpy(b + n, t->ents[i].s, t->ents[i].n);
+		n += t->ents[i].n;
+		b[n++] = '\0';
+	}
+	*len = n - pre;
+	return b;
+}
+
+/* The answers and units this run adds to the file, as a part appended to
+ * it: 0 when written (or nothing to add), 1 when the file is no longer
+ * the one read (then the caller writes it whole), -1 on an error. */
+static int dc_append(struct diskcache *dc, struct dcmodule *m, char *err, size_t errlen)
+{
+	size_t n = 0, nframes = 0, nul = 0, ntops = 0, nseqs = 0, fi = 0, sb = 0;
+	struct dcent *add = malloc((m->nadded + 1) * sizeof *add);
+	struct dcunit *ul = malloc((m->nunits - m->nloaded + 1) * sizeof *ul);
+	struct dc_frame *frames = NULL;
+	char *buf = NULL;
+	struct strtab t;
+	bool tinit = false;
+	int rc = -1, fd = -1;
+	if (!add || !ul)
+		goto nomem;
+	/* the new answers, one per address, none the file has */
+	for (size_t i = 0; i < m->nadded; i++) {
+		struct symresult r;
+		if ((n && add[n - 1].vaddr == m->added[i].vaddr) ||
+		    dcmodule_lookup(m, m->added[i].vaddr, &r))
+			continue;
+		add[n++] = m->added[i];
+		nframes += m->added[i].res.status == SYM_NONE ? 0 : m->added[i].res.nframes;
+	}
+	/* the new units, one per offset, none the file has */
+	jh_qsort(m->units + m->nloaded, m->nunits - m->nloaded, sizeof *m->units, dc_cmp_unit);
+	for (size_t j = m->nloaded; j < m->nunits; j++) {
+		const struct dcunit *u = &m->units[j];
+		size_t at = jh_lower_bound_u64(m->units, m->nloaded, sizeof *m->units,
+					       offsetof(struct dcunit, cuoff), u->cuoff);
+		if ((nul && ul[nul - 1].cuoff == u->cuoff) ||
+		    (at < m->nloaded && m->units[at].cuoff == u->cuoff))
+			continue;
+		ul[nul++] = *u;
+		ntops += u->ntops;
+		nseqs += u->nseqs;
+	}
+	if (!n && !nul) {
+		rc = 0;
+		goto out;
+	}
+	if (strtab_init(&t))
+		goto nomem;
+	tinit = true;
+	frames = malloc((nframes + 1) * sizeof *frames);
+	if (!frames)
+		goto nomem;
+	struct dc_part_header ph = {
+		.offset = m->filelen, .body_checksum = m->body_checksum,
+		.nentries = (uint32_t)n, .nunits = (uint32_t)nul,
+		.ntops = (uint32_t)ntops, .nseqs = (uint32_t)nseqs,
+	};
+	memcpy(ph.magic, DC_PART_MAGIC, sizeof ph.magic);
+	size_t ents_at = sizeof ph, frames_at = ents_at + n * sizeof(struct dc_entry);
+	/* frames first: the part's layout needs their count */
+	for (size_t i = 0; i < n; i++) {
+		const struct symresult *r = &add[i].res;
+		if (dc_put_frames(&t, (uint32_t)m->old_nstrings - 1, r,
+				  r->status == SYM_NONE ? 0 : r->nframes, frames, &fi))
+			goto nomem;
+	}
+	size_t units_at = frames_at + fi * sizeof *frames;
+	size_t tops_at = units_at + nul * sizeof(struct dc_unit);
+	size_t seqs_at = tops_at + ntops * sizeof(struct cuindex_top);
+	size_t strs_at = seqs_at + nseqs * sizeof(struct cuindex_seq);
+	if (!(buf = dc_join_strings(&t, strs_at, &sb)))
+		goto nomem;
+	ph.nframes = (uint32_t)fi;
+	ph.nstrings = (uint32_t)(t.len - 1);
+	ph.strbytes = sb;
+	for (size_t i = 0, f0 = 0; i < n; i++) {
+		const struct symresult *r = &add[i].res;
+		unsigned nf = r->status == SYM_NONE ? 0 : r->nframes;
+		struct dc_entry e = { .vaddr = add[i].vaddr,
+				      .frame0 = (uint32_t)(m->old_nframes + f0),
+				      .nframes = (uint16_t)nf,
+				      .status = nf ? (uint8_t)r->status : SYM_NONE };
+		memcpy(buf + ents_at + i * sizeof e, &e, sizeof e);
+		f0 += nf;
+	}
+	if (fi)
+		memcpy(buf + frames_at, frames, fi * sizeof *frames);
+	dc_put_units(ul, nul, (void *)(buf + units_at), (void *)(buf + tops_at),
+		     (void *)(buf + seqs_at));
+	ph.checksum = dc_checksum(buf + sizeof ph, strs_at + sb - sizeof ph);
+	memcpy(buf, &ph, sizeof ph);
+	if (m->old_nstrings + ph.nstrings > UINT32_MAX || m->filelen + strs_at + sb > DISKCACHE_MAX_FILE) {
+		rc = 1;
+		goto out;
+	}
+	/* appended only to the very file read, locked against other runs'
+	 * appends; a file replaced or grown since is written whole */
+	fd = openat(dc->dirfd, m->fname, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+	struct stat st;
+	if (fd < 0 || flock(fd, LOCK_EX) || fstat(fd, &st) || !S_ISREG(st.st_mode) ||
+	    st.st_dev != m->file_dev || st.st_ino != m->file_ino ||
+	    (uint64_t)st.st_size != m->filelen) {
+		rc = 1;
+		goto out;
+	}
+	if (dc_write_all(fd, buf, strs_at + sb)) {
+		jh_err(err, errlen, JH_EIO, "cannot append to '%s/%s': %s", dc->dir, m->fname,
+		       strerror(errno));
+		/* a part cut short would only be ignored, but need not stay */
+		if (ftruncate(fd, (off_t)m->filelen))
+			(void)0;
+		goto out;
+	}
+	rc = 0;
+	goto out;
+nomem:
+	jh_err(err, errlen, JH_ENOMEM, "out of memory");
+out:
+	if (fd >= 0)
+		close(fd);
+	if (tinit)
+		strtab_release(&t);
+	free(add);
+	free(ul);
+	free(frames);
+	free(buf);
+	return rc;
+}
+
+/* Writes the module's file whole: the answers of the file (the first
+ * KEEP_OLD of them: all, or none when too many) and this run's. */
+static int dc_save_whole(struct diskcache *dc, struct dcmodule *m, struct symmodule *mod,
+			 size_t keep_old, char *err, size_t errlen)
+{
 	size_t cap = keep_old + m->nadded, n = 0, nframes = 0;
 	struct dcent *all = malloc((cap + 1) * sizeof *all);
 	struct strtab t;
@@ -827,10 +1227,11 @@ int dcmodule_save(struct diskcache *dc, struct dcmodule *m, struct symmodule *mo
 		nframes += e->res.nframes;
 	}
 	/* Every old answer kept: the file's frames and strings are copied as
-	 * they are and only the new answers' are added after them (string ids
+	 * they are (the body's, then each appended part's: their ids run on
+	 * already) and only the new answers' are added after them (string ids
 	 * of the new part start after the old ones; a string may then be
 	 * there twice, which readers do not mind). */
-	bool append = keep_old && m->old_frames && m->old_strs && m->old_nstrings;
+	bool append = keep_old && m->nold && m->old_nstrings;
 	size_t fbase = append ? m->old_nframes : 0;
 	uint32_t sbase = append ? (uint32_t)m->old_nstrings - 1 : 0;
 	/* units: the file's and this run's, one per offset */
@@ -862,15 +1263,7 @@ int dcmodule_save(struct diskcache *dc, struct dcmodule *m, struct symmodule *mo
 		jh_err(err, errlen, JH_ENOMEM, "out of memory");
 		goto out;
 	}
-	for (size_t i = 0, k = 0, q = 0; i < nul; i++) {
-		units[i] = (struct dc_unit){ ul[i].cuoff, (uint32_t)k, (uint32_t)ul[i].ntops,
-					     (uint32_t)q, (uint32_t)ul[i].nseqs };
-		memcpy(tops + k, ul[i].tops, ul[i].ntops * sizeof *tops);
-		k += ul[i].ntops;
-		if (ul[i].nseqs)
-			memcpy(seqs + q, ul[i].seqs, ul[i].nseqs * sizeof *seqs);
-		q += ul[i].nseqs;
-	}
+	dc_put_units(ul, nul, units, tops, seqs);
 	if (strtab_init(&t)) {
 		jh_err(err, errlen, JH_ENOMEM, "out of memory");
 		goto out;
@@ -895,22 +1288,9 @@ int dcmodule_save(struct diskcache *dc, struct dcmodule *m, struct symmodule *mo
 			ents[i].frame0 = nf ? (uint32_t)(r->frames - m->frames) : 0;
 			continue;
 		}
-		for (unsigned k = 0; k < nf; k++) {
-			const struct symframe *f = &r->frames[k];
-			int64_t a = dc_str(&t, f->name), b = dc_str(&t, f->linkage),
-				c = dc_str(&t, f->file), d = dc_str(&t, f->decl_file);
-			if (a < 0 || b < 0 || c < 0 || d < 0) {
-				jh_err(err, errlen, JH_ENOMEM, "out of memory");
-				goto out;
-			}
-			frames[fi++] = (struct dc_frame){
-				.name = a ? sbase + (uint32_t)a : 0, .linkage = b ? sbase + (uint32_t)b : 0,
-				.file = c ? sbase + (uint32_t)c : 0,
-				.decl_file = d ? sbase + (uint32_t)d : 0, .line = f->line > 0 ? f->line : 0,
-				.column = f->column > 0 ? f->column : 0,
-				.decl_line = f->decl_line > 0 ? f->decl_line : 0,
-				.inlined = f->inlined ? 1 : 0,
-			};
+		if (dc_put_frames(&t, sbase, r, nf, frames, &fi)) {
+			jh_err(err, errlen, JH_ENOMEM, "out of memory");
+			goto out;
 		}
 	}
 	const char *dbg = symmodule_debug_path(mod);
@@ -940,26 +1320,20 @@ int dcmodule_save(struct diskcache *dc, struct dcmodule *m, struct symmodule *mo
 		h.debug_mtime_sec = dst.st_mtim.tv_sec;
 		h.debug_mtime_nsec = dst.st_mtim.tv_nsec;
 	}
-	/* strings: the old block whole (its "" first), then the new ones
-	 * but their "" */
-	size_t sb = append ? m->old_strbytes : 0;
-	for (size_t i = append; i < t.len; i++)
-		sb += t.ents[i].n + 1;
-	strs = malloc(sb + 1);
+	/* strings: the old blocks whole (the body's "" first) or else a "",
+	 * then the new ones but their "" */
+	size_t pre = append ? m->old_strbytes : 1, sb = 0;
+	strs = dc_join_strings(&t, pre, &sb);
 	if (!strs) {
 		jh_err(err, errlen, JH_ENOMEM, "out of memory");
 		goto out;
 	}
-	sb = 0;
-	if (append) {
-		memcpy(strs, m->old_strs, m->old_strbytes);
-		sb = m->old_strbytes;
+	strs[0] = '\0';
+	for (size_t k = 0, at = 0; append && k < m->nold; k++) {
+		memcpy(strs + at, m->old_strs[k].p, m->old_strs[k].n);
+		at += m->old_strs[k].n;
 	}
-	for (size_t i = append; i < t.len; i++) {
-		memcpy(strs + sb, t.ents[i].s, t.ents[i].n);
-		sb += t.ents[i].n;
-		strs[sb++] = '\0';
-	}
+	sb += pre;
 	size_t oldf = fbase * sizeof *frames;
 	h.nentries = (uint32_t)n;
 	h.nframes = (uint32_t)(fbase + fi);
@@ -973,8 +1347,10 @@ int dcmodule_save(struct diskcache *dc, struct dcmodule *m, struct symmodule *mo
 	size_t mub = m->nmapunits * sizeof *m->mapunits, mrb = m->nmapranges * sizeof *m->mapranges;
 	size_t body = n * sizeof *ents + oldf + fi * sizeof *frames + nul * sizeof *units +
 		      ntops * sizeof *tops + nseqs * sizeof *seqs + mub + mrb + sb;
+	/* chained in pieces: each but the strings a multiple of 8 bytes */
 	uint64_t sum = jh_hash_fast(ents, n * sizeof *ents, 0);
-	sum = jh_hash_fast(m->old_frames, oldf, sum);
+	for (size_t k = 0; append && k < m->nold; k++)
+		sum = jh_hash_fast(m->old_frames[k].p, m->old_frames[k].n, sum);
 	sum = jh_hash_fast(frames, fi * sizeof *frames, sum);
 	sum = jh_hash_fast(units, nul * sizeof *units, sum);
 	sum = jh_hash_fast(tops, ntops * sizeof *tops, sum);
@@ -997,9 +1373,10 @@ int dcmodule_save(struct diskcache *dc, struct dcmodule *m, struct symmodule *mo
 		tmp[0] = '\0';
 		goto out;
 	}
-	if (dc_write_all(fd, &h, sizeof h) || dc_write_all(fd, ents, n * sizeof *ents) ||
-	    dc_write_all(fd, m->old_frames, oldf) ||
-	    dc_write_all(fd, frames, fi * sizeof *frames) ||
+	bool bad = dc_write_all(fd, &h, sizeof h) || dc_write_all(fd, ents, n * sizeof *ents);
+	for (size_t k = 0; append && k < m->nold && !bad; k++)
+		bad = dc_write_all(fd, m->old_frames[k].p, m->old_frames[k].n);
+	if (bad || dc_write_all(fd, frames, fi * sizeof *frames) ||
 	    dc_write_all(fd, units, nul * sizeof *units) ||
 	    dc_write_all(fd, tops, ntops * sizeof *tops) ||
 	    dc_write_all(fd, seqs, nseqs * sizeof *seqs) || dc_write_all(fd, m->mapunits, mub) ||
@@ -1038,6 +1415,28 @@ out:
 	free(ul);
 	free(strs);
 	return rc;
+}
+
+int dcmodule_save(struct diskcache *dc, struct dcmodule *m, struct symmodule *mod,
+		  char *err, size_t errlen)
+{
+	if (!m || !mod || !m->nadded || !m->objst_ok || m->written)
+		return 0;
+	m->written = true;
+	/* old answers and new, sorted; one answer per address (two mappings
+	 * of one file can ask for the same one) */
+	jh_qsort(m->added, m->nadded, sizeof *m->added, dc_cmp_ent);
+	size_t keep_old = m->nents + m->nadded > DISKCACHE_MAX_ENTRIES ? 0 : m->nents;
+	/* appended to the file read when it is whole, keeps every answer,
+	 * has room for a part and its unit map, and its parts together stay
+	 * smaller than its body; else written whole (which also compacts) */
+	if (m->nold && !m->rewrite && keep_old && m->nparts < DC_MAX_PARTS &&
+	    m->map_loaded == (m->nmapunits > 0) && m->filelen - m->bodylen < m->bodylen / 2) {
+		int rc = dc_append(dc, m, err, errlen);
+		if (rc <= 0)
+			return rc;
+	}
+	return dc_save_whole(dc, m, mod, keep_old, err, errlen);
 }
 
 const char *dcmodule_state(const struct dcmodule *m)

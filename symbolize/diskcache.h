@@ -8,8 +8,9 @@
  * the answers symcache gave for the link-time addresses looked up so far:
  * the inline chain of each address, misses included.  The next analysis of
  * any dump of the same binary takes those answers from the file and reads
- * no DWARF for them; only new addresses go to libdw, and the file is then
- * rewritten with old and new answers together.  It also keeps, for each
+ * no DWARF for them; only new addresses go to libdw, and their answers are
+ * then appended to the file as a part of its own (or the file rewritten
+ * whole with old and new answers: see diskcache.c).  It also keeps, for each
  * DWARF unit indexed so far, where the unit's top-level functions and
  * line-table sequences are, so that a new address indexes one function
  * and decodes one sequence rather than its whole unit, and the DWARF's
@@ -21,9 +22,13 @@
  * without following a symbolic link; it is checked whole (magic, format
  * version, checksum, every count, offset and string) and against the
  * object before a single answer is used.  Anything wrong and the file is
- * ignored, as if absent, and replaced on the next write.  Files are written
- * to a temporary name with mode 0600 and renamed into place, so a reader
- * never sees half a file, and two jheap runs at once leave one whole file.
+ * ignored, as if absent, and replaced on the next write.  Whole files are
+ * written to a temporary name with mode 0600 and renamed into place, so a
+ * reader never sees half a file, and two jheap runs at once leave one
+ * whole file.  A part is appended under an flock, only to the very file
+ * the run read (same inode and size), and carries its own offset and
+ * checksum: a reader that meets a part being written, or one cut short,
+ * uses the file up to it.
  *
  * The answers must be the ones symcache would give now: a cache made with
  * other debug info is stale.  The file records the debug file it was made
@@ -99,8 +104,9 @@ int dcmodule_add_map(struct dcmodule *m, const struct cuindex_map *map);
  * the ranges and sequences are copied.  Returns 0 or JH_ENOMEM. */
 int dcmodule_add_unit(void *arg, uint64_t cuoff, const struct cuindex_unitinfo *u);
 
-/* Writes the module's file when answers were added: the old ones and the
- * new ones, atomically.  MOD gives the debug file the new answers came
+/* Writes the module's answers when answers were added: appended to the
+ * file read as one part, or else the old ones and the new ones as a whole
+ * new file, atomically.  MOD gives the debug file the new answers came
  * from.  Returns 0, or -1 with a message in err. */
 int dcmodule_save(struct diskcache *dc, struct dcmodule *m, struct symmodule *mod,
 		  char *err, size_t errlen);

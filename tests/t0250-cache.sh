@@ -97,6 +97,25 @@ test_expect_success 'addresses new to the cache are looked up and added; the fil
 	test_cmp full full2
 '
 
+# A run that only adds answers appends them to the file as a part: the
+# first run's file stays as it was at the start, and the next run reads
+# both and gives the cold report.
+test_expect_success 'new answers are appended as a part after the file as it was' '
+	rm -rf "$C" &&
+	first_stacks "$H" 2 >part.heap &&
+	warm part --text "$B" part.heap &&
+	cp "$(cache_file)" before.sym &&
+	warm full --raw "$B" "$H" &&
+	test "$(lookups full.err "$B")" -gt 0 &&
+	test "$(stat -c %s "$(cache_file)")" -gt "$(stat -c %s before.sym)" &&
+	cmp -n "$(stat -c %s before.sym)" before.sym "$(cache_file)" &&
+	warm again --raw "$B" "$H" &&
+	grep -E "^jheap: cache: $B: loaded [0-9]+ answers and [0-9]+ units from .* and 1 appended part\$" again.err &&
+	test "$(lookups again.err "$B")" -eq 0 &&
+	cold cold --raw "$B" "$H" &&
+	cmp cold again
+'
+
 # The file also keeps where each indexed unit's functions are, so that the
 # new addresses of the next dump index one function each, not their unit:
 # the answers must be the ones a cold run gives.

@@ -95,14 +95,123 @@ static char *make_file(size_t *len)
 	return buf;
 }
 
+/* Makes the checksums of BUF[0..len) right again: the body's (of the size
+ * the header gives, cut at LEN), and each appended part's that fits. */
 static void fix_checksum(char *buf, size_t len)
 {
 	struct dc_header h;
 	if (len < sizeof h)
 		return;
 	memcpy(&h, buf, sizeof h);
-	h.checksum = dc_checksum(buf + sizeof h, len - sizeof h);
+	uint64_t body = dc_part_size(h.nentries, h.nframes, h.nunits, h.ntops, h.nseqs,
+				     h.strbytes);
+	if (body != UINT64_MAX)
+		body += (uint64_t)h.nmapunits * sizeof(uint64_t) +
+			(uint64_t)h.nmapranges * sizeof(struct cuindex_maprange);
+	if (body > len - sizeof h)
+		body = len - sizeof h;
+	h.checksum = dc_checksum(buf + sizeof h, (size_t)body);
 	memcpy(buf, &h, sizeof h);
+	for (size_t off = sizeof h + (size_t)body; len - off >= sizeof(struct dc_part_header);) {
+		struct dc_part_header ph;
+		memcpy(&ph, buf + off, sizeof ph);
+		uint64_t n = dc_part_size(ph.nentries, ph.nframes, ph.nunits, ph.ntops, ph.nseqs,
+					  ph.strbytes);
+		if (n > len - off - sizeof ph)
+			break;
+		ph.checksum = dc_checksum(buf + off + sizeof ph, (size_t)n);
+		memcpy(buf + off, &ph, sizeof ph);
+		off += sizeof ph + (size_t)n;
+	}
+}
+
+/* The file's bytes into a new buffer (room for 64 more), *len its size. */
+static char *slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	char *buf = malloc(DISKCACHE_MAX_FILE / 1024);
+	*len = f && buf ? fread(buf, 1, DISKCACHE_MAX_FILE / 1024 - 64, f) : 0;
+	if (f)
+		fclose(f);
+	return buf;
+}
+
+/* One run that looks up the addresses pcs[i] with i % every == rest (the
+ * file's answers from the file) and saves; returns the module's number of
+ * appended parts as loaded, or -1. */
+static long add_run(size_t every, size_t rest)
+{
+	char err[512];
+	struct diskcache *dc = diskcache_new(dir, NULL, err, sizeof err);
+	if (!dc)
+		return -1;
+	struct dcmodule *m = diskcache_module(dc, mod, self);
+	long parts = (long)m->nparts;
+	for (size_t i = 0; i < npcs; i++) {
+		struct symresult r;
+		if (i % every != rest || dcmodule_lookup(m, pcs[i], &r))
+			continue;
+		symmodule_lookup(mod, pcs[i], &r);
+		dcmodule_add(m, pcs[i], &r);
+	}
+	symmodule_each_unit(mod, dcmodule_add_unit, m);
+	dcmodule_add_map(m, symmodule_map(mod));
+	if (dcmodule_save(dc, m, mod, err, sizeof err))
+		parts = -1;
+	diskcache_free(dc);
+	return parts;
+}
+
+/* The path of this program's cache file. */
+static const char *the_path(void)
+{
+	static char path[700];
+	char err[512];
+	struct diskcache *dc = diskcache_new(dir, NULL, err, sizeof err);
+	snprintf(path, sizeof path, "%s", dc ? cache_path(diskcache_module(dc, mod, self)) : "");
+	diskcache_free(dc);
+	return path;
+}
+
+/* A file written by one run and grown by NPARTS more, each adding the
+ * next share of the addresses as an appended part; returns its bytes, and
+ * the first run's file in *first (*firstlen bytes). */
+static char *make_parts_file(size_t nparts, size_t *len, char **first, size_t *firstlen)
+{
+	nftw(dir, rm_one, 8, FTW_DEPTH | FTW_PHYS);
+	for (size_t r = 0; r <= nparts; r++) {
+		if (add_run(nparts + 1, r) != (long)(r ? r - 1 : 0))
+			return NULL;
+		if (!r)
+			*first = slurp(the_path(), firstlen);
+	}
+	return slurp(the_path(), len);
+}
+
+/* Every address the module has answers as symcache does; returns how
+ * many of the test's addresses it has. */
+static size_t check_answers(const struct dcmodule *m)
+{
+	size_t found = 0;
+	for (size_t i = 0; i < npcs; i++) {
+		struct symresult a, b;
+		symmodule_lookup(mod, pcs[i], &a);
+		if (!dcmodule_lookup(m, pcs[i], &b))
+			continue;
+		found++;
+		CHECK_INT(b.status, a.status);
+		CHECK_INT(b.nframes, a.nframes);
+		for (unsigned k = 0; k < a.nframes && k < b.nframes; k++) {
+			CHECK_STR(str_or(b.frames[k].name), str_or(a.frames[k].name));
+			CHECK_STR(str_or(b.frames[k].file), str_or(a.frames[k].file));
+			CHECK_STR(str_or(b.frames[k].linkage), str_or(a.frames[k].linkage));
+			CHECK_STR(str_or(b.frames[k].decl_file), str_or(a.frames[k].decl_file));
+			CHECK_INT(b.frames[k].line, a.frames[k].line);
+			CHECK_INT(b.frames[k].column, a.frames[k].column);
+			CHECK_INT(b.frames[k].inlined, a.frames[k].inlined);
+		}
+	}
+	return found;
 }
 
 /* Puts BUF in place of the cache file and reads it back: the number of
@@ -230,9 +339,9 @@ TEST(roundtrip)
 	free(buf);
 }
 
-/* A second run that adds answers to a file keeps the file's frame and
- * string blocks and appends: the file must read back whole, old answers
- * and new, as symcache gives them. */
+/* Runs that add answers to a file append them as parts (or, rewriting
+ * it, keep the file's frame and string blocks): the file must read back
+ * whole, old answers and new, as symcache gives them. */
 TEST(append)
 {
 	char err[512];
@@ -262,19 +371,7 @@ TEST(append)
 	struct diskcache *dc = diskcache_new(dir, NULL, err, sizeof err);
 	struct dcmodule *m = diskcache_module(dc, mod, self);
 	CHECK_INT(m->nents, npcs);
-	for (size_t i = 0; i < npcs; i++) {
-		struct symresult a, b;
-		symmodule_lookup(mod, pcs[i], &a);
-		CHECK(dcmodule_lookup(m, pcs[i], &b));
-		CHECK_INT(b.status, a.status);
-		CHECK_INT(b.nframes, a.nframes);
-		for (unsigned k = 0; k < a.nframes && k < b.nframes; k++) {
-			CHECK_STR(str_or(b.frames[k].name), str_or(a.frames[k].name));
-			CHECK_STR(str_or(b.frames[k].file), str_or(a.frames[k].file));
-			CHECK_STR(str_or(b.frames[k].linkage), str_or(a.frames[k].linkage));
-			CHECK_INT(b.frames[k].line, a.frames[k].line);
-		}
-	}
+	CHECK_INT(check_answers(m), npcs);
 	diskcache_free(dc);
 }
 
@@ -302,7 +399,9 @@ TEST(bad_fields)
 	CHECK(h.nentries == npcs && h.nframes > 0);
 	struct { const char *what; size_t off; uint32_t val; const char *reason; } cases[] = {
 		{ "version", offsetof(struct dc_header, version), 1, "format version 1" },
-		{ "units", offsetof(struct dc_header, nunits), 0, "sizes do not add up" },
+		/* a body shorter than the file: the rest is no part, and the
+		 * body's sections are out of place */
+		{ "units", offsetof(struct dc_header, nunits), 0, "" },
 		{ "header size", offsetof(struct dc_header, header_size), 8, "bad header size" },
 		{ "entries", offsetof(struct dc_header, nentries), (uint32_t)npcs + 1, "sizes do not add up" },
 		{ "strings", offsetof(struct dc_header, nstrings), 1, "bad string table" },
@@ -399,11 +498,13 @@ TEST(bad_fields)
 	buf[len - 1] = 'x';
 	fix_checksum(buf, len);
 	CHECK(load(buf, len, why, sizeof why) == -1 && strstr(why, "bad string table"));
-	/* one byte more, with the counts saying so nowhere */
+	/* one byte more, with the counts saying so nowhere: a part cut short,
+	 * ignored, and the file to be rewritten */
 	memcpy(buf, good, len);
 	buf[len] = 0;
 	fix_checksum(buf, len + 1);
-	CHECK(load(buf, len + 1, why, sizeof why) == -1 && strstr(why, "sizes do not add up"));
+	CHECK(load(buf, len + 1, why, sizeof why) == (long)npcs &&
+	      strstr(why, "the rest ignored (shorter than a part header at byte "));
 	/* and the file untouched still loads */
 	CHECK(load(good, len, why, sizeof why) == (long)npcs);
 	free(buf);
@@ -415,9 +516,14 @@ TEST(bad_fields)
  * loaded must be walkable. */
 TEST(random_damage)
 {
-	size_t len = 0;
-	char *good = make_file(&len), why[1100];
-	char *buf = malloc(len);
+	/* every other file has two appended parts */
+	size_t len = 0, plen = 0, firstlen = 0;
+	char *good = make_file(&len), why[1100], *first = NULL;
+	char *parted = make_parts_file(2, &plen, &first, &firstlen);
+	CHECK(good && parted);
+	if (!good || !parted)
+		return;
+	char *buf = malloc(len > plen ? len : plen);
 	unsigned seed = 12345;
 	long refused = 0, loaded = 0;
 	static const uint32_t edges[] = { 0, 1, 0x7fffffffu, 0x80000000u, 0xffffffffu, 0xffffu, 256, 257 };
@@ -425,8 +531,8 @@ TEST(random_damage)
 	const char *env = getenv("DC_ITERATIONS");
 	int iterations = env && atoi(env) > 0 ? atoi(env) : 3000;
 	for (int it = 0; it < iterations; it++) {
-		memcpy(buf, good, len);
-		size_t n = len;
+		size_t n = it % 2 ? plen : len;
+		memcpy(buf, it % 2 ? parted : good, n);
 		int k = 1 + (int)(rand_r(&seed) % 4);
 		for (int j = 0; j < k && n > 0; j++) {
 			size_t off = (size_t)rand_r(&seed) % n;
@@ -455,6 +561,203 @@ TEST(random_damage)
 	printf("random damage: %ld files refused, %ld loaded and walked\n", refused, loaded);
 	free(buf);
 	free(good);
+	free(parted);
+	free(first);
+}
+
+/* The module as loaded from BUF[0..len) put in place of the file, in a
+ * new cache (free it with diskcache_free(*dcp)). */
+static struct dcmodule *load_module(const char *buf, size_t len, struct diskcache **dcp)
+{
+	char err[512];
+	FILE *f = fopen(the_path(), "wb");
+	if (f) {
+		fwrite(buf, 1, len, f);
+		fclose(f);
+	}
+	*dcp = diskcache_new(dir, NULL, err, sizeof err);
+	return *dcp ? diskcache_module(*dcp, mod, self) : NULL;
+}
+
+/* The appended part headers of a file: their offsets into OFFS (at most
+ * max), their count returned. */
+static size_t part_offsets(const char *buf, size_t len, size_t *offs, size_t max)
+{
+	struct dc_header h;
+	memcpy(&h, buf, sizeof h);
+	size_t off = sizeof h + (size_t)dc_part_size(h.nentries, h.nframes, h.nunits, h.ntops,
+						      h.nseqs, h.strbytes) +
+		     h.nmapunits * sizeof(uint64_t) + h.nmapranges * sizeof(struct cuindex_maprange);
+	size_t n = 0;
+	while (n < max && len - off >= sizeof(struct dc_part_header)) {
+		struct dc_part_header ph;
+		memcpy(&ph, buf + off, sizeof ph);
+		offs[n++] = off;
+		off += sizeof ph + (size_t)dc_part_size(ph.nentries, ph.nframes, ph.nunits,
+							ph.ntops, ph.nseqs, ph.strbytes);
+	}
+	return n;
+}
+
+TEST(parts)
+{
+	char *first = NULL, why[1100];
+	size_t len = 0, firstlen = 0, offs[4];
+	char *buf = make_parts_file(2, &len, &first, &firstlen);
+	CHECK(buf != NULL && first != NULL);
+	if (!buf || !first)
+		return;
+	/* appended: the first run's file is still there, unchanged, at the
+	 * start, and two parts follow it */
+	CHECK(len > firstlen && !memcmp(buf, first, firstlen));
+	CHECK_INT(part_offsets(buf, len, offs, 4), 2);
+	CHECK_INT(offs[0], firstlen);
+	struct diskcache *dc;
+	struct dcmodule *m = load_module(buf, len, &dc);
+	CHECK_INT(m->nparts, 2);
+	CHECK_INT(m->nents, npcs);
+	CHECK(strstr(m->state, " and 2 appended parts") != NULL);
+	check_answers(m);
+	/* the units of every run, each once, as the index gives them */
+	struct unitsum want = { 0 }, got = { 0 };
+	symmodule_each_unit(mod, sum_unit, &want);
+	for (size_t i = 0; i < m->nunits; i++) {
+		struct cuindex_unitinfo u = { m->units[i].tops, m->units[i].ntops,
+					      m->units[i].seqs, m->units[i].nseqs };
+		sum_unit(&got, m->units[i].cuoff, &u);
+	}
+	CHECK_INT(got.units, want.units);
+	CHECK(got.hash == want.hash);
+	diskcache_free(dc);
+	char *bad = malloc(len + 64 * 18);
+
+	/* the last part damaged: the file up to it is used, its answers are
+	 * looked up again, and the next save rewrites the file whole */
+	memcpy(bad, buf, len);
+	bad[len - 2] ^= 0x55;
+	m = load_module(bad, len, &dc);
+	CHECK_INT(m->nparts, 1);
+	CHECK(m->nents < npcs && m->nents > 0);
+	CHECK(strstr(m->state, "the rest ignored (bad part checksum at byte ") != NULL);
+	CHECK_INT(check_answers(m), m->nents);
+	diskcache_free(dc);
+	CHECK_INT(add_run(1, 0), 1);
+	size_t n2 = 0;
+	char *whole = slurp(the_path(), &n2);
+	CHECK_INT(part_offsets(whole, n2, offs, 4), 0);
+	m = load_module(whole, n2, &dc);
+	CHECK_INT(m->nents, npcs);
+	CHECK_INT(m->nparts, 0);
+	check_answers(m);
+	diskcache_free(dc);
+	free(whole);
+
+	/* a part header of another place or another body: ignored */
+	CHECK_INT(part_offsets(buf, len, offs, 4), 2);
+	size_t fields[] = { offsetof(struct dc_part_header, offset),
+			    offsetof(struct dc_part_header, body_checksum),
+			    offsetof(struct dc_part_header, magic) };
+	for (size_t i = 0; i < 3; i++) {
+		memcpy(bad, buf, len);
+		bad[offs[1] + fields[i]] ^= 1;
+		fix_checksum(bad, len);
+		m = load_module(bad, len, &dc);
+		CHECK_INT(m->nparts, 1);
+		CHECK(strstr(m->state, "the rest ignored (bad part header at byte ") != NULL);
+		diskcache_free(dc);
+	}
+
+	/* a whole part (checksum right) with a bad frame or an address the
+	 * file has already: the file is refused */
+	struct dc_part_header ph;
+	memcpy(&ph, buf + offs[0], sizeof ph);
+	CHECK(ph.nentries > 0 && ph.nframes > 0);
+	size_t e0 = offs[0] + sizeof ph, f0 = e0 + ph.nentries * sizeof(struct dc_entry);
+	uint32_t huge = 0xfffffff0u;
+	memcpy(bad, buf, len);
+	memcpy(bad + f0 + offsetof(struct dc_frame, name), &huge, 4);
+	expect_refused(bad, len, "part frame", "bad frame");
+	memcpy(bad, buf, len);
+	memcpy(bad + e0, buf + sizeof(struct dc_header), 8);
+	expect_refused(bad, len, "part entry", "bad entry");
+
+	/* more parts than DC_MAX_PARTS (empty ones here, after the first
+	 * run's file): the rest ignored, and the next save writes whole */
+	struct dc_header h;
+	memcpy(&h, first, sizeof h);
+	memcpy(bad, first, firstlen);
+	size_t n = firstlen;
+	for (int k = 0; k <= DC_MAX_PARTS; k++) {
+		struct dc_part_header e = { .offset = n, .body_checksum = h.checksum,
+					    .checksum = dc_checksum("", 0) };
+		memcpy(e.magic, DC_PART_MAGIC, sizeof e.magic);
+		memcpy(bad + n, &e, sizeof e);
+		n += sizeof e;
+	}
+	m = load_module(bad, n, &dc);
+	CHECK_INT(m->nparts, DC_MAX_PARTS);
+	snprintf(why, sizeof why, "the rest ignored (more than %d parts)", DC_MAX_PARTS);
+	CHECK(strstr(m->state, why) != NULL);
+	diskcache_free(dc);
+	CHECK_INT(add_run(1, 0), DC_MAX_PARTS);
+	whole = slurp(the_path(), &n2);
+	CHECK_INT(part_offsets(whole, n2, offs, 4), 0);
+	free(whole);
+
+	/* parts as large as half the body: the next save writes whole (here
+	 * one part of nothing but strings) */
+	memcpy(bad, first, firstlen);
+	size_t ns = firstlen / 4 + 1;
+	char *big = realloc(bad, firstlen + sizeof ph + 2 * ns);
+	if (big) {
+		bad = big;
+		struct dc_part_header e = { .offset = firstlen, .body_checksum = h.checksum,
+					    .nstrings = (uint32_t)ns, .strbytes = 2 * ns };
+		memcpy(e.magic, DC_PART_MAGIC, sizeof e.magic);
+		for (size_t i = 0; i < ns; i++)
+			memcpy(bad + firstlen + sizeof e + 2 * i, "x", 2);
+		e.checksum = dc_checksum(bad + firstlen + sizeof e, 2 * ns);
+		memcpy(bad + firstlen, &e, sizeof e);
+		m = load_module(bad, firstlen + sizeof e + 2 * ns, &dc);
+		CHECK_INT(m->nparts, 1);
+		diskcache_free(dc);
+		CHECK_INT(add_run(1, 0), 1);
+		whole = slurp(the_path(), &n2);
+		CHECK_INT(part_offsets(whole, n2, offs, 4), 0);
+		m = load_module(whole, n2, &dc);
+		CHECK_INT(m->nents, npcs);
+		check_answers(m);
+		diskcache_free(dc);
+		free(whole);
+	}
+
+	/* a file that grew after this run read it (another run appended):
+	 * this run's answers are not appended after a part it does not know,
+	 * but written whole with what it read */
+	m = load_module(first, firstlen, &dc);
+	size_t had = m->nents, mine = 0;
+	CHECK_INT(add_run(3, 1), 0);
+	for (size_t i = 0; i < npcs; i++) {
+		struct symresult a;
+		if (i % 3 != 2 || dcmodule_lookup(m, pcs[i], &a))
+			continue;
+		symmodule_lookup(mod, pcs[i], &a);
+		dcmodule_add(m, pcs[i], &a);
+		mine++;
+	}
+	CHECK(mine > 0);
+	CHECK(dcmodule_save(dc, m, mod, why, sizeof why) == 0);
+	diskcache_free(dc);
+	whole = slurp(the_path(), &n2);
+	CHECK_INT(part_offsets(whole, n2, offs, 4), 0);
+	m = load_module(whole, n2, &dc);
+	CHECK_INT(m->nents, had + mine);
+	CHECK_INT(check_answers(m), had + mine);
+	diskcache_free(dc);
+	free(whole);
+	free(bad);
+	free(buf);
+	free(first);
 }
 
 int main(void)
@@ -465,6 +768,7 @@ int main(void)
 	}
 	RUN(roundtrip);
 	RUN(append);
+	RUN(parts);
 	RUN(bad_fields);
 	RUN(random_damage);
 	nftw(dir, rm_one, 8, FTW_DEPTH | FTW_PHYS);
