@@ -605,30 +605,95 @@ void aggregate_release(struct aggregate *a)
 	memset(a, 0, sizeof(*a));
 }
 
-struct sortctx { const struct aggregate *a; bool by_cum; };
+/* A row as aggregate_sort() orders it: its value, then its key in byte
+ * order, the key's first SORT_PREFIX * 8 bytes as numbers (most
+ * significant byte first, zeros after the end) so that most ties are
+ * broken without reading the string.  Most rows tie on their value (a
+ * flat of 0), and names share long beginnings ("m051::compact_row_04"):
+ * with strcmp on every tie and qsort calling the comparison, the sort of
+ * the benchmark's 11,600 rows took 3 ms. */
+#define SORT_PREFIX 3
+struct sortent {
+	double v;
+	uint64_t pre[SORT_PREFIX];
+	const char *s;
+	uint32_t n, row;
+};
 
-static int cmp_rows(const void *x, const void *y, void *arg)
+static inline int cmp_sortent(const struct sortent *r, const struct sortent *s)
 {
-	const struct sortctx *c = arg;
-	const struct agg_row *r = &c->a->rows[*(const uint32_t *)x];
-	const struct agg_row *s = &c->a->rows[*(const uint32_t *)y];
-	double vr = c->by_cum ? r->cum : r->flat, vs = c->by_cum ? s->cum : s->flat;
-	if (vr != vs)
-		return vr > vs ? -1 : 1;
-	return strcmp(strtab_get(&c->a->keys, r->key), strtab_get(&c->a->keys, s->key));
+	if (r->v != s->v)
+		return r->v > s->v ? -1 : 1;
+	for (int i = 0; i < SORT_PREFIX; i++)
+		if (r->pre[i] != s->pre[i])
+			return r->pre[i] < s->pre[i] ? -1 : 1;
+	/* the same first bytes: a key shorter than them ends inside them,
+	 * and so does the other, at the same place */
+	if (r->n < 8 * SORT_PREFIX || s->n < 8 * SORT_PREFIX)
+		return 0;
+	return strcmp(r->s + 8 * SORT_PREFIX, s->s + 8 * SORT_PREFIX);
+}
+
+/* Sorts E[0..n) by cmp_sortent, a merge sort with the comparison inline
+ * (qsort's call per comparison was half of the sort's time); TMP has room
+ * for n. */
+static void sort_ents(struct sortent *e, struct sortent *tmp, size_t n)
+{
+	/* runs of 8 by insertion, then merges of runs twice as long */
+	for (size_t lo = 0; lo < n; lo += 8) {
+		size_t hi = lo + 8 < n ? lo + 8 : n;
+		for (size_t i = lo + 1; i < hi; i++) {
+			struct sortent x = e[i];
+			size_t j = i;
+			for (; j > lo && cmp_sortent(&x, &e[j - 1]) < 0; j--)
+				e[j] = e[j - 1];
+			e[j] = x;
+		}
+	}
+	struct sortent *src = e, *dst = tmp;
+	for (size_t w = 8; w < n; w *= 2) {
+		for (size_t lo = 0; lo < n; lo += 2 * w) {
+			size_t mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
+			size_t i = lo, j = mid, k = lo;
+			while (i < mid && j < hi)
+				dst[k++] = cmp_sortent(&src[j], &src[i]) < 0 ? src[j++] : src[i++];
+			while (i < mid)
+				dst[k++] = src[i++];
+			while (j < hi)
+				dst[k++] = src[j++];
+		}
+		struct sortent *t = src;
+		src = dst;
+		dst = t;
+	}
+	if (src != e)
+		memcpy(e, src, n * sizeof(*e));
 }
 
 int aggregate_sort(struct aggregate *a, bool by_cum)
 {
 	free(a->order);
 	a->order = malloc((a->nrows + 1) * sizeof(*a->order));
-	if (!a->order)
+	struct sortent *e = malloc(2 * (a->nrows + 1) * sizeof(*e));
+	if (!a->order || !e) {
+		free(e);
 		return JH_ENOMEM;
-	a->norder = 0;
-	for (size_t r = 1; r < a->nrows; r++)
-		if (a->rows[r].flat != 0 || a->rows[r].cum != 0)
-			a->order[a->norder++] = (uint32_t)r;
-	struct sortctx c = { a, by_cum };
-	jh_qsort_r(a->order, a->norder, sizeof(*a->order), cmp_rows, &c);
+	}
+	size_t n = 0;
+	for (size_t r = 1; r < a->nrows; r++) {
+		if (a->rows[r].flat == 0 && a->rows[r].cum == 0)
+			continue;
+		const struct strtab_ent *k = &a->keys.ents[a->rows[r].key];
+		struct sortent *t = &e[n++];
+		*t = (struct sortent){ .v = by_cum ? a->rows[r].cum : a->rows[r].flat, .s = k->s,
+				       .n = k->n, .row = (uint32_t)r };
+		for (uint32_t i = 0; i < 8 * SORT_PREFIX; i++)
+			t->pre[i / 8] = t->pre[i / 8] << 8 | (i < k->n ? (unsigned char)k->s[i] : 0);
+	}
+	sort_ents(e, e + a->nrows + 1, n);
+	for (size_t i = 0; i < n; i++)
+		a->order[i] = e[i].row;
+	a->norder = n;
+	free(e);
 	return 0;
 }
