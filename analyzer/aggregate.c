@@ -610,8 +610,8 @@ void aggregate_release(struct aggregate *a)
  * significant byte first, zeros after the end) so that most ties are
  * broken without reading the string.  Most rows tie on their value (a
  * flat of 0), and names share long beginnings ("m051::compact_row_04"):
- * with strcmp on every tie and qsort calling the comparison, the sort of
- * the benchmark's 11,600 rows took 3 ms. */
+ * with a strcmp of two rows' keys, read through the rows, on every tie,
+ * the sort of the benchmark's 11,600 rows took 3 ms. */
 #define SORT_PREFIX 3
 struct sortent {
 	double v;
@@ -620,8 +620,9 @@ struct sortent {
 	uint32_t n, row;
 };
 
-static inline int cmp_sortent(const struct sortent *r, const struct sortent *s)
+static int cmp_sortent(const void *x, const void *y)
 {
+	const struct sortent *r = x, *s = y;
 	if (r->v != s->v)
 		return r->v > s->v ? -1 : 1;
 	for (int i = 0; i < SORT_PREFIX; i++)
@@ -634,47 +635,11 @@ static inline int cmp_sortent(const struct sortent *r, const struct sortent *s)
 	return strcmp(r->s + 8 * SORT_PREFIX, s->s + 8 * SORT_PREFIX);
 }
 
-/* Sorts E[0..n) by cmp_sortent, a merge sort with the comparison inline
- * (qsort's call per comparison was half of the sort's time); TMP has room
- * for n. */
-static void sort_ents(struct sortent *e, struct sortent *tmp, size_t n)
-{
-	/* runs of 8 by insertion, then merges of runs twice as long */
-	for (size_t lo = 0; lo < n; lo += 8) {
-		size_t hi = lo + 8 < n ? lo + 8 : n;
-		for (size_t i = lo + 1; i < hi; i++) {
-			struct sortent x = e[i];
-			size_t j = i;
-			for (; j > lo && cmp_sortent(&x, &e[j - 1]) < 0; j--)
-				e[j] = e[j - 1];
-			e[j] = x;
-		}
-	}
-	struct sortent *src = e, *dst = tmp;
-	for (size_t w = 8; w < n; w *= 2) {
-		for (size_t lo = 0; lo < n; lo += 2 * w) {
-			size_t mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
-			size_t i = lo, j = mid, k = lo;
-			while (i < mid && j < hi)
-				dst[k++] = cmp_sortent(&src[j], &src[i]) < 0 ? src[j++] : src[i++];
-			while (i < mid)
-				dst[k++] = src[i++];
-			while (j < hi)
-				dst[k++] = src[j++];
-		}
-		struct sortent *t = src;
-		src = dst;
-		dst = t;
-	}
-	if (src != e)
-		memcpy(e, src, n * sizeof(*e));
-}
-
 int aggregate_sort(struct aggregate *a, bool by_cum)
 {
 	free(a->order);
 	a->order = malloc((a->nrows + 1) * sizeof(*a->order));
-	struct sortent *e = malloc(2 * (a->nrows + 1) * sizeof(*e));
+	struct sortent *e = malloc((a->nrows + 1) * sizeof(*e));
 	if (!a->order || !e) {
 		free(e);
 		return JH_ENOMEM;
@@ -690,7 +655,7 @@ int aggregate_sort(struct aggregate *a, bool by_cum)
 		for (uint32_t i = 0; i < 8 * SORT_PREFIX; i++)
 			t->pre[i / 8] = t->pre[i / 8] << 8 | (i < k->n ? (unsigned char)k->s[i] : 0);
 	}
-	sort_ents(e, e + a->nrows + 1, n);
+	jh_qsort(e, n, sizeof(*e), cmp_sortent);
 	for (size_t i = 0; i < n; i++)
 		a->order[i] = e[i].row;
 	a->norder = n;

@@ -186,8 +186,9 @@ struct dcmodule {
 	uint64_t body_checksum;
 	size_t nparts;            /* appended parts read */
 	bool map_loaded;          /* the file has the unit map */
-	bool rewrite;             /* a damaged part, or too many: write whole */
-	char partwhy[200];        /* why the parts stopped early, "" when not */
+	/* why the parts stopped early (a damaged part, too many): the file
+	 * is then written whole; "" when they did not */
+	char partwhy[200];
 	struct dcunit *units;     /* from the file, then this run's, by cuoff */
 	size_t nunits, capunits, nloaded;
 	bool written;             /* dcmodule_save() has run */
@@ -333,7 +334,6 @@ static void dc_forget_file(struct dcmodule *m)
 	m->filelen = m->bodylen = 0;
 	m->nparts = 0;
 	m->map_loaded = false;
-	m->rewrite = false;
 	m->partwhy[0] = '\0';
 }
 
@@ -675,7 +675,7 @@ static int dc_build_tables(struct dcmodule *m, const struct dc_part *pt, size_t 
 
 /* Checks the file in m->buf[0..len) completely and builds the tables; on
  * any fault in the body returns -1 with the reason, leaving the module
- * empty.  A faulty appended part ends the file there (m->rewrite). */
+ * empty.  A faulty appended part ends the file there (m->partwhy). */
 static int dc_parse(struct diskcache *dc, struct dcmodule *m, struct symmodule *mod,
 		    size_t len, char *why, size_t whylen)
 {
@@ -714,13 +714,13 @@ static int dc_parse(struct diskcache *dc, struct dcmodule *m, struct symmodule *
 	pt[0].strs = mapranges + (size_t)h.nmapranges * sizeof(struct cuindex_maprange);
 	/* the appended parts, up to the first that is not whole */
 	size_t np = 1, off = sizeof h + (size_t)body, nstrings = h.nstrings;
-	char pwhy[200] = "";
+	char *pwhy = m->partwhy;
 	while (off < len && !pwhy[0]) {
 		size_t n = 0;
 		if (np > DC_MAX_PARTS)
-			snprintf(pwhy, sizeof pwhy, "more than %d parts", DC_MAX_PARTS);
+			snprintf(pwhy, sizeof m->partwhy, "more than %d parts", DC_MAX_PARTS);
 		else
-			n = dc_read_part(m, off, len, h.checksum, &pt[np], pwhy, sizeof pwhy);
+			n = dc_read_part(m, off, len, h.checksum, &pt[np], pwhy, sizeof m->partwhy);
 		if (n) {
 			off += n;
 			nstrings += pt[np++].nstrings;
@@ -730,7 +730,6 @@ static int dc_parse(struct diskcache *dc, struct dcmodule *m, struct symmodule *
 	m->bodylen = sizeof h + (size_t)body;
 	m->body_checksum = h.checksum;
 	m->nparts = np - 1;
-	m->rewrite = pwhy[0] != '\0';
 	/* strings: exactly nstrings per part, each NUL-terminated, the body's
 	 * first empty */
 	const char *s = pt[0].strs;
@@ -795,8 +794,6 @@ static int dc_parse(struct diskcache *dc, struct dcmodule *m, struct symmodule *
 	}
 	m->nold = np;
 	m->old_nstrings = nstrings;
-	if (pwhy[0])
-		snprintf(m->partwhy, sizeof m->partwhy, "%s", pwhy);
 	return 0;
 }
 
@@ -1121,7 +1118,6 @@ static int dc_append(struct diskcache *dc, struct dcmodule *m, char *err, size_t
 		.ntops = (uint32_t)ntops, .nseqs = (uint32_t)nseqs,
 	};
 	memcpy(ph.magic, DC_PART_MAGIC, sizeof ph.magic);
-	size_t ents_at = sizeof ph, frames_at = ents_at + n * sizeof(struct dc_entry);
 	/* frames first: the part's layout needs their count */
 	for (size_t i = 0; i < n; i++) {
 		const struct symresult *r = &add[i].res;
@@ -1129,15 +1125,15 @@ static int dc_append(struct diskcache *dc, struct dcmodule *m, char *err, size_t
 				  r->status == SYM_NONE ? 0 : r->nframes, frames, &fi))
 			goto nomem;
 	}
-	size_t units_at = frames_at + fi * sizeof *frames;
-	size_t tops_at = units_at + nul * sizeof(struct dc_unit);
-	size_t seqs_at = tops_at + ntops * sizeof(struct cuindex_top);
-	size_t strs_at = seqs_at + nseqs * sizeof(struct cuindex_seq);
+	size_t strs_at = sizeof ph + (size_t)dc_part_size(n, fi, nul, ntops, nseqs, 0);
 	if (!(buf = dc_join_strings(&t, strs_at, &sb)))
 		goto nomem;
 	ph.nframes = (uint32_t)fi;
 	ph.nstrings = (uint32_t)(t.len - 1);
 	ph.strbytes = sb;
+	struct dc_part pt = { .nentries = ph.nentries, .nframes = ph.nframes,
+			      .nunits = ph.nunits, .ntops = ph.ntops, .nseqs = ph.nseqs };
+	dc_part_locate(&pt, buf + sizeof ph);
 	for (size_t i = 0, f0 = 0; i < n; i++) {
 		const struct symresult *r = &add[i].res;
 		unsigned nf = r->status == SYM_NONE ? 0 : r->nframes;
@@ -1145,13 +1141,12 @@ static int dc_append(struct diskcache *dc, struct dcmodule *m, char *err, size_t
 				      .frame0 = (uint32_t)(m->old_nframes + f0),
 				      .nframes = (uint16_t)nf,
 				      .status = nf ? (uint8_t)r->status : SYM_NONE };
-		memcpy(buf + ents_at + i * sizeof e, &e, sizeof e);
+		memcpy((char *)pt.ents + i * sizeof e, &e, sizeof e);
 		f0 += nf;
 	}
 	if (fi)
-		memcpy(buf + frames_at, frames, fi * sizeof *frames);
-	dc_put_units(ul, nul, (void *)(buf + units_at), (void *)(buf + tops_at),
-		     (void *)(buf + seqs_at));
+		memcpy((void *)pt.frames, frames, fi * sizeof *frames);
+	dc_put_units(ul, nul, (void *)pt.units, (void *)pt.tops, (void *)pt.seqs);
 	ph.checksum = dc_checksum(buf + sizeof ph, strs_at + sb - sizeof ph);
 	memcpy(buf, &ph, sizeof ph);
 	if (m->old_nstrings + ph.nstrings > UINT32_MAX || m->filelen + strs_at + sb > DISKCACHE_MAX_FILE) {
@@ -1429,8 +1424,11 @@ int dcmodule_save(struct diskcache *dc, struct dcmodule *m, struct symmodule *mo
 	size_t keep_old = m->nents + m->nadded > DISKCACHE_MAX_ENTRIES ? 0 : m->nents;
 	/* appended to the file read when it is whole, keeps every answer,
 	 * has room for a part and its unit map, and its parts together stay
-	 * smaller than its body; else written whole (which also compacts) */
-	if (m->nold && !m->rewrite && keep_old && m->nparts < DC_MAX_PARTS &&
+	 * smaller than its body; else written whole (which also compacts).
+	 * (A file whose parts stopped early is longer than what was used of
+	 * it, so dc_append() would refuse it anyway: the test only spares
+	 * building the part.) */
+	if (m->nold && !m->partwhy[0] && keep_old && m->nparts < DC_MAX_PARTS &&
 	    m->map_loaded == (m->nmapunits > 0) && m->filelen - m->bodylen < m->bodylen / 2) {
 		int rc = dc_append(dc, m, err, errlen);
 		if (rc <= 0)
