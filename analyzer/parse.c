@@ -28,12 +28,16 @@ struct parser {
 	size_t errlen;
 	enum unsample_kind uk;
 	double rate;
-	/* a stack's addresses and location ids: stk[cur] the one being read,
-	 * the other the one before it */
+	/* a stack's text, addresses, location ids and where each address is
+	 * in the text: stk[cur] the one being read, the other the one before
+	 * it */
 	struct stackbuf {
+		const char *text;
+		size_t len;
 		uint64_t *addrs;
 		uint32_t *frames;
-		size_t n, cap_addrs, cap_frames;
+		struct tokpos { uint32_t start, end; } *tok;
+		size_t n, cap;
 	} stk[2];
 	int cur_stk;
 	/* Consecutive stacks share most of their frames: a direct-mapped
@@ -355,19 +359,24 @@ static int read_addr(struct parser *ps, const char **s, const char *e, uint64_t 
 	uint64_t v = 0;
 	const char *digits = q;
 	int d;
+	bool long_addr = false;
 	while (q < e && (d = hex_table[(unsigned char)*q] - 1) >= 0) {
-		if (v >> 60)
-			return perr(ps, JH_EFORMAT, "address '%.*s' is longer than 64 bits",
-				    (int)(e - *s > 40 ? 40 : e - *s), *s);
+		if (v >> 60) {
+			long_addr = true;
+			break;
+		}
 		v = v << 4 | (uint64_t)d;
 		q++;
 	}
-	if (q == digits || (q < e && *q != ' ' && *q != '\t')) {
+	if (long_addr || q == digits || (q < e && *q != ' ' && *q != '\t')) {
+		/* the token, up to 40 bytes of it */
 		const char *w = *s;
 		while (w < e && *w != ' ' && *w != '\t')
 			w++;
-		return perr(ps, JH_EFORMAT, "expected a hex address, found '%.*s'",
-			    (int)(w - *s > 40 ? 40 : w - *s), *s);
+		int n = (int)(w - *s > 40 ? 40 : w - *s);
+		if (long_addr)
+			return perr(ps, JH_EFORMAT, "address '%.*s' is longer than 64 bits", n, *s);
+		return perr(ps, JH_EFORMAT, "expected a hex address, found '%.*s'", n, *s);
 	}
 	*s = q;
 	*out = v;
@@ -408,20 +417,87 @@ static void parser_free(struct parser *ps)
 	for (int k = 0; k < 2; k++) {
 		free(ps->stk[k].addrs);
 		free(ps->stk[k].frames);
+		free(ps->stk[k].tok);
 	}
 	free(ps->lcache);
+}
+
+/* Room for NEED frames in all of B's arrays. */
+static int stackbuf_reserve(struct stackbuf *b, size_t need)
+{
+	if (need <= b->cap)
+		return 0;
+	/* jh_grow() gives each array the same new capacity */
+	size_t c1 = b->cap, c2 = b->cap, c3 = b->cap;
+	if (jh_grow(&b->addrs, &c1, need, sizeof(*b->addrs)) ||
+	    jh_grow(&b->frames, &c2, need, sizeof(*b->frames)) ||
+	    jh_grow(&b->tok, &c3, need, sizeof(*b->tok)))
+		return JH_ENOMEM;
+	b->cap = c1;
+	return 0;
+}
+
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define FIRST_BYTE(x) ((size_t)__builtin_ctzll(x) / 8)
+#define LAST_BYTE(x) ((size_t)__builtin_clzll(x) / 8)
+#else
+#define FIRST_BYTE(x) ((size_t)__builtin_clzll(x) / 8)
+#define LAST_BYTE(x) ((size_t)__builtin_ctzll(x) / 8)
+#endif
+
+/* How many of the N bytes at A and at B are the same from the start. */
+static size_t common_head(const char *a, const char *b, size_t n)
+{
+	size_t i = 0;
+	for (; i + 8 <= n; i += 8) {
+		uint64_t x, y;
+		memcpy(&x, a + i, 8);
+		memcpy(&y, b + i, 8);
+		if (x != y)
+			return i + FIRST_BYTE(x ^ y);
+	}
+	while (i < n && a[i] == b[i])
+		i++;
+	return i;
+}
+
+/* How many of the N bytes before AEND and before BEND are the same from
+ * the end. */
+static size_t common_tail(const char *aend, const char *bend, size_t n)
+{
+	size_t i = 0;
+	for (; i + 8 <= n; i += 8) {
+		uint64_t x, y;
+		memcpy(&x, aend - i - 8, 8);
+		memcpy(&y, bend - i - 8, 8);
+		if (x != y)
+			return i + LAST_BYTE(x ^ y);
+	}
+	while (i < n && aend[-1 - (ptrdiff_t)i] == bend[-1 - (ptrdiff_t)i])
+		i++;
+	return i;
+}
+
+/* Whether a token of S (LEN bytes) ending at AT ends there. */
+static bool token_ends(const char *s, size_t len, size_t at)
+{
+	return at == len || s[at] == ' ' || s[at] == '\t';
 }
 
 /* The frames after '@' (or after "@ " in a gperftools entry) into a sample.
  * A stack shares most of its frames with the one before, at the same
  * place from the leaf (the allocator's own frames) or from the root
- * (main and the frames under it), so those ids come from there; the others
- * go through the cache, whose slots are asked for before any is read so
- * that their cache misses overlap. */
+ * (main and the frames under it).  Where the two lines have the same
+ * text, at their start and at their end, whole addresses are taken with
+ * their location ids from the stack before without reading them (on the
+ * benchmark's dumps over half of them); the addresses between are read,
+ * and those that still match the stack before at the same place take its
+ * ids too.  The others go through the cache, whose slots are asked for
+ * before any is read so that their cache misses overlap. */
 static int read_stack(struct parser *ps, const char *s, const char *e)
 {
 	struct stackbuf *cur = &ps->stk[ps->cur_stk], *prev = &ps->stk[!ps->cur_stk];
-	size_t n = 0;
+	size_t len = (size_t)(e - s), pn = prev->n, plen = prev->len;
 	int rc = 0;
 	if (!ps->lcache) {
 		size_t text = (size_t)(ps->end - ps->buf);
@@ -432,28 +508,83 @@ static int read_stack(struct parser *ps, const char *s, const char *e)
 		if (!ps->lcache)
 			return perr(ps, JH_ENOMEM, "out of memory");
 	}
+	/* HEAD addresses of the stack before begin this line, and TAIL end
+	 * it; the text between FROM and TO is read */
+	size_t head = 0, tail = 0, from = 0, to = len;
+	ptrdiff_t delta = (ptrdiff_t)len - (ptrdiff_t)plen;
+	if (pn) {
+		const char *pt = prev->text;
+		size_t m = len < plen ? len : plen;
+		size_t d = common_head(s, pt, m);
+		while (head < pn && (prev->tok[head].end < d ||
+				     (prev->tok[head].end == d && token_ends(s, len, d) &&
+				      token_ends(pt, plen, d))))
+			head++;
+		if (head)
+			from = prev->tok[head - 1].end;
+		/* an address at the end whose delimiter before it is the same
+		 * on both lines and in this one after FROM; never the leaf of
+		 * the stack before, whose leaf-ness differs */
+		size_t t = common_tail(e, pt + plen, m);
+		while (tail + 1 < pn) {
+			const struct tokpos *k = &prev->tok[pn - 1 - tail];
+			if (plen - k->start + 1 > t || (ptrdiff_t)k->start - 1 + delta < (ptrdiff_t)from)
+				break;
+			tail++;
+		}
+		if (tail)
+			to = (size_t)((ptrdiff_t)prev->tok[pn - tail].start - 1 + delta);
+	}
+	if (stackbuf_reserve(cur, head + tail + 16))
+		return perr(ps, JH_ENOMEM, "out of memory");
+	if (head) {
+		memcpy(cur->addrs, prev->addrs, head * sizeof(*cur->addrs));
+		memcpy(cur->frames, prev->frames, head * sizeof(*cur->frames));
+		memcpy(cur->tok, prev->tok, head * sizeof(*cur->tok));
+	}
+	size_t n = head;
+	const char *q = s + from, *stop = s + to;
 	for (;;) {
-		skip_sp(&s, e);
-		if (s >= e)
-			break;
+		skip_sp(&q, stop);
+		if (q >= stop) {
+			if (n || !tail)
+				break;
+			/* the line's first address would be taken from the stack
+			 * before, where it was not the leaf: read it all */
+			tail = 0;
+			stop = e;
+			continue;
+		}
 		if (n >= PARSE_MAX_FRAMES) {
 			rc = perr(ps, JH_ELIMIT, "stack deeper than %u frames", PARSE_MAX_FRAMES);
 			break;
 		}
-		uint64_t addr;
-		if (read_addr(ps, &s, e, &addr)) {
+		if (stackbuf_reserve(cur, n + 1 + tail))
+			return perr(ps, JH_ENOMEM, "out of memory");
+		const char *start = q;
+		if (read_addr(ps, &q, stop, &cur->addrs[n])) {
 			rc = JH_EFORMAT;
 			break;
 		}
-		if (JH_PUSH(cur->addrs, n, cur->cap_addrs, addr))
-			return perr(ps, JH_ENOMEM, "out of memory");
+		cur->tok[n] = (struct tokpos){ (uint32_t)(start - s), (uint32_t)(q - s) };
+		n++;
 	}
-	if (jh_grow(&cur->frames, &cur->cap_frames, n, sizeof(*cur->frames)))
-		return perr(ps, JH_ENOMEM, "out of memory");
+	size_t nread = n;
+	if (!rc && n + tail > PARSE_MAX_FRAMES)
+		rc = perr(ps, JH_ELIMIT, "stack deeper than %u frames", PARSE_MAX_FRAMES);
+	if (!rc) {
+		for (size_t i = 0; i < tail; i++) {
+			size_t j = pn - tail + i;
+			cur->addrs[n + i] = prev->addrs[j];
+			cur->frames[n + i] = prev->frames[j];
+			cur->tok[n + i] = (struct tokpos){ (uint32_t)(prev->tok[j].start + delta),
+							   (uint32_t)(prev->tok[j].end + delta) };
+		}
+		n += tail;
+	}
 	const uint64_t *pa = prev->addrs;
 	const uint32_t *pid = prev->frames;
-	size_t pn = prev->n;
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = head; i < nread; i++) {
 		uint64_t a = cur->addrs[i];
 		/* the same leaf-ness on both sides: only frame 0 is a leaf */
 		if (i < pn && pa[i] == a) {
@@ -467,7 +598,7 @@ static int read_stack(struct parser *ps, const char *s, const char *e)
 	}
 	/* on a bad address, the frames before it still become locations, as
 	 * they did when each was looked up as soon as it was read */
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = head; i < nread; i++) {
 		if (cur->frames[i] != UINT32_MAX)
 			continue;
 		int64_t id = location(ps, cur->addrs[i], i == 0);
@@ -486,6 +617,8 @@ static int read_stack(struct parser *ps, const char *s, const char *e)
 	ps->cur_has_counts = false;
 	ps->cur_fresh = ps->p->nsamples > before;
 	/* this stack is the next one's "before" */
+	cur->text = s;
+	cur->len = len;
 	cur->n = n;
 	ps->cur_stk ^= 1;
 	return 0;

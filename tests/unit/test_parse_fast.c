@@ -20,9 +20,16 @@ static int ref_addr(struct parser *ps, const char **s, const char *e, uint64_t *
 	const char *digits = q;
 	int d;
 	while (q < e && (d = jh_hexval((unsigned char)*q)) >= 0) {
-		if (v >> 60)
+		if (v >> 60) {
+			/* named by its token: the same whether the line was
+			 * read to its end or up to text shared with the stack
+			 * before */
+			const char *w = *s;
+			while (w < e && *w != ' ' && *w != '\t')
+				w++;
 			return perr(ps, JH_EFORMAT, "address '%.*s' is longer than 64 bits",
-				    (int)(e - *s > 40 ? 40 : e - *s), *s);
+				    (int)(w - *s > 40 ? 40 : w - *s), *s);
+		}
 		v = v << 4 | (uint64_t)d;
 		q++;
 	}
@@ -260,6 +267,177 @@ TEST(frames_from_the_previous_stack_keep_leafness)
 	profile_release(&p);
 }
 
+TEST(text_shared_with_the_stack_before)
+{
+	/* each line against the one before: the same; one address more at
+	 * the end (taken twice from it); an address whose text begins as
+	 * the one before's; shorter; the first address gone (0x2 becomes
+	 * the leaf); other spacing; no 0x; a leading zero; other case; a
+	 * tail whose delimiter is not shared ("12 0x3") */
+	struct profile p;
+	char err[256] = "";
+	CHECK_INT(parse(&p, "heap_v2/1\n t*: 9: 9 [0: 0]\n"
+			"@ 0x1 0x2 0x3\n t*: 1: 1048576 [0: 0]\n"
+			"@ 0x1 0x2 0x3\n t*: 1: 1048576 [0: 0]\n"
+			"@ 0x1 0x2 0x3 0x3\n t*: 1: 1048576 [0: 0]\n"
+			"@ 0x1 0x2 0x33\n t*: 1: 1048576 [0: 0]\n"
+			"@ 0x1 0x2 0x3\n t*: 1: 1048576 [0: 0]\n"
+			"@ 0x2 0x3\n t*: 1: 1048576 [0: 0]\n"
+			"@  0x2\t0x3\n t*: 1: 1048576 [0: 0]\n"
+			"@ 2 3\n t*: 1: 1048576 [0: 0]\n"
+			"@ 0x02 0x3\n t*: 1: 1048576 [0: 0]\n"
+			"@ 0xA 0xb\n t*: 1: 1048576 [0: 0]\n"
+			"@ 0xa 0xB\n t*: 1: 1048576 [0: 0]\n"
+			"@ 0x5 0x12 0x3\n t*: 1: 1048576 [0: 0]\n"
+			"@ 0x5 0x112 0x3\n t*: 1: 1048576 [0: 0]\n"
+			"@ 0x1 0x1\n t*: 1: 1048576 [0: 0]\n"
+			"@ 0x1\n t*: 1: 1048576 [0: 0]\n"
+			"@ 0x1 0x1\n t*: 1: 1048576 [0: 0]\n",
+			err, sizeof(err)), 0);
+	CHECK_STR(err, "");
+	CHECK_INT(p.nsamples, 9);
+	check_stack(&p, 0, "1L 2 3");
+	check_stack(&p, 1, "1L 2 3 3");
+	check_stack(&p, 2, "1L 2 33");
+	check_stack(&p, 3, "2L 3");
+	check_stack(&p, 4, "aL b");
+	check_stack(&p, 5, "5L 12 3");
+	check_stack(&p, 6, "5L 112 3");
+	check_stack(&p, 7, "1L 1");
+	check_stack(&p, 8, "1L");
+	/* the counts of every line went to its stack (large objects: not
+	 * scaled up) */
+	CHECK_INT(p.samples[0].v[PF_INUSE_OBJECTS], 3);
+	CHECK_INT(p.samples[3].v[PF_INUSE_OBJECTS], 4);
+	CHECK_INT(p.samples[7].v[PF_INUSE_OBJECTS], 2);
+	profile_release(&p);
+}
+
+/* One address as text: with or without 0x or 0X, leading zeros, either
+ * case. */
+static size_t render_addr(char *out, uint64_t a)
+{
+	size_t k = 0;
+	uint64_t r = next_rand();
+	if (r % 4)
+		out[k++] = '0', out[k++] = r % 4 == 3 ? 'X' : 'x';
+	for (uint64_t z = (r >> 8) % 8 == 0 ? 1 + (r >> 16) % 2 : 0; z; z--)
+		out[k++] = '0';
+	char hex[20];
+	int n = snprintf(hex, sizeof(hex), (r >> 20) % 5 ? "%llx" : "%llX", (unsigned long long)a);
+	memcpy(out + k, hex, (size_t)n);
+	return k + (size_t)n;
+}
+
+TEST(shared_text_against_every_address_read)
+{
+	/* Stacks made from the one before (the same text, addresses added or
+	 * taken away at either end, one changed, one written otherwise), out
+	 * of a few addresses so that texts coincide often; each stack against
+	 * its addresses read by strtoull() */
+	enum { NLINES = 4000, MAXF = 12 };
+	static const uint64_t pool[] = { 0x1, 0x12, 0x123, 0x2, 0x21, 0x3, 0x7f00001234,
+					 0x7f00001235, 0x55550000a0, 0x55550000a, 0xabc, 0xab };
+	size_t cap = (size_t)NLINES * (MAXF * 24 + 40) + 64, len = 0;
+	char *text = malloc(cap);
+	char (*want)[MAXF * 24] = calloc(NLINES, sizeof(*want));
+	size_t nwant = 0;
+	uint64_t *locs = calloc((size_t)NLINES * MAXF, sizeof(*locs));
+	size_t nlocs = 0;
+	uint32_t *sample_of = calloc(NLINES, sizeof(*sample_of));
+	if (!text || !want || !locs || !sample_of)
+		abort();
+	len += (size_t)sprintf(text, "heap_v2/1\n t*: 1: 1048576 [0: 0]\n");
+	char prevtok[MAXF][24], tok[MAXF][24];
+	size_t pn = 0;
+	for (int line = 0; line < NLINES; line++) {
+		size_t n = 0;
+		uint64_t r = next_rand() % 10;
+		for (size_t i = 0; i < pn; i++)
+			strcpy(tok[i], prevtok[i]);
+		n = pn;
+		if (r == 0 || !pn) {            /* a new stack */
+			n = next_rand() % (MAXF - 2);
+			for (size_t i = 0; i < n; i++)
+				tok[i][render_addr(tok[i], pool[next_rand() % 12])] = 0;
+		} else if (r == 1 && n) {       /* the first address gone */
+			memmove(tok, tok + 1, --n * sizeof(tok[0]));
+		} else if (r == 2 && n < MAXF) { /* one more in front */
+			memmove(tok + 1, tok, n++ * sizeof(tok[0]));
+			tok[0][render_addr(tok[0], pool[next_rand() % 12])] = 0;
+		} else if (r == 3 && n) {       /* the last one gone */
+			n--;
+		} else if (r == 4 && n < MAXF) { /* one more at the end */
+			tok[n][render_addr(tok[n], pool[next_rand() % 12])] = 0;
+			n++;
+		} else if (r == 5 && n) {       /* one changed */
+			size_t i = next_rand() % n;
+			tok[i][render_addr(tok[i], pool[next_rand() % 12])] = 0;
+		} else if (r == 6 && n) {       /* a digit more or less */
+			size_t i = next_rand() % n, l = strlen(tok[i]);
+			if (l > 3 && next_rand() % 2)
+				tok[i][l - 1] = 0;
+			else if (l < 20)
+				tok[i][l] = "0123456789abcdef"[next_rand() % 16], tok[i][l + 1] = 0;
+		}                               /* else the same */
+		len += (size_t)sprintf(text + len, "@");
+		size_t wl = 0;
+		char w[MAXF * 24];
+		w[0] = 0;
+		for (size_t i = 0; i < n; i++) {
+			uint64_t sep = next_rand() % 8;
+			len += (size_t)sprintf(text + len, "%s%s", sep == 0 ? "\t" : sep == 1 ? "  " : " ",
+					       tok[i]);
+			uint64_t a = strtoull(tok[i], NULL, 16);
+			wl += (size_t)snprintf(w + wl, sizeof(w) - wl, "%s%llx%s", i ? " " : "",
+					       (unsigned long long)a, i ? "" : "L");
+			uint64_t key = a << 1 | !i;     /* the pool's addresses are small */
+			size_t k = 0;
+			while (k < nlocs && locs[k] != key)
+				k++;
+			if (k == nlocs)
+				locs[nlocs++] = key;
+		}
+		len += (size_t)sprintf(text + len, "%s\n t*: 1: 1048576 [0: 0]\n",
+				       next_rand() % 16 ? "" : " ");
+		size_t k = 0;
+		while (k < nwant && strcmp(want[k], w))
+			k++;
+		if (k == nwant)
+			strcpy(want[nwant++], w);
+		sample_of[line] = (uint32_t)k;
+		for (size_t i = 0; i < n; i++)
+			strcpy(prevtok[i], tok[i]);
+		pn = n;
+	}
+	text[len] = 0;
+	struct profile p;
+	char err[256] = "";
+	CHECK_INT(parse(&p, text, err, sizeof(err)), 0);
+	CHECK_STR(err, "");
+	CHECK_INT(p.nsamples, nwant);
+	CHECK_INT(p.nlocs, nlocs);
+	int bad = 0;
+	for (size_t i = 0; i < nwant && i < p.nsamples && bad < 5; i++) {
+		int before = unit_cur_failed;
+		check_stack(&p, (uint32_t)i, want[i]);
+		bad += unit_cur_failed != before;
+	}
+	/* every line's counts went to its own stack */
+	double *objs = calloc(nwant + 1, sizeof(*objs));
+	for (int line = 0; line < NLINES; line++)
+		objs[sample_of[line]] += 1;
+	for (size_t i = 0; i < nwant && i < p.nsamples; i++)
+		bad += p.samples[i].v[PF_INUSE_OBJECTS] != objs[i];
+	CHECK_INT(bad, 0);
+	profile_release(&p);
+	free(objs);
+	free(text);
+	free(want);
+	free(locs);
+	free(sample_of);
+}
+
 TEST(bad_address_after_good_ones)
 {
 	/* the frames before the bad one are locations, as they always were */
@@ -276,6 +454,12 @@ TEST(bad_address_after_good_ones)
 			err, sizeof(err)), JH_EFORMAT);
 	CHECK_STR(err, "t.heap:3: address '0x12345678901234567' is longer than 64 bits");
 	CHECK_INT(p.nlocs, 2);
+	profile_release(&p);
+	/* named alone, not with the rest of its line */
+	CHECK_INT(parse(&p, "heap_v2/1\n t*: 1: 1 [0: 0]\n@ 0x1 0x12345678901234567 0x2",
+			err, sizeof(err)), JH_EFORMAT);
+	CHECK_STR(err, "t.heap:3: address '0x12345678901234567' is longer than 64 bits");
+	CHECK_INT(p.nlocs, 1);
 	profile_release(&p);
 }
 
@@ -383,6 +567,8 @@ int main(void)
 	printf("%s: %lu tokens, %lu on the fast path\n", __FILE__, ncases, nfast);
 	RUN(cache_tells_every_address_apart);
 	RUN(frames_from_the_previous_stack_keep_leafness);
+	RUN(text_shared_with_the_stack_before);
+	RUN(shared_text_against_every_address_read);
 	RUN(bad_address_after_good_ones);
 	RUN(appends_are_indexed_later);
 	RUN(split_parse_leaves_usable_indexes);

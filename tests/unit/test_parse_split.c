@@ -251,6 +251,13 @@ TEST(damaged_second_halves)
 	CHECK_STR(r.err, "t.heap:30: expected a hex address, found '0x5555000012zz'");
 	CHECK_INT(r.p.nlocs, 7); /* with 0x7f0000002020 as a leaf */
 	done(&r);
+	/* a long address in a line whose end is read from the line before
+	 * in one thread and not in the other: named alone either way */
+	d = edit("@ 0x7f0000002020 0x555500001250", "@ 0x7f0000002020 0x12345678901234567 0x555500001300", &len);
+	CHECK_INT(check_splits("long address", d, len), 0);
+	run(&r, d, len, 0);
+	CHECK_STR(r.err, "t.heap:30: address '0x12345678901234567' is longer than 64 bits");
+	done(&r);
 	/* a stack without counts right before a split point, and right after */
 	d = edit("  t*: 11: 654321 [0: 0]\n  t0: 6: 354321 [0: 0]\n  t0: 5: 300000 [0: 0]\n", "", &len);
 	CHECK_INT(check_splits("no counts", d, len), 0);
