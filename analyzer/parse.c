@@ -56,6 +56,10 @@ struct parser {
 	bool second;
 	bool cur_fresh;         /* the current stack made a new sample that has
 	                           had no "t*" line yet */
+	/* the thread of the last per-thread counts line, when thr_known */
+	bool thr_known;
+	uint64_t thr_uid;
+	uint32_t thr_id;
 };
 
 /* The second half of a split heap_v2 body: its parser and profile, and
@@ -215,14 +219,18 @@ static void skip_sp(const char **s, const char *e)
 		(*s)++;
 }
 
-/* Decimal u64; 1 ok, 0 no digits, -1 overflow. */
+/* Decimal u64; 1 ok, 0 no digits, -1 overflow, -2 negative. */
 static int read_u64(const char **s, const char *e, uint64_t *out)
 {
 	const char *q = *s;
 	uint64_t v = 0;
 	if (q < e && *q == '-')
 		return -2;
-	while (q < e && *q >= '0' && *q <= '9') {
+	/* 19 digits cannot overflow; only longer numbers are checked */
+	const char *safe = e - q > 19 ? q + 19 : e;
+	while (q < safe && (unsigned char)(*q - '0') < 10)
+		v = v * 10 + (unsigned)(*q++ - '0');
+	while (q < e && (unsigned char)(*q - '0') < 10) {
 		unsigned d = (unsigned)(*q - '0');
 		if (v > (UINT64_MAX - d) / 10)
 			return -1;
@@ -535,7 +543,8 @@ static int read_stack(struct parser *ps, const char *s, const char *e)
 		if (tail)
 			to = (size_t)((ptrdiff_t)prev->tok[pn - tail].start - 1 + delta);
 	}
-	if (stackbuf_reserve(cur, head + tail + 16))
+	/* an address and its delimiter take two bytes at least */
+	if (stackbuf_reserve(cur, head + tail + (to - from) / 2 + 1))
 		return perr(ps, JH_ENOMEM, "out of memory");
 	if (head) {
 		memcpy(cur->addrs, prev->addrs, head * sizeof(*cur->addrs));
@@ -559,7 +568,9 @@ static int read_stack(struct parser *ps, const char *s, const char *e)
 			rc = perr(ps, JH_ELIMIT, "stack deeper than %u frames", PARSE_MAX_FRAMES);
 			break;
 		}
-		if (stackbuf_reserve(cur, n + 1 + tail))
+		/* the reservation covers FROM to TO; reading on to the end
+		 * of the line may need more */
+		if (n + tail >= cur->cap && stackbuf_reserve(cur, n + 1 + tail))
 			return perr(ps, JH_ENOMEM, "out of memory");
 		const char *start = q;
 		if (read_addr(ps, &q, stop, &cur->addrs[n])) {
@@ -695,6 +706,21 @@ static int second_add(struct parser *ps, const double v[PF_NVALUES])
 	return JH_PUSH(sp->adds, sp->nadds, sp->cap_adds, a);
 }
 
+/* profile_thread() for thread UID, through the last one asked for: the
+ * records of a dump name the same few threads over and over. */
+static int64_t thread_id(struct parser *ps, uint64_t uid)
+{
+	if (ps->thr_known && ps->thr_uid == uid)
+		return ps->thr_id;
+	int64_t id = profile_thread(ps->p, (int64_t)uid);
+	if (id >= 0) {
+		ps->thr_known = true;
+		ps->thr_uid = uid;
+		ps->thr_id = (uint32_t)id;
+	}
+	return id;
+}
+
 /* The stack records and the maps of a heap_v2 dump, after its header. */
 static int v2_body(struct parser *ps)
 {
@@ -760,7 +786,7 @@ static int v2_body(struct parser *ps)
 				}
 				ps->cur_has_counts = true;
 			} else {
-				int64_t tid = profile_thread(p, (int64_t)uid);
+				int64_t tid = thread_id(ps, uid);
 				if (tid < 0)
 					return perr(ps, JH_ENOMEM, "out of memory");
 				/* the second half keeps every line: replay() adds them
@@ -812,11 +838,16 @@ static int v2_body(struct parser *ps)
  * counts): the big arrays of a large dump then start in huge pages
  * instead of in 4 KiB ones that are copied when they outgrow the heap.
  * A guess too high costs address space only (what is not written is
- * never faulted in), one too low a later growth.  Best effort. */
+ * never faulted in), except in the sample index, whose slots are written
+ * all over (but it would have had those pages after its last growth
+ * anyway, unless the guess is over twice too high); one too low costs a
+ * later growth.  Best effort. */
 static void reserve_body(struct profile *p, size_t bytes)
 {
-	if (bytes >= PARSE_RESERVE_MIN)
+	if (bytes >= PARSE_RESERVE_MIN) {
 		(void)profile_reserve(p, 0, bytes / 256, bytes / 16, bytes / 256);
+		(void)profile_reserve_sample_index(p, bytes / 256);
+	}
 }
 
 /* Bodies below this many bytes are parsed in one thread. */

@@ -190,6 +190,11 @@ int profile_reserve(struct profile *p, size_t nlocs, size_t nsamples, size_t nst
 	return 0;
 }
 
+int profile_reserve_sample_index(struct profile *p, size_t nsamples)
+{
+	return idmap_reserve(&p->sample_index, nsamples);
+}
+
 /* --- threads --- */
 
 struct thread_key { const struct profile *p; int64_t uid; };

@@ -173,6 +173,10 @@ int64_t profile_sample_append(struct profile *p, const uint32_t *locs, size_t n)
  * JH_ENOMEM. */
 int profile_reserve(struct profile *p, size_t nlocs, size_t nsamples, size_t nstacks,
 		    size_t ntvals);
+/* Makes room in the sample index for NSAMPLES samples in all, for a caller
+ * about to add that many through profile_sample().  Returns 0 or
+ * JH_ENOMEM. */
+int profile_reserve_sample_index(struct profile *p, size_t nsamples);
 
 /* Id of the thread with UID, added when new. */
 int64_t profile_thread(struct profile *p, int64_t uid);

@@ -200,6 +200,70 @@ TEST(hex_random_tokens)
 #endif
 }
 
+/* read_u64() against strtoull(): every length up to 22 digits, leading
+ * zeros, the largest value and one more, a sign, a stop byte; the
+ * buffer ends right after the number. */
+static int check_u64(const char *text, size_t len)
+{
+	char *buf = malloc(len ? len : 1), z[64];
+	if (!buf || len >= sizeof(z))
+		abort();
+	memcpy(buf, text, len);
+	const char *q = buf;
+	uint64_t v = 7;
+	int r = read_u64(&q, buf + len, &v);
+	memcpy(z, text, len);
+	z[len] = 0;
+	size_t ndig = strspn(z, "0123456789");
+	int want;
+	uint64_t wv = 7;
+	if (len && z[0] == '-') {
+		want = -2;
+	} else if (!ndig) {
+		want = 0;
+	} else {
+		errno = 0;
+		char tmp[64];
+		memcpy(tmp, z, ndig);
+		tmp[ndig] = 0;
+		wv = strtoull(tmp, NULL, 10);
+		want = errno == ERANGE ? -1 : 1;
+	}
+	int bad = r != want || (r == 1 && (v != wv || q != buf + ndig)) ||
+		  (r != 1 && (q != buf || v != 7));
+	if (bad)
+		fprintf(stderr, "decimal '%s': got %d %llu +%td, want %d %llu\n", z, r,
+			(unsigned long long)v, q - buf, want, (unsigned long long)wv);
+	free(buf);
+	return bad;
+}
+
+TEST(decimal_against_strtoull)
+{
+	static const char *const edge[] = {
+		"18446744073709551615", "18446744073709551616", "99999999999999999999",
+		"1844674407370955161", "184467440737095516150", "0000000000000000000018446744073709551615",
+		"00000000000000000000000000001", "9999999999999999999", "10000000000000000000",
+		"-1", "-", "", "x", "12x", "1 2", "0", "007",
+	};
+	int bad = 0;
+	for (size_t i = 0; i < sizeof(edge) / sizeof(edge[0]); i++)
+		bad += check_u64(edge[i], strlen(edge[i]));
+	for (int i = 0; i < 200000 && bad < 10; i++) {
+		char t[32];
+		size_t n = next_rand() % 24, k = 0;
+		for (; k < n; k++)
+			t[k] = (char)('0' + next_rand() % 10);
+		if (next_rand() % 4 == 0 && n)
+			t[next_rand() % n] = " :[x"[next_rand() % 4];
+		if (next_rand() % 3 == 0)
+			for (size_t z = 0; z < n && next_rand() % 2; z++)
+				t[z] = '0';
+		bad += check_u64(t, n);
+	}
+	CHECK_INT(bad, 0);
+}
+
 static int parse(struct profile *p, const char *text, char *err, size_t errlen)
 {
 	profile_init(p);
@@ -565,6 +629,7 @@ int main(void)
 	RUN(hex_bad_byte_everywhere);
 	RUN(hex_random_tokens);
 	printf("%s: %lu tokens, %lu on the fast path\n", __FILE__, ncases, nfast);
+	RUN(decimal_against_strtoull);
 	RUN(cache_tells_every_address_apart);
 	RUN(frames_from_the_previous_stack_keep_leafness);
 	RUN(text_shared_with_the_stack_before);
