@@ -397,24 +397,33 @@ static int read_addr(struct parser *ps, const char **s, const char *e, uint64_t 
 #define LCACHE_MIN_BITS 10
 #define LCACHE_BITS 16
 
-static struct loc_cache *lcache_slot(struct parser *ps, uint64_t addr, bool leaf)
+/* The cache's slots come in sets of two, the one used last first: on the
+ * benchmark's dumps a slot of its own for each address missed a tenth of
+ * the time, mostly on two addresses that took turns in a slot. */
+static struct loc_cache *lcache_set(struct parser *ps, uint64_t addr, bool leaf)
 {
 	uint64_t h = (addr ^ leaf) * 0x9e3779b97f4a7c15ULL;
-	return &ps->lcache[h >> (64 - ps->lcache_bits)];
+	return &ps->lcache[(h >> (64 - ps->lcache_bits)) & ~(uint64_t)1];
 }
 
 /* Location id of ADDR (a leaf when LEAF), through the cache. */
 static int64_t location(struct parser *ps, uint64_t addr, bool leaf)
 {
-	struct loc_cache *slot = lcache_slot(ps, addr, leaf);
+	struct loc_cache *set = lcache_set(ps, addr, leaf);
 	/* tag 0 marks an empty slot */
-	if (slot->addr == addr && slot->tag == 1u + leaf)
-		return slot->id;
+	uint32_t tag = 1u + leaf;
+	if (set[0].addr == addr && set[0].tag == tag)
+		return set[0].id;
+	if (set[1].addr == addr && set[1].tag == tag) {
+		struct loc_cache hit = set[1];
+		set[1] = set[0];
+		set[0] = hit;
+		return hit.id;
+	}
 	int64_t id = profile_location(ps->p, addr, leaf, UINT32_MAX);
 	if (id >= 0) {
-		slot->addr = addr;
-		slot->tag = 1u + leaf;
-		slot->id = (uint32_t)id;
+		set[1] = set[0];
+		set[0] = (struct loc_cache){ addr, tag, (uint32_t)id };
 	}
 	return id;
 }
@@ -512,9 +521,12 @@ static int read_stack(struct parser *ps, const char *s, const char *e)
 		ps->lcache_bits = LCACHE_MIN_BITS;
 		while (ps->lcache_bits < LCACHE_BITS && ((size_t)32 << ps->lcache_bits) < text)
 			ps->lcache_bits++;
-		ps->lcache = jh_zalloc((size_t)1 << ps->lcache_bits, sizeof(*ps->lcache));
+		/* a set in one cache line */
+		size_t bytes = ((size_t)1 << ps->lcache_bits) * sizeof(*ps->lcache);
+		ps->lcache = aligned_alloc(64, bytes);
 		if (!ps->lcache)
 			return perr(ps, JH_ENOMEM, "out of memory");
+		memset(ps->lcache, 0, bytes);
 	}
 	/* HEAD addresses of the stack before begin this line, and TAIL end
 	 * it; the text between FROM and TO is read */
@@ -604,7 +616,7 @@ static int read_stack(struct parser *ps, const char *s, const char *e)
 			cur->frames[i] = pid[i + pn - n];
 		} else {
 			cur->frames[i] = UINT32_MAX;
-			__builtin_prefetch(lcache_slot(ps, a, i == 0));
+			__builtin_prefetch(lcache_set(ps, a, i == 0));
 		}
 	}
 	/* on a bad address, the frames before it still become locations, as

@@ -1394,8 +1394,13 @@ bool cuindex_map_desc_ok(const uint64_t *units, size_t nunits,
 			return false;
 	for (size_t i = 0; i < nranges; i++) {
 		const struct cuindex_maprange *r = &ranges[i], *q = r - 1;
-		size_t u = jh_lower_bound_u64(units, nunits, sizeof *units, 0, r->cuoff);
-		if (u == nunits || units[u] != r->cuoff || r->lo > r->hi)
+		/* a unit's ranges mostly follow each other: one search each run */
+		if (!i || r->cuoff != q->cuoff) {
+			size_t u = jh_lower_bound_u64(units, nunits, sizeof *units, 0, r->cuoff);
+			if (u == nunits || units[u] != r->cuoff)
+				return false;
+		}
+		if (r->lo > r->hi)
 			return false;
 		if (i && (q->lo != r->lo ? q->lo > r->lo : q->hi != r->hi ? q->hi > r->hi
 			  : q->cuoff > r->cuoff))
@@ -1425,9 +1430,12 @@ struct cuindex_map *cuindex_map_new_known(Dwarf *dw, const struct cuindex_range 
 	}
 	map->ncus = nunits;
 	/* the unit of each range: there (cuindex_map_desc_ok) */
-	for (size_t i = 0; i < nranges; i++)
-		map->ranges[i] = (struct curange){ ranges[i].lo, ranges[i].hi,
-						   (uint32_t)cuindex_map_by_offset(map, ranges[i].cuoff) };
+	for (size_t i = 0; i < nranges; i++) {
+		uint32_t cu = i && ranges[i].cuoff == ranges[i - 1].cuoff
+			? map->ranges[i - 1].cu
+			: (uint32_t)cuindex_map_by_offset(map, ranges[i].cuoff);
+		map->ranges[i] = (struct curange){ ranges[i].lo, ranges[i].hi, cu };
+	}
 	map->nranges = nranges;
 	if (cuindex_map_maxhi(map))
 		goto fail;

@@ -55,6 +55,17 @@ test_expect_success 'the second run answers every address of the program from th
 	test_cmp first second
 '
 
+test_expect_success 'the binary named another way (relative, through a link) finds the same file' '
+	here=$PWD &&
+	(cd "$(dirname "$B")" &&
+	 JHEAP_DEBUG=cache "$JHEAP" --text "./$(basename "$B")" "$H" >"$here/rel" 2>"$here/rel.err") &&
+	grep -F "jheap: cache: ./$(basename "$B"): loaded " rel.err &&
+	ln -sf "$B" link_to_binary &&
+	warm link --text link_to_binary "$H" &&
+	grep -F "jheap: cache: link_to_binary: loaded " link.err &&
+	test "$(ls "$C"/$ID-*.sym | wc -l)" = 1
+'
+
 # --raw holds every inline frame's name, --callgrind files and lines,
 # --proto function start lines: the cache must give them all back
 for fmt in --raw --callgrind "--text --addresses" "--collapsed" "--proto"; do
