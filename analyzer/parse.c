@@ -918,11 +918,58 @@ static void split_free(struct split *sp)
 	free(sp);
 }
 
+/* Samples [lo, hi) of the second half's profile SRC: their stacks
+ * rewritten in DST's location ids (LOCID), their hashes, and the id of
+ * each in DST as the first half left it (UINT32_MAX: absent). */
+struct replay_part {
+	const struct profile *dst;
+	struct profile *src;
+	const uint32_t *locid;
+	uint64_t *hash;
+	uint32_t *sid;
+	size_t lo, hi;
+};
+
+/* Second halves with fewer samples are looked up in one thread. */
+#define REPLAY_SPLIT_MIN 8192
+
+static void replay_find(struct replay_part *r)
+{
+	const struct profile *src = r->src;
+	/* each sample's stack is its own stretch of src->stacks */
+	for (size_t i = r->lo; i < r->hi; i++) {
+		const struct pf_sample *s = &src->samples[i];
+		uint32_t *st = s->depth ? src->stacks + s->stack0 : NULL;
+		for (uint32_t j = 0; j < s->depth; j++)
+			st[j] = r->locid[st[j]];
+		r->hash[i] = profile_stack_hash(st, s->depth);
+	}
+	/* the index slots are cache misses: ask for them a few samples ahead */
+	enum { AHEAD = 8 };
+	for (size_t i = r->lo; i < r->hi && i < r->lo + AHEAD; i++)
+		profile_sample_prefetch(r->dst, r->hash[i]);
+	for (size_t i = r->lo; i < r->hi; i++) {
+		const struct pf_sample *s = &src->samples[i];
+		if (i + AHEAD < r->hi)
+			profile_sample_prefetch(r->dst, r->hash[i + AHEAD]);
+		r->sid[i] = profile_sample_find(r->dst, s->depth ? src->stacks + s->stack0 : NULL,
+						s->depth, r->hash[i]);
+	}
+}
+
+static void *replay_find_run(void *arg)
+{
+	replay_find(arg);
+	return NULL;
+}
+
 /* Adds the second half's profile SRC into DST as if the sequential parser
  * had gone on reading: every new location, sample and thread gets the id
  * it would have had (first appearance order), and values are summed in the
- * same order.  SRC's stacks are rewritten in DST's location ids. */
-static int replay(struct profile *dst, struct split *sp)
+ * same order.  SRC's stacks are rewritten in DST's location ids.  FORCED
+ * (a split the caller asked for, in tests): its samples are looked up in
+ * two threads whatever their number. */
+static int replay(struct profile *dst, struct split *sp, bool forced)
 {
 	struct profile *src = &sp->p;
 	int rc = JH_ENOMEM;
@@ -956,25 +1003,21 @@ static int replay(struct profile *dst, struct split *sp)
 			goto out;
 		thrid[i] = (uint32_t)id;
 	}
-	/* each sample's stack is its own stretch of src->stacks */
-	for (size_t i = 0; i < src->nsamples; i++) {
-		const struct pf_sample *s = &src->samples[i];
-		uint32_t *st = s->depth ? src->stacks + s->stack0 : NULL;
-		for (uint32_t j = 0; j < s->depth; j++)
-			st[j] = locid[st[j]];
-		hash[i] = profile_stack_hash(st, s->depth);
-	}
-	/* the index slots are cache misses: ask for them a few samples ahead */
-	enum { AHEAD = 8 };
-	for (size_t i = 0; i < src->nsamples && i < AHEAD; i++)
-		profile_sample_prefetch(dst, hash[i]);
-	for (size_t i = 0; i < src->nsamples; i++) {
-		const struct pf_sample *s = &src->samples[i];
-		if (i + AHEAD < src->nsamples)
-			profile_sample_prefetch(dst, hash[i + AHEAD]);
-		sid[i] = profile_sample_find(dst, s->depth ? src->stacks + s->stack0 : NULL,
-					     s->depth, hash[i]);
-	}
+	/* the second half's samples in DST's terms, and which DST has, in
+	 * two threads for a large half (only DST's index is read) */
+	struct replay_part parts[2] = {
+		{ dst, src, locid, hash, sid, 0, src->nsamples / 2 },
+		{ dst, src, locid, hash, sid, src->nsamples / 2, src->nsamples },
+	};
+	pthread_t th;
+	bool two = (forced ? src->nsamples >= 2
+			   : src->nsamples >= REPLAY_SPLIT_MIN && jh_threads() > 1) &&
+		   !pthread_create(&th, NULL, replay_find_run, &parts[1]);
+	if (!two)
+		parts[0].hi = src->nsamples;
+	replay_find(&parts[0]);
+	if (two)
+		pthread_join(th, NULL);
 	for (size_t i = 0; i < src->nsamples; i++) {
 		const struct pf_sample *s = &src->samples[i];
 		if (sid[i] == UINT32_MAX) {
@@ -1060,7 +1103,7 @@ static int parse_v2_split(struct parser *ps, const char *cut)
 	if (!rc && whole) {
 		unsigned long base = ps->lineno;
 		ps->lineno = base + sp->ps.lineno;
-		if (replay(ps->p, sp) || sp->warn_oom) {
+		if (replay(ps->p, sp, ps->o && ps->o->split_at) || sp->warn_oom) {
 			rc = perr(ps, JH_ENOMEM, "out of memory");
 		} else {
 			for (size_t i = 0; i < sp->nwarns && ps->o && ps->o->warn; i++) {

@@ -29,7 +29,9 @@ struct parse_options {
 	 * The callbacks but core_idle are only called from the calling thread. */
 	size_t split_min;
 	/* For tests: split at the first stack line starting at or after this
-	 * byte offset of the buffer, whatever the size and JHEAP_THREADS; 0: no. */
+	 * byte offset of the buffer, whatever the size and JHEAP_THREADS, and
+	 * merge the halves in two threads however few samples the second
+	 * one has; 0: no. */
 	size_t split_at;
 	/* When not NULL, set to whether the body was parsed in two threads. */
 	bool *split_done;
