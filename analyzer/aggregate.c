@@ -435,7 +435,8 @@ static void sum_plain(struct sumpart *sp, uint32_t si, double v, uint32_t *buf)
 {
 	const uint32_t *lockeys = sp->a->lockeys;
 	const struct pf_sample *s = &sp->p->samples[si];
-	const uint32_t *st = sp->p->stacks + s->stack0;
+	/* an empty stack ("@" alone) may come before any stack array exists */
+	const uint32_t *st = s->depth ? sp->p->stacks + s->stack0 : NULL;
 	uint32_t leaf = 0;
 	size_t n = 0;
 	for (uint32_t i = s->depth; i-- > 0;) {

@@ -56,6 +56,12 @@ struct parser {
 	bool second;
 	bool cur_fresh;         /* the current stack made a new sample that has
 	                           had no "t*" line yet */
+	/* the text after "tN:" of the last counts line of a record and its
+	 * values (unsampled), when counts_known */
+	bool counts_known;
+	const char *counts_text;
+	size_t counts_len;
+	double counts_v[PF_NVALUES];
 	/* the thread of the last per-thread counts line, when thr_known */
 	bool thr_known;
 	uint64_t thr_uid;
@@ -762,6 +768,15 @@ static int v2_body(struct parser *ps)
 			if (expect_char(ps, &s, e, ':', "after the thread id"))
 				return JH_EFORMAT;
 			double v[PF_NVALUES];
+			/* a record's "t*" line and its one thread's line mostly
+			 * say the same: the same text, the same values */
+			size_t clen = (size_t)(e - s);
+			if (ps->cur >= 0 && ps->counts_known && clen == ps->counts_len &&
+			    !memcmp(s, ps->counts_text, clen)) {
+				memcpy(v, ps->counts_v, sizeof(v));
+				goto counted;
+			}
+			const char *ctext = s;
 			if (read_counts(ps, &s, e, v))
 				return JH_EFORMAT;
 			skip_sp(&s, e);
@@ -788,6 +803,11 @@ static int v2_body(struct parser *ps)
 			if (s != e)
 				return perr(ps, JH_EFORMAT, "unexpected text after the counts");
 			adjust(ps, v);
+			ps->counts_known = true;
+			ps->counts_text = ctext;
+			ps->counts_len = clen;
+			memcpy(ps->counts_v, v, sizeof(v));
+counted:
 			if (all) {
 				if (ps->second) {
 					if (second_add(ps, v))

@@ -7,6 +7,7 @@
  * against the model's own lookups, and profile.c's unindexed appends.
  * parse.c is included for its static functions.
  */
+#include <math.h>
 #include "analyzer/parse.c"
 #include "unit.h"
 
@@ -502,6 +503,44 @@ TEST(shared_text_against_every_address_read)
 	free(sample_of);
 }
 
+TEST(counts_text_read_again_or_not)
+{
+	/* each counts line against the last one read: the same text for the
+	 * record's thread, the next record and another thread (values taken
+	 * over: one-byte objects at period 1 are scaled by 1 / (1 - 1/e), so
+	 * raw values taken over would show); the header's thread line with
+	 * the text a record line has, then a name (read whole); the same
+	 * counts with text after them (an error) */
+	struct profile p;
+	char err[256] = "";
+	CHECK_INT(parse(&p, "heap_v2/1\n t*: 3: 3 [0: 0]\n t7: 2: 2 [0: 0] worker\n"
+			"@ 0x1\n t*: 2: 2 [0: 0]\n t7: 2: 2 [0: 0]\n"
+			"@ 0x2\n t*: 2: 2 [0: 0]\n t3: 2: 2 [0: 0]\n t7: 1: 1 [0: 0]\n"
+			"@ 0x3\n t*: 1: 1 [1: 1]\n t7: 1: 1 [1: 1]\n",
+			err, sizeof(err)), 0);
+	CHECK_STR(err, "");
+	CHECK_INT(p.nsamples, 3);
+	CHECK_INT(p.nthreads, 2);
+	CHECK_STR(strtab_get(&p.strs, p.threads[0].name), "worker");
+	CHECK(p.threads[0].v[PF_INUSE_SPACE] == 2);
+	double k = 1 / (1 - exp(-1.0));
+	CHECK(p.samples[0].v[PF_INUSE_SPACE] == 2 * k);
+	CHECK(p.samples[1].v[PF_INUSE_SPACE] == 2 * k);
+	CHECK(p.samples[2].v[PF_ALLOC_SPACE] == k);
+	CHECK(p.has_alloc);
+	CHECK_INT(p.ntvals, 4);
+	double sum[2] = { 0, 0 };
+	for (size_t i = 0; i < p.ntvals; i++)
+		sum[p.tvals[i].thread] += p.tvals[i].v[PF_INUSE_OBJECTS];
+	CHECK(sum[0] == 2 * k + k + k && sum[1] == 2 * k);
+	profile_release(&p);
+	CHECK_INT(parse(&p, "heap_v2/1\n t*: 1: 1 [0: 0]\n"
+			"@ 0x1\n t*: 2: 64 [0: 0]\n t7: 2: 64 [0: 0] x\n", err, sizeof(err)),
+		  JH_EFORMAT);
+	CHECK_STR(err, "t.heap:5: unexpected text after the counts");
+	profile_release(&p);
+}
+
 TEST(bad_address_after_good_ones)
 {
 	/* the frames before the bad one are locations, as they always were */
@@ -634,6 +673,7 @@ int main(void)
 	RUN(frames_from_the_previous_stack_keep_leafness);
 	RUN(text_shared_with_the_stack_before);
 	RUN(shared_text_against_every_address_read);
+	RUN(counts_text_read_again_or_not);
 	RUN(bad_address_after_good_ones);
 	RUN(appends_are_indexed_later);
 	RUN(split_parse_leaves_usable_indexes);
