@@ -426,7 +426,7 @@ CACHE_DIR=$B/cache
 # analysis does (its new addresses already in it), so each round starts
 # from nothing.  (JHEAP_DEBUG=time: each run's stages on its standard
 # error, for the table of where the time goes: the last round's.)
-SECOND_ROUNDS=${SECOND_ROUNDS:-7}
+SECOND_ROUNDS=${SECOND_ROUNDS:-15}
 declare -A SR_T SR_C SR_R
 for ((round = 0; round < SECOND_ROUNDS; round++)); do
 	rm -rf "$CACHE_DIR"
