@@ -40,9 +40,9 @@ struct parser {
 		size_t n, cap;
 	} stk[2];
 	int cur_stk;
-	/* Consecutive stacks share most of their frames: a direct-mapped
-	 * cache of (address, leaf) -> location id in front of the model's
-	 * hash table.  Allocated on the first stack. */
+	/* Consecutive stacks share most of their frames: a cache of
+	 * (address, leaf) -> location id in front of the model's hash table,
+	 * in sets of two slots (lcache_set).  Allocated on the first stack. */
 	struct loc_cache { uint64_t addr; uint32_t tag, id; } *lcache;
 	int lcache_bits;        /* it has 1 << lcache_bits slots */
 	int64_t cur;            /* current sample, -1 before the first stack */

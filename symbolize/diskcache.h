@@ -3,8 +3,9 @@
  *
  * One file per object file under $XDG_CACHE_HOME/jheap (else
  * ~/.cache/jheap), named after the object's GNU build id and a hash of its
- * path (realpath(), so that every name of one file finds it), and valid only while that file keeps its size, modification time
- * and inode (so a binary without a build id is keyed by those).  A file holds
+ * path (realpath(), so that every name of one file finds it), and valid
+ * only while that file keeps its size, modification time and inode (so a
+ * binary without a build id is keyed by those).  A file holds
  * the answers symcache gave for the link-time addresses looked up so far:
  * the inline chain of each address, misses included.  The next analysis of
  * any dump of the same binary takes those answers from the file and reads
