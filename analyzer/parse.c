@@ -56,16 +56,12 @@ struct parser {
 	bool second;
 	bool cur_fresh;         /* the current stack made a new sample that has
 	                           had no "t*" line yet */
-	/* the text after "tN:" of the last counts line of a record and its
-	 * values (unsampled), when counts_known */
+	/* the text after "tN:" of the last counts line of a record read and
+	 * its values (unsampled), when counts_known (record_counts) */
 	bool counts_known;
 	const char *counts_text;
 	size_t counts_len;
 	double counts_v[PF_NVALUES];
-	/* the thread of the last per-thread counts line, when thr_known */
-	bool thr_known;
-	uint64_t thr_uid;
-	uint32_t thr_id;
 };
 
 /* The second half of a split heap_v2 body: its parser and profile, and
@@ -513,10 +509,9 @@ static bool token_ends(const char *s, size_t len, size_t at)
  * (main and the frames under it).  Where the two lines have the same
  * text, at their start and at their end, whole addresses are taken with
  * their location ids from the stack before without reading them (on the
- * benchmark's dumps over half of them); the addresses between are read,
- * and those that still match the stack before at the same place take its
- * ids too.  The others go through the cache, whose slots are asked for
- * before any is read so that their cache misses overlap. */
+ * benchmark's dumps over half of them).  The addresses between are read
+ * and go through the cache, whose slots are asked for before any is read
+ * so that their cache misses overlap. */
 static int read_stack(struct parser *ps, const char *s, const char *e)
 {
 	struct stackbuf *cur = &ps->stk[ps->cur_stk], *prev = &ps->stk[!ps->cur_stk];
@@ -611,25 +606,11 @@ static int read_stack(struct parser *ps, const char *s, const char *e)
 		}
 		n += tail;
 	}
-	const uint64_t *pa = prev->addrs;
-	const uint32_t *pid = prev->frames;
-	for (size_t i = head; i < nread; i++) {
-		uint64_t a = cur->addrs[i];
-		/* the same leaf-ness on both sides: only frame 0 is a leaf */
-		if (i < pn && pa[i] == a) {
-			cur->frames[i] = pid[i];
-		} else if (i && i + pn > n && pa[i + pn - n] == a) {
-			cur->frames[i] = pid[i + pn - n];
-		} else {
-			cur->frames[i] = UINT32_MAX;
-			__builtin_prefetch(lcache_set(ps, a, i == 0));
-		}
-	}
+	for (size_t i = head; i < nread; i++)
+		__builtin_prefetch(lcache_set(ps, cur->addrs[i], i == 0));
 	/* on a bad address, the frames before it still become locations, as
 	 * they did when each was looked up as soon as it was read */
 	for (size_t i = head; i < nread; i++) {
-		if (cur->frames[i] != UINT32_MAX)
-			continue;
 		int64_t id = location(ps, cur->addrs[i], i == 0);
 		if (id < 0)
 			return perr(ps, (int)id, "out of memory");
@@ -724,19 +705,59 @@ static int second_add(struct parser *ps, const double v[PF_NVALUES])
 	return JH_PUSH(sp->adds, sp->nadds, sp->cap_adds, a);
 }
 
-/* profile_thread() for thread UID, through the last one asked for: the
- * records of a dump name the same few threads over and over. */
-static int64_t thread_id(struct parser *ps, uint64_t uid)
+/* A counts line before the first stack, its text from S (after "tN:") to
+ * E: the dump's own totals ("t*"), or a thread's with its name after the
+ * counts. */
+static int header_counts(struct parser *ps, bool all, uint64_t uid, const char *s,
+			 const char *e)
 {
-	if (ps->thr_known && ps->thr_uid == uid)
-		return ps->thr_id;
-	int64_t id = profile_thread(ps->p, (int64_t)uid);
-	if (id >= 0) {
-		ps->thr_known = true;
-		ps->thr_uid = uid;
-		ps->thr_id = (uint32_t)id;
+	struct profile *p = ps->p;
+	double v[PF_NVALUES];
+	if (read_counts(ps, &s, e, v))
+		return JH_EFORMAT;
+	skip_sp(&s, e);
+	if (all) {
+		if (s != e)
+			return perr(ps, JH_EFORMAT, "unexpected text after the counts");
+		memcpy(p->header_total, v, sizeof(v));
+		return 0;
 	}
-	return id;
+	int64_t tid = profile_thread(p, (int64_t)uid);
+	if (tid < 0)
+		return perr(ps, JH_ENOMEM, "out of memory");
+	memcpy(p->threads[tid].v, v, sizeof(v));
+	if (s != e) {
+		int64_t nid = strtab_intern_n(&p->strs, s, (size_t)(e - s));
+		if (nid < 0)
+			return perr(ps, JH_ENOMEM, "out of memory");
+		p->threads[tid].name = (uint32_t)nid;
+	}
+	return 0;
+}
+
+/* The values (unsampled) of a record's counts line, its text from S
+ * (after "tN:") to E.  A record's "t*" line and its one thread's line
+ * mostly say the same: the text of the last line read gets its values
+ * without being read again. */
+static int record_counts(struct parser *ps, const char *s, const char *e, double v[PF_NVALUES])
+{
+	size_t n = (size_t)(e - s);
+	if (ps->counts_known && n == ps->counts_len && !memcmp(s, ps->counts_text, n)) {
+		memcpy(v, ps->counts_v, sizeof(ps->counts_v));
+		return 0;
+	}
+	const char *q = s;
+	if (read_counts(ps, &q, e, v))
+		return JH_EFORMAT;
+	skip_sp(&q, e);
+	if (q != e)
+		return perr(ps, JH_EFORMAT, "unexpected text after the counts");
+	adjust(ps, v);
+	ps->counts_known = true;
+	ps->counts_text = s;
+	ps->counts_len = n;
+	memcpy(ps->counts_v, v, sizeof(ps->counts_v));
+	return 0;
 }
 
 /* The stack records and the maps of a heap_v2 dump, after its header. */
@@ -767,47 +788,16 @@ static int v2_body(struct parser *ps)
 				return perr(ps, JH_EFORMAT, "expected a thread id after 't'");
 			if (expect_char(ps, &s, e, ':', "after the thread id"))
 				return JH_EFORMAT;
-			double v[PF_NVALUES];
-			/* a record's "t*" line and its one thread's line mostly
-			 * say the same: the same text, the same values */
-			size_t clen = (size_t)(e - s);
-			if (ps->cur >= 0 && ps->counts_known && clen == ps->counts_len &&
-			    !memcmp(s, ps->counts_text, clen)) {
-				memcpy(v, ps->counts_v, sizeof(v));
-				goto counted;
-			}
-			const char *ctext = s;
-			if (read_counts(ps, &s, e, v))
-				return JH_EFORMAT;
-			skip_sp(&s, e);
 			if (ps->cur < 0) {
-				/* header summaries: the dump's own totals and thread names */
-				if (all) {
-					if (s != e)
-						return perr(ps, JH_EFORMAT, "unexpected text after the counts");
-					memcpy(p->header_total, v, sizeof(v));
-					continue;
-				}
-				int64_t tid = profile_thread(p, (int64_t)uid);
-				if (tid < 0)
-					return perr(ps, JH_ENOMEM, "out of memory");
-				memcpy(p->threads[tid].v, v, sizeof(v));
-				if (s != e) {
-					int64_t nid = strtab_intern_n(&p->strs, s, (size_t)(e - s));
-					if (nid < 0)
-						return perr(ps, JH_ENOMEM, "out of memory");
-					p->threads[tid].name = (uint32_t)nid;
-				}
+				int rc = header_counts(ps, all, uid, s, e);
+				if (rc)
+					return rc;
 				continue;
 			}
-			if (s != e)
-				return perr(ps, JH_EFORMAT, "unexpected text after the counts");
-			adjust(ps, v);
-			ps->counts_known = true;
-			ps->counts_text = ctext;
-			ps->counts_len = clen;
-			memcpy(ps->counts_v, v, sizeof(v));
-counted:
+			double v[PF_NVALUES];
+			int rc = record_counts(ps, s, e, v);
+			if (rc)
+				return rc;
 			if (all) {
 				if (ps->second) {
 					if (second_add(ps, v))
@@ -818,7 +808,7 @@ counted:
 				}
 				ps->cur_has_counts = true;
 			} else {
-				int64_t tid = thread_id(ps, uid);
+				int64_t tid = profile_thread(p, (int64_t)uid);
 				if (tid < 0)
 					return perr(ps, JH_ENOMEM, "out of memory");
 				/* the second half keeps every line: replay() adds them

@@ -62,7 +62,6 @@
 #include <string.h>
 #include <dirent.h>
 #include <sys/file.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -304,56 +303,11 @@ fail:
 	return NULL;
 }
 
-/* Under AddressSanitizer the file is read into malloc'd memory, whose
- * bounds it checks (the damage tests rely on that). */
-#if defined(__SANITIZE_ADDRESS__)
-#define DC_BUF_MALLOC 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define DC_BUF_MALLOC 1
-#endif
-#endif
-
-/* A buffer of N bytes for a file read into it, freed with dc_buf_free:
- * its own mapping, faulted in by one call (MAP_POPULATE) rather than a
- * page fault for each 4 KiB the read writes (on the benchmark's 3 MB
- * file, about a millisecond in the thread that loads it beside the
- * dump's parse). */
-static char *dc_buf_new(size_t n)
-{
-#ifdef DC_BUF_MALLOC
-	return malloc(n);
-#else
-	if (n > SIZE_MAX - 16 - 4095)
-		return NULL;
-	size_t len = (n + 16 + 4095) & ~(size_t)4095;
-	char *m = mmap(NULL, len, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
-	if (m == MAP_FAILED)
-		return NULL;
-	memcpy(m, &len, sizeof len);
-	return m + 16;
-#endif
-}
-
-static void dc_buf_free(char *b)
-{
-#ifdef DC_BUF_MALLOC
-	free(b);
-#else
-	if (!b)
-		return;
-	size_t len;
-	memcpy(&len, b - 16, sizeof len);
-	munmap(b - 16, len);
-#endif
-}
-
 /* Drops what was read from the file (and the units added since), leaving
  * the module as if it had none. */
 static void dc_forget_file(struct dcmodule *m)
 {
-	dc_buf_free(m->buf);
+	free(m->buf);
 	free(m->strs);
 	free(m->frames);
 	free(m->ents);
@@ -494,7 +448,7 @@ static char *dc_read(struct diskcache *dc, const char *fname, size_t *len, struc
 		jh_err(why, whylen, JH_EIO, "belongs to another user");
 	} else if ((uint64_t)st.st_size > DISKCACHE_MAX_FILE) {
 		jh_err(why, whylen, JH_EIO, "larger than %u MiB", DISKCACHE_MAX_FILE >> 20);
-	} else if (!(buf = dc_buf_new((size_t)st.st_size + 1))) {
+	} else if (!(buf = malloc((size_t)st.st_size + 1))) {
 		jh_err(why, whylen, JH_ENOMEM, "out of memory");
 	} else {
 		size_t got = 0, want = (size_t)st.st_size;
@@ -503,7 +457,7 @@ static char *dc_read(struct diskcache *dc, const char *fname, size_t *len, struc
 			if (n <= 0) {
 				jh_err(why, whylen, JH_EIO, "cannot read: %s",
 				       n < 0 ? strerror(errno) : "shorter than its size");
-				dc_buf_free(buf);
+				free(buf);
 				buf = NULL;
 				break;
 			}
