@@ -703,7 +703,7 @@ static int dc_parse(struct diskcache *dc, struct dcmodule *m, struct symmodule *
 			(uint64_t)h.nmapranges * sizeof(struct cuindex_maprange);
 	if (body == UINT64_MAX || h.nmapunits > DISKCACHE_MAX_ENTRIES ||
 	    h.nmapranges > DISKCACHE_MAX_ENTRIES || (!h.nmapunits && h.nmapranges) ||
-	    body > len - sizeof h)
+	    h.nstrings > h.strbytes || body > len - sizeof h)
 		return jh_err(why, whylen, JH_EFORMAT, "sizes do not add up to the file's");
 	const char *p = m->buf + sizeof h;
 	if (dc_checksum(p, (size_t)body) != h.checksum)

@@ -405,9 +405,11 @@ TEST(bad_fields)
 		{ "header size", offsetof(struct dc_header, header_size), 8, "bad header size" },
 		{ "entries", offsetof(struct dc_header, nentries), (uint32_t)npcs + 1, "sizes do not add up" },
 		{ "strings", offsetof(struct dc_header, nstrings), 1, "bad string table" },
-		/* more strings than bytes: refused before any allocation (a
-		 * 16 GiB calloc once, found by DC_ITERATIONS=100000 under ASan) */
-		{ "many strings", offsetof(struct dc_header, nstrings), 0x7fffffffu, "bad string table" },
+		/* more strings than bytes: refused with the sizes, before any
+		 * allocation (a 16 GiB calloc once, found by DC_ITERATIONS=100000
+		 * under ASan; lost again when parts came and found by CI's
+		 * ASan run, which runs with a cap on one allocation) */
+		{ "many strings", offsetof(struct dc_header, nstrings), 0x7fffffffu, "sizes do not add up" },
 		{ "object", offsetof(struct dc_header, object), 0, "made for another file" },
 		{ "object id", offsetof(struct dc_header, object), 0xffffffffu, "bad identity" },
 		{ "size", offsetof(struct dc_header, object_size), 1, "another version of the file" },
