@@ -2,14 +2,17 @@
 #include "analyzer/names.h"
 
 /* Removes every innermost group OPEN..CLOSE (no nested OPEN/CLOSE inside);
- * with PARENS also an immediately following "\s*const".  Returns whether
- * anything was removed.  Works in place. */
+ * with PARENS also an immediately following "\s*const".  A parenthesis
+ * right after a '.' is left: no C++ name has one, and in Go's names
+ * ("main.(*Server).handle", from a pprof input) it is a receiver type, not
+ * an argument list.  Returns whether anything was removed.  Works in
+ * place. */
 static bool strip_groups(char *s, char open, char close, bool parens)
 {
 	bool changed = false;
 	char *w = s;
 	for (char *r = s; *r;) {
-		if (*r == open) {
+		if (*r == open && !(parens && r > s && r[-1] == '.')) {
 			char *q = r + 1;
 			while (*q && *q != open && *q != close)
 				q++;

@@ -11,6 +11,7 @@
 #endif
 
 #include "analyzer/parse.h"
+#include "analyzer/pprof.h"
 #include "analyzer/unsample.h"
 #include "analyzer/util.h"
 #include "symbolize/maps.h"
@@ -1260,17 +1261,50 @@ const char *parse_sniff(const unsigned char *b, size_t n)
 {
 	if (n >= 4 && !memcmp(b, "\177ELF", 4))
 		return "an ELF file (a program or library), not a heap profile";
-	if (n >= 2 && b[0] == 0x1f && b[1] == 0x8b)
-		return "gzip-compressed data (perhaps a pprof protobuf profile), not a text heap profile";
 	if (n >= 1 && (b[0] < 0x20 || b[0] >= 0x7f) && b[0] != '\n' && b[0] != '\r' &&
 	    b[0] != '\t')
 		return "binary data, not a text heap profile";
 	return NULL;
 }
 
+/* A pprof profile, or a gzip-compressed one or text profile. */
+static int parse_binary(struct profile *p, const char *name, const unsigned char *buf,
+			size_t len, const struct parse_options *o, char *err, size_t errlen)
+{
+	unsigned char *in = NULL;
+	size_t inlen = len;
+	int rc = 0;
+	if (buf[0] == 0x1f) {
+		rc = pprof_inflate(name, buf, len, &in, &inlen, err, errlen);
+		if (rc)
+			return rc;
+		buf = in;
+	}
+	if (in && inlen >= 2 && buf[0] == 0x1f && buf[1] == 0x8b) {
+		free(in);
+		return jh_err(err, errlen, JH_EFORMAT,
+			      "%s: gzip-compressed data inside gzip-compressed data, not a profile", name);
+	}
+	if (in && (!inlen || !pprof_sniff(buf, inlen))) {
+		/* gzip-compressed text: a heap dump as .heap.gz */
+		rc = parse_buffer(p, name, (const char *)buf, inlen, o, err, errlen);
+		free(in);
+		return rc;
+	}
+	if (o && o->split_done)
+		*o->split_done = false;
+	rc = pprof_read(p, name, buf, inlen, o ? o->warn : NULL, o ? o->ctx : NULL, err, errlen);
+	free(in);
+	if (profile_resolve_mappings(p) && !rc)
+		rc = jh_err(err, errlen, JH_ENOMEM, "%s: out of memory", name);
+	return rc;
+}
+
 int parse_buffer(struct profile *p, const char *name, const char *buf, size_t len,
 		 const struct parse_options *o, char *err, size_t errlen)
 {
+	if (len && pprof_sniff((const unsigned char *)buf, len))
+		return parse_binary(p, name, (const unsigned char *)buf, len, o, err, errlen);
 	struct parser ps = {
 		.p = p, .name = name, .buf = buf, .end = buf + len, .pos = buf,
 		.o = o, .err = err, .errlen = errlen, .cur = -1,
@@ -1280,6 +1314,11 @@ int parse_buffer(struct profile *p, const char *name, const char *buf, size_t le
 		*o->split_done = false;
 	if (!len)
 		return jh_err(err, errlen, JH_EFORMAT, "%s: the file is empty", name);
+	size_t broken = pprof_broken_at((const unsigned char *)buf, len);
+	if (broken)
+		return jh_err(err, errlen, JH_EFORMAT,
+			      "%s: a pprof profile whose protobuf breaks off at byte %zu of %zu (truncated or damaged file?)",
+			      name, broken, len);
 	const char *what = parse_sniff((const unsigned char *)buf, len);
 	if (what)
 		return jh_err(err, errlen, JH_EFORMAT, "%s: %s", name, what);

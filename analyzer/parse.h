@@ -1,8 +1,10 @@
 /*
  * parse: reading heap profiles into the model.
  *
- * Formats: jemalloc "heap_v2/N", gperftools "heap profile:", and jeprof's
- * symbolized form ("--- symbol" ... "--- heap" + one of the others).  Every
+ * Formats: jemalloc "heap_v2/N", gperftools "heap profile:", jeprof's
+ * symbolized form ("--- symbol" ... "--- heap" + one of the others), any
+ * of these gzip-compressed, and pprof's profile.proto, gzip-compressed or
+ * not (read by analyzer/pprof.c, whose values are never unsampled).  Every
  * counts pair is unsampled as it is read (spec section 2).  Addresses and
  * mappings only: symbolization comes later.
  */
@@ -54,9 +56,10 @@ int parse_file(struct profile *p, const char *path, const struct parse_options *
 int parse_buffer(struct profile *p, const char *name, const char *buf, size_t len,
 		 const struct parse_options *o, char *err, size_t errlen);
 
-/* Classifies the first bytes of a file: returns a short description of a
- * known non-profile format ("an ELF file", "gzip-compressed data (perhaps a
- * pprof protobuf profile)", ...), or NULL when it may be a text profile. */
+/* Classifies the first bytes of a file that is not a pprof profile
+ * (pprof_sniff): returns a short description of a known non-profile
+ * format ("an ELF file", "binary data"), or NULL when it may be a text
+ * profile. */
 const char *parse_sniff(const unsigned char *buf, size_t len);
 
 #endif

@@ -431,6 +431,33 @@ static uint32_t copy_str(struct profile *dst, const struct profile *src, uint32_
 	return (uint32_t)r;
 }
 
+/* Lines of SRC's location L, with their functions, for DST's location ID. */
+static int copy_lines(struct profile *dst, const struct profile *src, const struct pf_location *l,
+		      uint32_t id)
+{
+	int rc = 0;
+	uint32_t first = (uint32_t)dst->nlines;
+	for (uint32_t k = 0; k < l->nlines; k++) {
+		struct pf_line ln = src->lines[l->line0 + k];
+		const struct pf_function *f = &src->funcs[ln.function];
+		uint32_t name = copy_str(dst, src, f->name, &rc);
+		uint32_t sys = copy_str(dst, src, f->system_name, &rc);
+		uint32_t file = copy_str(dst, src, f->filename, &rc);
+		ln.file = copy_str(dst, src, ln.file, &rc);
+		int64_t fn = rc ? -1 : profile_function(dst, name, sys, file, f->start_line);
+		if (fn < 0)
+			return JH_ENOMEM;
+		ln.function = (uint32_t)fn;
+		if (profile_add_line(dst, &ln) < 0)
+			return JH_ENOMEM;
+	}
+	struct pf_location *d = &dst->locs[id];
+	d->line0 = first;
+	d->nlines = l->nlines;
+	d->sym = l->sym;
+	return 0;
+}
+
 int profile_merge(struct profile *dst, const struct profile *src, double sign,
 		  char *err, size_t errlen)
 {
@@ -463,6 +490,10 @@ int profile_merge(struct profile *dst, const struct profile *src, double sign,
 		if (id < 0)
 			goto oom;
 		locid[i] = (uint32_t)id;
+		/* a location that came symbolized (a pprof input) keeps its lines */
+		if (l->nlines && dst->locs[id].sym == PF_SYM_NOTYET && !dst->locs[id].nlines &&
+		    copy_lines(dst, src, l, (uint32_t)id))
+			goto oom;
 	}
 	for (size_t i = 0; i < src->nthreads; i++) {
 		int64_t id = profile_thread(dst, src->threads[i].uid);

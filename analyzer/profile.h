@@ -65,7 +65,9 @@ enum pf_sym_state {
 struct pf_location {
 	uint64_t addr;           /* raw address as in the dump */
 	uint32_t mapping;        /* mapping id or UINT32_MAX when none covers it */
-	bool leaf;               /* frame 0 of its stack: the lookup pc is addr, not addr-1 */
+	bool leaf;               /* frame 0 of its stack: the lookup pc is addr, not addr-1
+	                            (every location of a pprof input: its addresses
+	                            are lookup pcs already) */
 	uint8_t sym;             /* enum pf_sym_state */
 	uint32_t line0, nlines;  /* lines[line0 .. line0+nlines), innermost first */
 	uint64_t vaddr;          /* link-time address of the lookup pc in its object
@@ -103,6 +105,7 @@ enum pf_format {
 	PF_FMT_NONE = 0,
 	PF_FMT_HEAP_V2,          /* jemalloc heap_v2/N */
 	PF_FMT_GPERF,            /* gperftools "heap profile:" */
+	PF_FMT_PPROF,            /* pprof profile.proto (analyzer/pprof.h) */
 };
 
 struct profile {

@@ -25,7 +25,8 @@
  *
  * One profile only, copied verbatim (minus the symbol section of an input
  * that is itself symbolized): several profiles, --base and standard input
- * are refused, since the copy would not be the profile that was analyzed.
+ * are refused, since the copy would not be the profile that was analyzed;
+ * so are a pprof input (no text dump to embed) and a gzip-compressed dump.
  * Limits of the format: file and line numbers are not kept (jeprof refuses
  * --lines on such files), and a name containing "--" (C++ operator--) is
  * split by both readers.
@@ -214,9 +215,22 @@ int output_raw(FILE *out, const struct report *r, char *err, size_t errlen)
 	if (!strcmp(paths[0], "-"))
 		return jh_err(err, errlen, JH_EUSAGE,
 			      "--raw copies the profile file and cannot read standard input twice; give the file's name");
+	if (r->p->format == PF_FMT_PPROF)
+		return jh_err(err, errlen, JH_EUSAGE,
+			      "--raw writes jeprof's symbolized form around a text heap dump, and '%s' is a pprof profile; --proto writes it symbolized",
+			      paths[0]);
 	FILE *in = fopen(paths[0], "rb");
 	if (!in)
 		return jh_err(err, errlen, JH_EIO, "cannot open '%s': %s", paths[0], strerror(errno));
+	int c0 = getc(in);
+	if (c0 == 0x1f) {
+		fclose(in);
+		return jh_err(err, errlen, JH_EUSAGE,
+			      "--raw copies the dump's text, and '%s' is gzip-compressed; give it uncompressed",
+			      paths[0]);
+	}
+	if (c0 != EOF)
+		ungetc(c0, in);
 	struct head h = { 0 };
 	struct rawsym *syms = NULL;
 	size_t nsyms = 0;

@@ -35,7 +35,8 @@
 # test_cmp, test_golden NAME ACTUAL, test_normalize (paths -> @TRASH@,
 # @PROFILES@, @BUILD@, @SRCDIR@), test_need_profiles, test_jeprof (cached
 # jeprof run), test_jeprof_bg / test_jeprof_wait, report_total, report_row,
-# check_row(s), check_total, heap_sum (jeprof's unsampled total of a dump).
+# check_row(s), check_total, heap_sum (jeprof's unsampled total of a dump),
+# expect_fail STATUS PATTERN ARGS (jheap fails so, with that message).
 
 set -u
 export LC_ALL=C
@@ -230,6 +231,19 @@ test_normalize() {
 # test_have_prog PROG: true when PROG is on $PATH (or an executable path).
 test_have_prog() {
 	command -v "$1" >/dev/null 2>&1
+}
+
+# expect_fail STATUS PATTERN ARGS...: jheap exits STATUS with one message
+# matching PATTERN on stderr, and is not killed by a signal.
+expect_fail() {
+	local want=$1 pat=$2 rc
+	shift 2
+	"$JHEAP" "$@" >out 2>err
+	rc=$?
+	if [ $rc -ne "$want" ]; then
+		echo "exit status $rc, expected $want"; cat err; return 1
+	fi
+	grep -E -- "$pat" err || { echo "stderr does not match $pat:"; cat err; return 1; }
 }
 
 # test_need_profiles: make sure $PROFILES holds the workload dumps (runs

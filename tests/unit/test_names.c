@@ -19,6 +19,9 @@ TEST(short_names_as_jeprof)
 	CHECK_STR(sh("std::__throw_ios_failure(char const*, int)@@GLIBCXX_3.4.26"),
 		  "std::__throw_ios_failure@@GLIBCXX_3.4.26");
 	CHECK_STR(sh("main"), "main");
+	/* Go's receivers (a pprof input) are not argument lists */
+	CHECK_STR(sh("runtime.(*scavengerState).init"), "runtime.(*scavengerState).init");
+	CHECK_STR(sh("main.(*T).get(int)"), "main.(*T).get");
 	CHECK_STR(sh("Foo::bar() const"), "Foo::bar");
 	CHECK_STR(sh("std::vector<int, std::allocator<int> >::_M_realloc_insert<int const&>(__gnu_cxx::__normal_iterator<int*, std::vector<int, std::allocator<int> > >, int const&)"),
 		  "std::vector::_M_realloc_insert");
