@@ -211,6 +211,7 @@ struct ent {
 	uint64_t id;
 	uint32_t off, len;
 	uint32_t model;              /* UINT32_MAX: not made yet */
+	uint32_t file;               /* a function's filename string id, once made */
 };
 
 struct table {
@@ -446,6 +447,11 @@ static int function(struct rd *r, const unsigned char *at, uint64_t id, uint32_t
 	struct ent *e = table_find(&r->funcs, id);
 	if (!e)
 		return bad(r, at, "function id %llu is not in the profile", (unsigned long long)id);
+	if (e->model != UINT32_MAX) {
+		*out = e->model;
+		*file = e->file;
+		return 0;
+	}
 	const unsigned char *p = r->base + e->off, *end = p + e->len;
 	uint64_t name = 0, sys = 0, fname = 0;
 	int64_t start = 0;
@@ -467,11 +473,7 @@ static int function(struct rd *r, const unsigned char *at, uint64_t id, uint32_t
 	at = r->base + e->off;
 	if (str(r, at, name, &n) || str(r, at, sys, &s) || str(r, at, fname, &fl))
 		return JH_EFORMAT;
-	*file = fl;
-	if (e->model != UINT32_MAX) {
-		*out = e->model;
-		return 0;
-	}
+	*file = e->file = fl;
 	/* no name: the linkage name, else its id */
 	if (!*strtab_get(&r->p->strs, n))
 		n = s;
