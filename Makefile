@@ -32,7 +32,7 @@ endif
 endif
 LIBS    := -ldw -lelf -lz -liberty -lpcre2-8 -lpthread -lm
 
-SRCS      := $(sort $(wildcard analyzer/*.c symbolize/*.c output/*.c))
+SRCS      := $(sort $(wildcard analyzer/*.c symbolize/*.c output/*.c cli/*.c))
 MAIN_SRC  := analyzer/main.c
 LIB_SRCS  := $(filter-out $(MAIN_SRC),$(SRCS))
 OBJS      := $(SRCS:%.c=$(BUILD)/%.o)
