@@ -21,6 +21,7 @@ binutils
 libc6-dbg
 g++
 libpcre2-dev
+libcurl4-openssl-dev
 graphviz
 valgrind
 golang-go
