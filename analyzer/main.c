@@ -126,23 +126,9 @@ static void info_cb(void *ctx, const char *msg)
 		fprintf(stderr, "jheap: %s\n", msg);
 }
 
-static void fetch_progress(void *ctx, const char *url, double elapsed, double collect,
-			   size_t received, size_t expected)
+static void fetch_progress(void *ctx, const char *what)
 {
-	/* one terminal line of 80 columns: the end of a long URL */
-	char end[40];
-	if (strlen(url) > 32) {
-		snprintf(end, sizeof(end), "...%s", url + strlen(url) - 29);
-		url = end;
-	}
-	if (received && expected)
-		progress_show(ctx, "fetching %s: %zu of %zu KB", url, received >> 10, expected >> 10);
-	else if (received)
-		progress_show(ctx, "fetching %s: %zu KB", url, received >> 10);
-	else if (collect > 0)
-		progress_show(ctx, "fetching %s: %.0f of %g s, be patient...", url, elapsed, collect);
-	else
-		progress_show(ctx, "fetching %s: %.0f s", url, elapsed);
+	progress_show(ctx, "%s", what);
 }
 
 /* JHEAP_DEBUG=cache: what the persistent symbol cache did, per object. */
@@ -691,12 +677,8 @@ static int run(struct run *r, int argc, char **argv)
 	r->pre = NULL;
 	r->pre_sc = NULL;
 	/* names from the server of the first URL, for files not here */
-	const char *url = NULL;
-	for (size_t i = first; !rc && !binary && !c->no_symbolize && !url &&
-			       i < c->nargs + c->nbases; i++) {
-		const char *a = i < c->nargs ? c->args[i] : c->bases[i - c->nargs];
-		url = remote_is_url(a) ? a : NULL;
-	}
+	const char *url = rc || binary || c->no_symbolize ? NULL
+		: remote_first_url(c->args + first, c->nargs - first, c->bases, c->nbases);
 	if (url && remote_symbols(&p, url, &r->remote, err, sizeof(err))) {
 		fprintf(stderr, "jheap: %s\n", err);
 		rc = EXIT_DATA;

@@ -17,6 +17,9 @@
 #include "symbolize/symcache.h"
 
 #define MSG (2 * URL_MAX + 1024)
+/* A longer name in a symbol page's answer is ignored (the address keeps
+ * module+offset): no symbol is that long, and each is copied. */
+#define REMOTE_MAX_NAME 65536
 
 bool remote_is_url(const char *arg)
 {
@@ -36,6 +39,17 @@ static void tell(const struct remote_options *o, void (*cb)(void *, const char *
 	va_end(ap);
 	if (cb)
 		cb(o->ctx, msg);
+}
+
+const char *remote_first_url(const char *const *args, size_t nargs, const char *const *bases,
+			     size_t nbases)
+{
+	for (size_t i = 0; i < nargs + nbases; i++) {
+		const char *a = i < nargs ? args[i] : bases[i - nargs];
+		if (remote_is_url(a))
+			return a;
+	}
+	return NULL;
 }
 
 /* The time limit of a request: T's, or JHEAP_FETCH_TIMEOUT seconds. */
@@ -63,8 +77,26 @@ struct wait {
 static void on_progress(void *ctx, double elapsed, size_t received, size_t expected)
 {
 	struct wait *w = ctx;
-	if (w->o->progress)
-		w->o->progress(w->o->ctx, w->url, elapsed, w->collect, received, expected);
+	if (!w->o->progress)
+		return;
+	/* one terminal line of 80 columns: the end of a long URL */
+	const char *url = w->url;
+	char end[40], line[128];
+	if (strlen(url) > 32) {
+		snprintf(end, sizeof(end), "...%s", url + strlen(url) - 29);
+		url = end;
+	}
+	if (received && expected)
+		snprintf(line, sizeof(line), "fetching %s: %zu of %zu KB", url, received >> 10,
+			 expected >> 10);
+	else if (received)
+		snprintf(line, sizeof(line), "fetching %s: %zu KB", url, received >> 10);
+	else if (w->collect > 0)
+		snprintf(line, sizeof(line), "fetching %s: %.0f of %g s, be patient...", url,
+			 elapsed, w->collect);
+	else
+		snprintf(line, sizeof(line), "fetching %s: %.0f s", url, elapsed);
+	w->o->progress(w->o->ctx, line);
 }
 
 static int fetch(const struct remote_options *o, const char *url, double limit, double collect,
@@ -291,7 +323,7 @@ int remote_read_symbols(struct profile *p, const char *body, size_t len, const u
 		const char *ne = le;
 		while (ne > q && (ne[-1] == '\r' || ne[-1] == ' ' || ne[-1] == '\t'))
 			ne--;
-		if (ne == q || (ne - q == 2 && !memcmp(q, "??", 2)))
+		if (ne == q || (ne - q == 2 && !memcmp(q, "??", 2)) || ne - q > REMOTE_MAX_NAME)
 			continue;
 		if (!bsearch(&addr, pcs, npcs, sizeof(*pcs), cmp_u64) || profile_presym_find(p, addr))
 			continue;

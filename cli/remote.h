@@ -21,17 +21,21 @@ struct remote_options {
 	void (*note)(void *ctx, const char *msg);
 	/* A degraded result (no names from the server, a profile not saved). */
 	void (*warn)(void *ctx, const char *msg);
-	/* While a request waits: the URL, seconds so far, the seconds the
-	 * server collects before it answers (0: none), bytes received and
-	 * expected (0: unknown); may be NULL. */
-	void (*progress)(void *ctx, const char *url, double elapsed, double collect,
-			 size_t received, size_t expected);
+	/* While a request waits, about every 0.2 s: one line of at most 72
+	 * characters ("fetching ...: 3 of 30 s, be patient..."); may be NULL. */
+	void (*progress)(void *ctx, const char *what);
 	void *ctx;
 };
 
 /* True when ARG is to be fetched: it has a URL's form (url_form) and no
  * local file has that name (a local file wins, as in jeprof). */
 bool remote_is_url(const char *arg);
+
+/* The first of ARGS[0..nargs), then of BASES[0..nbases), that
+ * remote_is_url(), or NULL: the server whose /pprof/symbol gives names,
+ * as jeprof takes its first profile's. */
+const char *remote_first_url(const char *const *args, size_t nargs, const char *const *bases,
+			     size_t nbases);
 
 /* Fetches the profile ARG names into P (freshly initialized) through
  * parse_buffer(), under the URL's name; then saves it, atomically, in

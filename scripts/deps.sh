@@ -22,6 +22,8 @@ libc6-dbg
 g++
 libpcre2-dev
 libcurl4-openssl-dev
+curl
+openssl
 graphviz
 valgrind
 golang-go

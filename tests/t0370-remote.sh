@@ -54,6 +54,8 @@ trap 'for p in $pids; do kill $p 2>/dev/null; done' EXIT
 start_server port log \
 	--page /pprof/heap="$P/w_cpp.exact.heap" \
 	--page /debug/mem/pprof/profile="$P/w_basic.exact.heap" \
+	--page /pprof/profile="$P/w_basic.exact.heap" \
+	--page /x/pprof/growth="$P/w_basic.exact.heap" \
 	--page /mtev/heap_profile="$P/w_shlib.exact.heap" \
 	--page /a/pprof/heap="$P/w_basic.exact.heap" \
 	--page /b/pprof/heap="$P/w_basic.accum.heap" \
@@ -113,6 +115,33 @@ test_expect_success 'gperftools: /pprof/heap is fetched as given; no /pprof/symb
 	same "$U/pprof/heap" "$P/w_cpp.exact.heap" --collapsed --lines &&
 	requested "GET /pprof/heap" &&
 	! grep symbol log
+'
+
+# jeprof 5.3.0 given the same arguments asks the server for the same
+# pages, and names its saved files the same but for the time.
+test_have_prog "$JEPROF" && test_have_prog curl && test_set_prereq JEPROF
+test_expect_success JEPROF 'the pages jeprof asks for, jheap asks for; the same saved names' '
+	for f in "127.0.0.1:$PORT/debug/mem" "$U/debug/mem/" "127.0.0.1:$PORT" "$U/pprof/heap" \
+		 "127.0.0.1:$PORT/x/pprof/growth"; do
+		: >log &&
+		JEPROF_TMPDIR=$PWD/jp "$JEPROF" --text "$P/w_basic" "$f" >/dev/null 2>jp.err &&
+		head -n 1 log >jeprof.req &&
+		: >log && rm -rf saved &&
+		{ "$JHEAP" "$P/w_basic" "$f" >/dev/null 2>jh.err || :; } &&
+		head -n 1 log >jheap.req &&
+		test_cmp jeprof.req jheap.req &&
+		sed -n "s|^Wrote profile to $PWD/jp/||p" jp.err | sed "s/^\([^.]*\)\.[0-9]*\./\1.TIME./" >jeprof.name &&
+		sed -n "s|^jheap: saved .* to $JHEAP_TMPDIR/||p" jh.err | sed "s/^\([^.]*\)\.[0-9]*\./\1.TIME./" >jheap.name &&
+		test -s jheap.name && test_cmp jeprof.name jheap.name || { cat jp.err jh.err; return 1; }
+	done &&
+	: >log &&
+	JEPROF_TMPDIR=$PWD/jp "$JEPROF" --text "$U/remote/pprof/heap" >/dev/null 2>jp.err
+	head -n 1 log >jeprof.req &&
+	grep -x "GET /remote/pprof/symbol" jeprof.req &&
+	: >log &&
+	"$JHEAP" "$U/remote/pprof/heap" >/dev/null 2>jh.err &&
+	grep symbol log | head -n 1 >jheap.req &&
+	test_cmp jeprof.req jheap.req
 '
 
 test_expect_success 'host:port/path without a scheme is a URL when no file has that name' '
@@ -190,6 +219,7 @@ test_expect_success 'no BINARY, the program not here: names from /pprof/symbol, 
 	n=$(sed -n "s/^POST \/remote\/pprof\/symbol \([0-9]*\) addresses$/\1/p" log) &&
 	test "$n" -gt 0 &&
 	grep -q "^jheap: names of $n of $n addresses from $U/remote/pprof/symbol$" err &&
+	! grep warning err &&
 	requested "GET /remote/pprof/symbol" &&
 	cp "$P/w_cpp" w_cpp.symtab && strip --strip-debug w_cpp.symtab &&
 	"$JHEAP" w_cpp.symtab remote.heap >want &&
@@ -305,6 +335,17 @@ test_expect_success TTY 'a terminal shows the wait ("be patient"), then the repo
 test_expect_success 'no terminal: no progress line, only the saved line' '
 	JHEAP_PROGRESS_AFTER=0 "$JHEAP" "$U/pprof/heap" >/dev/null 2>err &&
 	test $(wc -l <err) = 1 && grep -q "^jheap: saved " err
+'
+
+if test_have_prog valgrind && ! nm "$JHEAP" 2>/dev/null | grep -q __asan_init; then
+	test_set_prereq VALGRIND
+fi
+test_expect_success VALGRIND 'valgrind: a fetch, names from /pprof/symbol, an error page: no errors, no leaks' '
+	for u in "$U/remote/pprof/heap" "$U/missing/pprof/heap"; do
+		valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite \
+			--show-leak-kinds=definite "$JHEAP" --no-cache "$u" >out 2>err
+		test $? != 99 && ! grep "==[0-9]*==" err || { cat err; return 1; }
+	done
 '
 
 if test_have_prog openssl; then
