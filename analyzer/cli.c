@@ -8,7 +8,7 @@ enum opt_id {
 	O_EDGEFRACTION, O_MAXDEGREE, O_THREAD, O_LIST, O_DISASM, O_SOURCE_DIR, O_GROWTH, O_FOCUS, O_IGNORE, O_RETAIN, O_EXCLUDE, O_INUSE_SPACE, O_INUSE_OBJECTS, O_ALLOC_SPACE, O_ALLOC_OBJECTS,
 	O_SHOW_BYTES, O_FUNCTIONS, O_LINES, O_FILES, O_ADDRESSES, O_CUM,
 	O_NODECOUNT, O_FULL_NAMES, O_KEEP_ALLOCATOR, O_BASE, O_DROP_NEGATIVE,
-	O_DEBUGINFO_DIR, O_LIB_PREFIX, O_NO_SYMBOLIZE, O_NO_CACHE, O_OUTPUT, O_QUIET,
+	O_DEBUGINFO_DIR, O_LIB_PREFIX, O_SECONDS, O_NO_SYMBOLIZE, O_NO_CACHE, O_OUTPUT, O_QUIET,
 	O_HELP, O_VERSION,
 };
 
@@ -60,10 +60,11 @@ static const struct option_def options[] = {
 	{ "ignore", 0, O_IGNORE, "RE", "drop stacks with a frame matching RE" },
 	{ "retain", 0, O_RETAIN, "RE", "keep only frames whose name matches RE" },
 	{ "exclude", 0, O_EXCLUDE, "RE", "remove frames whose name matches RE" },
-	{ "base", 0, O_BASE, "FILE", "subtract the profile FILE (repeatable)" },
+	{ "base", 0, O_BASE, "FILE", "subtract the profile FILE or URL (repeatable)" },
 	{ "drop_negative", 0, O_DROP_NEGATIVE, NULL, "with --base, clamp negative values to zero" },
 	{ "debuginfo-dir", 0, O_DEBUGINFO_DIR, "DIR", "also look for separate debug files in DIR (repeatable)" },
 	{ "lib_prefix", 0, O_LIB_PREFIX, "DIRS", "look for libraries under these comma-separated folders first" },
+	{ "seconds", 0, O_SECONDS, "N", "a URL's /pprof/profile collects for N seconds (30)" },
 	{ "no-symbolize", 0, O_NO_SYMBOLIZE, NULL, "do not read object files; name frames module+offset" },
 	{ "no-cache", 0, O_NO_CACHE, NULL, "neither read nor write the persistent symbol cache" },
 	{ "output", 'o', O_OUTPUT, "FILE", "write the report to FILE instead of standard output" },
@@ -224,6 +225,16 @@ static int apply(struct cli *c, const struct option_def *o, char *val, int *nval
 				return JH_ENOMEM;
 		}
 		return 0;
+	case O_SECONDS: {
+		char *end;
+		errno = 0;
+		long n = strtol(val, &end, 10);
+		if (errno || end == val || *end || n < 0 || n > 86400)
+			return jh_err(err, errlen, JH_EUSAGE,
+				      "--seconds expects a whole number of seconds (0 to 86400), not '%s'", val);
+		c->seconds = n;
+		return 0;
+	}
 	case O_NO_SYMBOLIZE: c->no_symbolize = true; return 0;
 	case O_NO_CACHE: c->no_cache = true; return 0;
 	case O_OUTPUT: c->output = val; return 0;
@@ -242,6 +253,7 @@ int cli_parse(struct cli *c, int argc, char **argv, char *err, size_t errlen)
 	c->nodefraction = 0.005;
 	c->edgefraction = 0.001;
 	c->maxdegree = 8;
+	c->seconds = 30;
 	int nvalue = 0, ngran = 0, nmode = 0;
 	bool only_args = false;
 	for (int i = 1; i < argc; i++) {
@@ -307,11 +319,23 @@ void cli_release(struct cli *c)
 void cli_help(FILE *out)
 {
 	fputs("Usage: jheap [OPTIONS] [BINARY] PROFILE...\n"
-	      "Analyze jemalloc heap profiles (heap_v2 dumps, gperftools heap profiles,\n"
-	      "and jeprof's symbolized profiles). BINARY is optional: the program is\n"
-	      "found from the dump's MAPPED_LIBRARIES; when given, it replaces that path.\n"
-	      "Several profiles are summed. Options may come anywhere on the line, as\n"
+	      "Analyze heap profiles. BINARY is optional: the program is found from the\n"
+	      "dump's MAPPED_LIBRARIES; when given, it replaces that path. Several\n"
+	      "profiles are summed. Options may come anywhere on the line, as\n"
 	      "--opt=value or --opt value; '-' and '_' in option names are alike.\n\n"
+	      "Inputs (PROFILE, --base), told by their content:\n"
+	      "  FILE    a jemalloc heap dump, a gperftools heap profile, jeprof's\n"
+	      "          symbolized profile (--raw) or a pprof profile.proto; gzipped or not\n"
+	      "  -       standard input:  curl -s URL | jheap ./app -\n"
+	      "  URL     fetched as jeprof does, saved in $JHEAP_TMPDIR or ~/jheap:\n"
+	      "          http[s]://host:port/path, or host:port/path when no file has that\n"
+	      "          name; a path ending in a pprof page (/pprof/heap) is fetched as\n"
+	      "          is, others get /pprof/profile?seconds=N (--seconds), a URL with a\n"
+	      "          query string exactly as written; names from /pprof/symbol when\n"
+	      "          the program is not on this machine. For example:\n"
+	      "            jheap ./databend-query http://localhost:8080/debug/mem\n"
+	      "            jheap ./app 'localhost:8080/mtev/heap_profile?trigger_dump=true'\n"
+	      "            jheap http://localhost:8000/pprof/heap\n\n"
 	      "Options:\n", out);
 	for (size_t k = 0; k < NOPTIONS; k++) {
 		const struct option_def *o = &options[k];

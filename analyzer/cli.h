@@ -37,6 +37,7 @@ struct cli {
 	double nodefraction, edgefraction;
 	bool nodefraction_set;           /* given on the command line */
 	long maxdegree;
+	long seconds;                   /* --seconds: for URLs (cli/url.h) */
 	const char *output;             /* -o FILE, or NULL for stdout */
 	const char *thread;             /* --thread=N or '*', or NULL */
 	const char *focus, *ignore, *retain, *exclude; /* regular expressions */

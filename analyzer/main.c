@@ -15,6 +15,7 @@
 #include "analyzer/parse.h"
 #include "analyzer/profile.h"
 #include "analyzer/util.h"
+#include "cli/remote.h"
 #include "output/output.h"
 #include "output/text.h"
 #include "symbolize/maps.h"
@@ -45,6 +46,7 @@ struct run {
 	struct diskcache *pre_dc;
 	const char *pre_binary;
 	struct symbolize_preload *pre;
+	struct remote_options remote;  /* for PROFILEs that are URLs */
 };
 
 static double seconds_between(const struct timespec *a, const struct timespec *b)
@@ -114,6 +116,19 @@ static void warn_cb(void *ctx, const char *msg)
 	progress_clear(r);
 	if (!r->cli.quiet)
 		fprintf(stderr, "jheap: warning: %s\n", msg);
+}
+
+static void info_cb(void *ctx, const char *msg)
+{
+	struct run *r = ctx;
+	progress_clear(r);
+	if (!r->cli.quiet)
+		fprintf(stderr, "jheap: %s\n", msg);
+}
+
+static void fetch_progress(void *ctx, const char *what)
+{
+	progress_show(ctx, "%s", what);
 }
 
 /* JHEAP_DEBUG=cache: what the persistent symbol cache did, per object. */
@@ -195,7 +210,9 @@ static int load(struct run *r, struct profile *dst, const char *path, double sig
 	}
 	struct parse_options po = { .warn = warn_cb, .ctx = r, .progress = parse_progress,
 				    .core_idle = core_idle };
-	int rc = parse_file(&one, strcmp(path, "-") ? path : "/dev/stdin", &po, err, sizeof(err));
+	int rc = remote_is_url(path)
+		? remote_load(&one, path, &r->remote, &po, err, sizeof(err))
+		: parse_file(&one, strcmp(path, "-") ? path : "/dev/stdin", &po, err, sizeof(err));
 	progress_clear(r);
 	if (rc) {
 		fprintf(stderr, "jheap: %s\n", err);
@@ -573,6 +590,8 @@ static int run(struct run *r, int argc, char **argv)
 	size_t first = 0;
 	for (size_t i = 0; i < c->nargs; i++) {
 		int e = is_elf(c->args[i]);
+		if (e < 0 && remote_is_url(c->args[i]))
+			continue;
 		if (e < 0) {
 			fprintf(stderr, "jheap: cannot open '%s': %s\n", c->args[i], strerror(errno));
 			return EXIT_DATA;
@@ -588,6 +607,10 @@ static int run(struct run *r, int argc, char **argv)
 	}
 	if (c->mode == MODE_SYMBOLS)
 		return run_symbols(r, binary);
+	r->remote = (struct remote_options){
+		.binary = binary, .seconds = c->seconds, .lib_prefixes = c->lib_prefixes,
+		.note = info_cb, .warn = warn_cb, .progress = fetch_progress, .ctx = r,
+	};
 	if (first >= c->nargs) {
 		fprintf(stderr, "jheap: no profile given\nUsage: jheap [OPTIONS] [BINARY] PROFILE...\n");
 		return EXIT_USAGE;
@@ -653,6 +676,13 @@ static int run(struct run *r, int argc, char **argv)
 	symbolize_preload_finish(r->pre);
 	r->pre = NULL;
 	r->pre_sc = NULL;
+	/* names from the server of the first URL, for files not here */
+	const char *url = rc || binary || c->no_symbolize ? NULL
+		: remote_first_url(c->args + first, c->nargs - first, c->bases, c->nbases);
+	if (url && remote_symbols(&p, url, &r->remote, err, sizeof(err))) {
+		fprintf(stderr, "jheap: %s\n", err);
+		rc = EXIT_DATA;
+	}
 	if (rc)
 		goto out_caches;
 	stage_done(r, "parse");

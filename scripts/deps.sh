@@ -21,6 +21,9 @@ binutils
 libc6-dbg
 g++
 libpcre2-dev
+libcurl4-openssl-dev
+curl
+openssl
 graphviz
 valgrind
 golang-go

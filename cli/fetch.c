@@ -1,0 +1,257 @@
+/* fetch: one HTTP(S) request with libcurl; see fetch.h. */
+#include "cli/fetch.h"
+
+#include <pthread.h>
+#include <strings.h>
+#include <time.h>
+#include <curl/curl.h>
+
+#include "analyzer/util.h"
+
+/* The state of one transfer, shared with libcurl's callbacks. */
+struct xfer {
+	const struct fetch_options *o;
+	char *buf;
+	size_t len, cap, max;
+	bool too_big, oom;
+	char status_line[128];
+	struct timespec start;
+	double last_progress;
+};
+
+static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
+static CURLcode curl_init_rc;
+
+static void curl_init(void)
+{
+	curl_init_rc = curl_global_init(CURL_GLOBAL_DEFAULT);
+}
+
+static double elapsed(const struct xfer *x)
+{
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (double)(now.tv_sec - x->start.tv_sec) + (now.tv_nsec - x->start.tv_nsec) / 1e9;
+}
+
+/* The body, kept while it stays within the limit: a shorter return than
+ * the bytes offered makes libcurl stop with CURLE_WRITE_ERROR. */
+static size_t on_data(char *data, size_t size, size_t n, void *ud)
+{
+	struct xfer *x = ud;
+	size_t k = size * n;
+	if (k > x->max - x->len) {
+		x->too_big = true;
+		return 0;
+	}
+	if (jh_grow(&x->buf, &x->cap, x->len + k + 1, 1)) {
+		x->oom = true;
+		return 0;
+	}
+	memcpy(x->buf + x->len, data, k);
+	x->len += k;
+	return k;
+}
+
+/* Copies S[0..n) into BUF, control characters as '?', without a line end. */
+static void printable(char *buf, size_t len, const char *s, size_t n)
+{
+	size_t k = 0;
+	while (n && (s[n - 1] == '\n' || s[n - 1] == '\r' || s[n - 1] == ' '))
+		n--;
+	for (size_t i = 0; i < n && k + 1 < len; i++) {
+		unsigned char c = (unsigned char)s[i];
+		buf[k++] = c < ' ' || c == 0x7f ? '?' : (char)c;
+	}
+	if (len)
+		buf[k] = 0;
+}
+
+/* Keeps the status line of each answer ("HTTP/1.1 404 Not Found"): the
+ * last one is the answer after redirects.  Its body replaces the one
+ * before. */
+static size_t on_header(char *data, size_t size, size_t n, void *ud)
+{
+	struct xfer *x = ud;
+	size_t k = size * n;
+	if (k > 5 && !memcmp(data, "HTTP/", 5)) {
+		const char *sp = memchr(data, ' ', k);
+		if (sp)
+			printable(x->status_line, sizeof(x->status_line), sp + 1,
+				  k - (size_t)(sp + 1 - data));
+		x->len = 0;
+	}
+	return k;
+}
+
+static int on_progress(void *ud, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
+		       curl_off_t ulnow)
+{
+	struct xfer *x = ud;
+	double t = elapsed(x);
+	if (x->o->progress && t - x->last_progress >= 0.2) {
+		x->last_progress = t;
+		x->o->progress(x->o->ctx, t, (size_t)dlnow, dltotal > 0 ? (size_t)dltotal : 0);
+	}
+	return 0;
+}
+
+static bool looks_html(const char *b, size_t n)
+{
+	while (n && (*b == ' ' || *b == '\t' || *b == '\r' || *b == '\n')) {
+		b++;
+		n--;
+	}
+	return (n >= 14 && !strncasecmp(b, "<!doctype html", 14)) ||
+	       (n >= 5 && !strncasecmp(b, "<html", 5));
+}
+
+void fetch_excerpt(char *buf, size_t len, const char *body, size_t n, size_t max)
+{
+	if (max + 1 < len)
+		len = max + 1;
+	buf[0] = 0;
+	if (!body || !n)
+		return;
+	/* an HTML page's <title> */
+	const char *t = memmem(body, n, "<title", 6);
+	if (!t)
+		t = memmem(body, n, "<TITLE", 6);
+	if (t) {
+		const char *gt = memchr(t, '>', n - (size_t)(t - body));
+		const char *end = gt ? memmem(gt, n - (size_t)(gt - body), "</", 2) : NULL;
+		if (end) {
+			printable(buf, len, gt + 1, (size_t)(end - gt - 1));
+			if (buf[0])
+				return;
+		}
+	}
+	/* else the first line with something on it */
+	const char *s = body, *e = body + n;
+	while (s < e) {
+		const char *nl = memchr(s, '\n', (size_t)(e - s));
+		const char *le = nl ? nl : e;
+		const char *p = s;
+		while (p < le && (*p == ' ' || *p == '\t' || *p == '\r'))
+			p++;
+		if (p < le && !looks_html(p, (size_t)(le - p)) && *p != '<') {
+			printable(buf, len, p, (size_t)(le - p));
+			return;
+		}
+		s = le + 1;
+	}
+}
+
+void fetch_reply_release(struct fetch_reply *r)
+{
+	free(r->body);
+	memset(r, 0, sizeof(*r));
+}
+
+/* The message for an answer that is not 2xx. */
+static int http_error(const char *url, const struct xfer *x, long status, char *err,
+		      size_t errlen)
+{
+	char ex[200], st[140];
+	fetch_excerpt(ex, sizeof(ex), x->buf, x->len, 160);
+	if (x->status_line[0])
+		snprintf(st, sizeof(st), "%s", x->status_line);
+	else
+		snprintf(st, sizeof(st), "%ld", status);
+	if (!strcmp(ex, st))
+		ex[0] = 0;
+	return jh_err(err, errlen, JH_EIO, "cannot fetch '%s': HTTP %s%s%s", url, st,
+		      ex[0] ? ": " : "", ex);
+}
+
+int fetch_url(const char *url, const struct fetch_options *o, struct fetch_reply *r,
+	      char *err, size_t errlen)
+{
+	memset(r, 0, sizeof(*r));
+	pthread_once(&curl_once, curl_init);
+	if (curl_init_rc)
+		return jh_err(err, errlen, JH_EIO, "cannot fetch '%s': libcurl: %s", url,
+			      curl_easy_strerror(curl_init_rc));
+	CURL *h = curl_easy_init();
+	if (!h)
+		return jh_err(err, errlen, JH_ENOMEM, "cannot fetch '%s': out of memory", url);
+	struct xfer x = { .o = o, .max = o->max_bytes ? o->max_bytes : FETCH_MAX_BYTES };
+	clock_gettime(CLOCK_MONOTONIC, &x.start);
+	char cerr[CURL_ERROR_SIZE] = "";
+	double timeout = o->timeout > 0 ? o->timeout : 60;
+	double connect = timeout < FETCH_CONNECT_TIMEOUT ? timeout : FETCH_CONNECT_TIMEOUT;
+	struct curl_slist *hdrs = curl_slist_append(NULL, "Expect:");
+	const char *cafile = getenv("SSL_CERT_FILE"), *cadir = getenv("SSL_CERT_DIR");
+	int rc = 0;
+	if (curl_easy_setopt(h, CURLOPT_URL, url) ||
+	    curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https") ||
+	    curl_easy_setopt(h, CURLOPT_REDIR_PROTOCOLS_STR, "http,https") ||
+	    curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 1L) ||
+	    curl_easy_setopt(h, CURLOPT_MAXREDIRS, (long)FETCH_MAX_REDIRECTS) ||
+	    curl_easy_setopt(h, CURLOPT_POSTREDIR, (long)CURL_REDIR_POST_ALL) ||
+	    curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L) ||
+	    curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, (long)(timeout * 1000)) ||
+	    curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, (long)(connect * 1000)) ||
+	    curl_easy_setopt(h, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)x.max) ||
+	    curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, "") ||
+	    curl_easy_setopt(h, CURLOPT_USERAGENT, "jheap") ||
+	    curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdrs) ||
+	    curl_easy_setopt(h, CURLOPT_ERRORBUFFER, cerr) ||
+	    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_data) ||
+	    curl_easy_setopt(h, CURLOPT_WRITEDATA, &x) ||
+	    curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header) ||
+	    curl_easy_setopt(h, CURLOPT_HEADERDATA, &x) ||
+	    curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, on_progress) ||
+	    curl_easy_setopt(h, CURLOPT_XFERINFODATA, &x) ||
+	    curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L) ||
+	    (cafile && *cafile && curl_easy_setopt(h, CURLOPT_CAINFO, cafile)) ||
+	    (cadir && *cadir && curl_easy_setopt(h, CURLOPT_CAPATH, cadir)) ||
+	    (o->post && (curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)o->post_len) ||
+			 curl_easy_setopt(h, CURLOPT_POSTFIELDS, o->post)))) {
+		rc = jh_err(err, errlen, JH_EIO, "cannot fetch '%s': libcurl lacks a needed feature", url);
+		goto out;
+	}
+	CURLcode c = curl_easy_perform(h);
+	long status = 0;
+	curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
+	if (x.oom || c == CURLE_OUT_OF_MEMORY) {
+		rc = jh_err(err, errlen, JH_ENOMEM, "cannot fetch '%s': out of memory", url);
+	} else if (x.too_big || c == CURLE_FILESIZE_EXCEEDED) {
+		rc = jh_err(err, errlen, JH_ELIMIT,
+			    "cannot fetch '%s': the answer is larger than the limit of %zu bytes", url,
+			    x.max);
+	} else if (c == CURLE_OPERATION_TIMEDOUT) {
+		rc = jh_err(err, errlen, JH_ELIMIT,
+			    "cannot fetch '%s': no complete answer within the time limit of %g s (%s)",
+			    url, timeout, cerr[0] ? cerr : curl_easy_strerror(c));
+	} else if (c == CURLE_TOO_MANY_REDIRECTS) {
+		rc = jh_err(err, errlen, JH_EIO,
+			    "cannot fetch '%s': more than %d redirects (a redirect loop?)", url,
+			    FETCH_MAX_REDIRECTS);
+	} else if (c != CURLE_OK) {
+		rc = jh_err(err, errlen, JH_EIO, "cannot fetch '%s': %s", url,
+			    cerr[0] ? cerr : curl_easy_strerror(c));
+	} else if (status < 200 || status > 299) {
+		rc = http_error(url, &x, status, err, errlen);
+	}
+	if (rc)
+		goto out;
+	if (jh_grow(&x.buf, &x.cap, x.len + 1, 1)) {
+		rc = jh_err(err, errlen, JH_ENOMEM, "cannot fetch '%s': out of memory", url);
+		goto out;
+	}
+	x.buf[x.len] = 0;
+	const char *ctype = NULL;
+	curl_easy_getinfo(h, CURLINFO_CONTENT_TYPE, &ctype);
+	r->html = (ctype && !strncasecmp(ctype, "text/html", 9)) || looks_html(x.buf, x.len);
+	r->body = x.buf;
+	r->len = x.len;
+	r->status = status;
+	snprintf(r->status_line, sizeof(r->status_line), "%s", x.status_line);
+	x.buf = NULL;
+out:
+	free(x.buf);
+	curl_slist_free_all(hdrs);
+	curl_easy_cleanup(h);
+	return rc;
+}

@@ -1,0 +1,371 @@
+#!/bin/bash
+test_description='profiles from servers: jheap BINARY http://host:port/...
+
+A test server (tests/tools/pprof_server.py, 127.0.0.1 only, a port the
+system picks) answers as Databend (/debug/mem/pprof/profile?seconds=N),
+gperftools and brpc (/pprof/heap, /pprof/symbol) and libmtev
+(/mtev/heap_profile?trigger_dump=true) do, with the workloads'"'"' real
+dumps.  The report from each URL equals the report from the file served;
+every failure (HTTP 404 with an HTML page, an HTML page with 200, an empty
+body, a hung server, a body over the limit with and without a length, a
+redirect loop, no server) is exit status 1 with the documented message
+naming the URL.  Also: jeprof'"'"'s URL rules as seen by the server (the
+paths requested), host:port without a scheme and a local file of that
+name winning, --base URL URL, the saved file (where, its name, read again
+offline), names from /pprof/symbol when the program is not on this
+machine (equal to a symbol-table-only copy of the binary given as BINARY),
+a proxy through http_proxy, https against a certificate the system does
+not trust and one given in SSL_CERT_FILE, and the progress line on a
+terminal.'
+. "$(dirname "$0")/lib.sh"
+
+test -x "$JHEAP" || test_skip "no jheap binary at $JHEAP yet (run make)"
+test_have_prog python3 || test_skip "no python3 for the test server"
+test_need_profiles
+
+P=$PROFILES
+SERVER=$TEST_DIRECTORY/tools/pprof_server.py
+export JHEAP_TMPDIR=$TRASH_DIRECTORY/saved
+
+# The program as the server's machine has it, and a dump naming it there.
+sed "s|$P/w_cpp\$|/srv/remote/w_cpp|" "$P/w_cpp.exact.heap" >remote.heap
+"$JHEAP" --raw "$P/w_cpp" "$P/w_cpp.exact.heap" >symbolized.heap 2>/dev/null
+"$JHEAP" --proto -o w_cpp.pb.gz "$P/w_cpp" "$P/w_cpp.exact.heap" 2>/dev/null
+gzip -c "$P/w_threads.exact.heap" >w_threads.heap.gz
+
+# start_server PORTFILE LOG ARGS...: runs the server in the background; its
+# pid in $server_pid, its port in PORTFILE.
+start_server() {
+	local portfile=$1 i
+	rm -f "$portfile"
+	python3 "$SERVER" "$@" 2>"$portfile.err" &
+	server_pid=$!
+	for i in $(seq 100); do
+		[ -s "$portfile" ] && return 0
+		kill -0 $server_pid 2>/dev/null || break
+		sleep 0.1
+	done
+	cat "$portfile.err"
+	return 1
+}
+pids=
+trap 'for p in $pids; do kill $p 2>/dev/null; done' EXIT
+
+start_server port log \
+	--page /pprof/heap="$P/w_cpp.exact.heap" \
+	--page /debug/mem/pprof/profile="$P/w_basic.exact.heap" \
+	--page /pprof/profile="$P/w_basic.exact.heap" \
+	--page /x/pprof/growth="$P/w_basic.exact.heap" \
+	--page /mtev/heap_profile="$P/w_shlib.exact.heap" \
+	--page /a/pprof/heap="$P/w_basic.exact.heap" \
+	--page /b/pprof/heap="$P/w_basic.accum.heap" \
+	--page /gz/pprof/heap=w_threads.heap.gz \
+	--page /proto/pprof/heap=w_cpp.pb.gz \
+	--page /sym/pprof/heap=symbolized.heap \
+	--page /gperf/pprof/heap="$SRCDIR/testdata/parse/gperf_v1.heap" \
+	--page /remote/pprof/heap=remote.heap \
+	--page /nosym/pprof/heap=remote.heap \
+	--symbols remote.heap /srv/remote/w_cpp "$P/w_cpp" ||
+	test_skip "the test server does not start"
+pids="$pids $server_pid"
+PORT=$(cat port)
+U=http://127.0.0.1:$PORT
+
+# requested PATTERN: the server was asked for exactly this (GET PATH)
+requested() {
+	grep -qxF -- "$1" log || { echo "the server was not asked for '$1':"; cat log; return 1; }
+}
+
+# same URL FILE [ARGS...]: the report from URL equals the one from FILE
+same() {
+	local url=$1 file=$2
+	shift 2
+	"$JHEAP" "$@" "$file" >want 2>want.err &&
+	"$JHEAP" "$@" "$url" >got 2>got.err &&
+	test_cmp want got || { cat got.err; return 1; }
+}
+
+test_expect_success 'Databend: BINARY http://host:port/debug/mem fetches /debug/mem/pprof/profile?seconds=30' '
+	same "$U/debug/mem" "$P/w_basic.exact.heap" "$P/w_basic" &&
+	requested "GET /debug/mem/pprof/profile?seconds=30" &&
+	grep -q "^Total: " got
+'
+
+test_expect_success '--seconds=N asks for N seconds and waits for the server' '
+	start=$(date +%s.%N) &&
+	same "$U/debug/mem/" "$P/w_basic.exact.heap" "$P/w_basic" --seconds=2 &&
+	end=$(date +%s.%N) &&
+	requested "GET /debug/mem/pprof/profile?seconds=2" &&
+	awk -v a=$start -v b=$end "BEGIN { exit !(b - a >= 2) }"
+'
+
+test_expect_success 'Databend curl form: a URL with a query string is fetched as written' '
+	same "$U/debug/mem/pprof/profile?seconds=0" "$P/w_basic.exact.heap" &&
+	requested "GET /debug/mem/pprof/profile?seconds=0"
+'
+
+test_expect_success 'libmtev: host:port/mtev/heap_profile?trigger_dump=true as written' '
+	same "127.0.0.1:$PORT/mtev/heap_profile?trigger_dump=true" "$P/w_shlib.exact.heap" &&
+	requested "GET /mtev/heap_profile?trigger_dump=true"
+'
+
+test_expect_success 'gperftools: /pprof/heap is fetched as given; no /pprof/symbol when the files are here' '
+	: >log &&
+	same "$U/pprof/heap" "$P/w_cpp.exact.heap" &&
+	same "$U/pprof/heap" "$P/w_cpp.exact.heap" --collapsed --lines &&
+	requested "GET /pprof/heap" &&
+	! grep symbol log
+'
+
+# jeprof 5.3.0 given the same arguments asks the server for the same
+# pages, and names its saved files the same but for the time.
+test_have_prog "$JEPROF" && test_have_prog curl && test_set_prereq JEPROF
+test_expect_success JEPROF 'the pages jeprof asks for, jheap asks for; the same saved names' '
+	for f in "127.0.0.1:$PORT/debug/mem" "$U/debug/mem/" "127.0.0.1:$PORT" "$U/pprof/heap" \
+		 "127.0.0.1:$PORT/x/pprof/growth"; do
+		: >log &&
+		JEPROF_TMPDIR=$PWD/jp "$JEPROF" --text "$P/w_basic" "$f" >/dev/null 2>jp.err &&
+		head -n 1 log >jeprof.req &&
+		: >log && rm -rf saved &&
+		{ "$JHEAP" "$P/w_basic" "$f" >/dev/null 2>jh.err || :; } &&
+		head -n 1 log >jheap.req &&
+		test_cmp jeprof.req jheap.req &&
+		sed -n "s|^Wrote profile to $PWD/jp/||p" jp.err | sed "s/^\([^.]*\)\.[0-9]*\./\1.TIME./" >jeprof.name &&
+		sed -n "s|^jheap: saved .* to $JHEAP_TMPDIR/||p" jh.err | sed "s/^\([^.]*\)\.[0-9]*\./\1.TIME./" >jheap.name &&
+		test -s jheap.name && test_cmp jeprof.name jheap.name || { cat jp.err jh.err; return 1; }
+	done &&
+	: >log &&
+	JEPROF_TMPDIR=$PWD/jp "$JEPROF" --text "$U/remote/pprof/heap" >/dev/null 2>jp.err
+	head -n 1 log >jeprof.req &&
+	grep -x "GET /remote/pprof/symbol" jeprof.req &&
+	: >log &&
+	"$JHEAP" "$U/remote/pprof/heap" >/dev/null 2>jh.err &&
+	grep symbol log | head -n 1 >jheap.req &&
+	test_cmp jeprof.req jheap.req
+'
+
+test_expect_success 'host:port/path without a scheme is a URL when no file has that name' '
+	same "127.0.0.1:$PORT/pprof/heap" "$P/w_cpp.exact.heap"
+'
+
+test_expect_success 'a local file of that name wins, and nothing is fetched' '
+	mkdir -p "127.0.0.1:$PORT/pprof" &&
+	cp "$P/w_basic.exact.heap" "127.0.0.1:$PORT/pprof/heap" &&
+	: >log &&
+	same "127.0.0.1:$PORT/pprof/heap" "$P/w_basic.exact.heap" &&
+	test ! -s log
+'
+
+test_expect_success 'the body is told by its content: gzip, pprof, symbolized, gperftools' '
+	same "$U/gz/pprof/heap" w_threads.heap.gz &&
+	same "$U/proto/pprof/heap" w_cpp.pb.gz &&
+	same "$U/sym/pprof/heap" symbolized.heap &&
+	same "$U/gperf/pprof/heap" "$SRCDIR/testdata/parse/gperf_v1.heap" --no-symbolize
+'
+
+test_expect_success '--base URL URL equals --base FILE FILE' '
+	same "$U/b/pprof/heap" "$P/w_basic.accum.heap" --base "$U/a/pprof/heap" &&
+	"$JHEAP" --base "$P/w_basic.exact.heap" "$P/w_basic.accum.heap" >want2 &&
+	test_cmp want2 got &&
+	requested "GET /a/pprof/heap" && requested "GET /b/pprof/heap"
+'
+
+test_expect_success 'saved in $JHEAP_TMPDIR as PROGRAM.TIME.HOST.PAGE, path on stderr, atomically' '
+	rm -rf saved &&
+	"$JHEAP" "$U/pprof/heap" >got 2>err &&
+	path=$(sed -n "s|^jheap: saved $U/pprof/heap to ||p" err) &&
+	test -n "$path" &&
+	case $path in "$JHEAP_TMPDIR"/w_cpp.[0-9]*.127.0.0.1.pprof.heap) ;; *) echo "name: $path"; false ;; esac &&
+	cmp "$path" "$P/w_cpp.exact.heap" &&
+	test $(ls -A saved | wc -l) = 1
+'
+
+test_expect_success 'the saved file is analyzed again offline, also as a --base' '
+	path=$(ls saved/w_cpp.*) &&
+	"$JHEAP" "$path" >again &&
+	"$JHEAP" "$P/w_cpp.exact.heap" >want && test_cmp want again &&
+	"$JHEAP" --base "$path" "$P/w_cpp.exact.heap" >diff &&
+	grep -q "^Total: 0.0 MB" diff
+'
+
+test_expect_success 'two fetches in one second keep both files; the sum is reported' '
+	rm -rf saved &&
+	"$JHEAP" "$U/pprof/heap" "$U/pprof/heap" >got 2>err &&
+	"$JHEAP" "$P/w_cpp.exact.heap" "$P/w_cpp.exact.heap" >want && test_cmp want got &&
+	test $(grep -c "^jheap: saved " err) = 2 &&
+	test $(ls -A saved | wc -l) = 2
+'
+
+test_expect_success 'without JHEAP_TMPDIR: ~/jheap' '
+	rm -rf home && mkdir home &&
+	(unset JHEAP_TMPDIR; HOME=$PWD/home "$JHEAP" "$U/pprof/heap" >/dev/null 2>err) &&
+	ls home/jheap/w_cpp.*.127.0.0.1.pprof.heap &&
+	grep -q "saved .* to $PWD/home/jheap/w_cpp" err
+'
+
+test_expect_success 'a folder that cannot be made: a warning, the report anyway' '
+	: >not-a-folder &&
+	JHEAP_TMPDIR=$PWD/not-a-folder/x "$JHEAP" "$U/pprof/heap" >got 2>err &&
+	"$JHEAP" "$P/w_cpp.exact.heap" >want && test_cmp want got &&
+	grep -q "warning: the profile from $U/pprof/heap is not saved: cannot create" err
+'
+
+# The names /pprof/symbol gives are those of the program'"'"'s symbol table
+# (the server runs nm): a copy with the symbol table only, given as
+# BINARY, must name every frame the same.
+test_expect_success 'no BINARY, the program not here: names from /pprof/symbol, demangled' '
+	: >log &&
+	"$JHEAP" "$U/remote/pprof/heap" >got 2>err &&
+	n=$(sed -n "s/^POST \/remote\/pprof\/symbol \([0-9]*\) addresses$/\1/p" log) &&
+	test "$n" -gt 0 &&
+	grep -q "^jheap: names of $n of $n addresses from $U/remote/pprof/symbol$" err &&
+	! grep warning err &&
+	requested "GET /remote/pprof/symbol" &&
+	cp "$P/w_cpp" w_cpp.symtab && strip --strip-debug w_cpp.symtab &&
+	"$JHEAP" w_cpp.symtab remote.heap >want &&
+	test_cmp want got &&
+	grep -q " ns::Holder::add$" got && ! grep -q "w_cpp+0x" got && ! grep -q "_Z" got
+'
+
+test_expect_success '--full-names: the demangled names whole (the server sends _ZN2ns6HolderI6WidgetE3addEi)' '
+	"$JHEAP" --full-names "$U/remote/pprof/heap" >got 2>/dev/null &&
+	"$JHEAP" --full-names w_cpp.symtab remote.heap >want &&
+	test_cmp want got &&
+	grep -q " ns::Holder<Widget>::add(int)$" got
+'
+
+test_expect_success 'a server without /pprof/symbol: module+offset and how to get names' '
+	: >log &&
+	"$JHEAP" "$U/nosym/pprof/heap" >got 2>err
+	test $? = 1 &&
+	grep -q "w_cpp+0x" got &&
+	grep -q "^jheap: warning: no names from the server: cannot fetch .$U/nosym/pprof/symbol.: HTTP 404 Not Found" err &&
+	grep -q "addresses in files that are not on this machine (such as ./srv/remote/w_cpp.) have no names: copy the program here" err &&
+	! grep -q "^POST" log
+'
+
+test_expect_success 'with a BINARY, names come from it, not from the server' '
+	: >log &&
+	"$JHEAP" "$P/w_cpp" "$U/remote/pprof/heap" >got 2>err &&
+	"$JHEAP" "$P/w_cpp" remote.heap >want && test_cmp want got &&
+	! grep symbol log
+'
+
+test_expect_success 'HTML 404: exit 1, the URL and the status' '
+	expect_fail 1 "^jheap: cannot fetch .$U/missing/pprof/heap.: HTTP 404 Not Found\$" "$U/missing/pprof/heap" &&
+	test $(wc -l <err) = 1
+'
+
+test_expect_success 'a path without a known page gets /pprof/profile (jeprof): its 404 names that URL' '
+	expect_fail 1 "cannot fetch .$U/mtev/heap_profile/pprof/profile\\?seconds=30.: HTTP 404" "$U/mtev/heap_profile"
+'
+
+test_expect_success 'an HTTP error with a text body shows its first line' '
+	expect_fail 1 "HTTP 400 Bad Request: trigger_dump=true is needed\$" "$U/mtev/heap_profile?x=1"
+'
+
+test_expect_success 'an HTML page with 200: not a profile, with its title' '
+	expect_fail 1 "^jheap: $U/html/pprof/heap: the server answered HTTP 200 OK with an HTML page \(.Welcome to the dashboard.\), not a profile\$" "$U/html/pprof/heap"
+'
+
+test_expect_success 'an empty body: not a profile' '
+	expect_fail 1 "^jheap: $U/empty/pprof/heap: the server answered HTTP 200 OK with nothing, not a profile\$" "$U/empty/pprof/heap"
+'
+
+test_expect_success 'a hung server: the time limit (JHEAP_FETCH_TIMEOUT=1 for the test)' '
+	start=$(date +%s) &&
+	JHEAP_FETCH_TIMEOUT=1 expect_fail 1 "^jheap: cannot fetch .$U/slow/pprof/heap.: no complete answer within the time limit of 1 s" "$U/slow/pprof/heap" &&
+	test $(( $(date +%s) - start )) -lt 10
+'
+
+test_expect_success 'a body over the limit, announced by Content-Length' '
+	JHEAP_FETCH_MAX_BYTES=1048576 expect_fail 1 "^jheap: cannot fetch .$U/big/pprof/heap.: the answer is larger than the limit of 1048576 bytes\$" "$U/big/pprof/heap"
+'
+
+test_expect_success 'an endless body without a length: stopped at the limit while receiving' '
+	JHEAP_FETCH_MAX_BYTES=1048576 expect_fail 1 "^jheap: cannot fetch .$U/endless/pprof/heap.: the answer is larger than the limit of 1048576 bytes\$" "$U/endless/pprof/heap"
+'
+
+test_expect_success 'a redirect is followed; a redirect loop is an error' '
+	same "$U/redirect/pprof/heap" "$P/w_cpp.exact.heap" &&
+	expect_fail 1 "^jheap: cannot fetch .$U/loop/pprof/heap.: more than 10 redirects \(a redirect loop\?\)\$" "$U/loop/pprof/heap"
+'
+
+test_expect_success 'no server: exit 1, the URL and the reason' '
+	free=$(python3 -c "import socket; s = socket.socket(); s.bind((\"127.0.0.1\", 0)); print(s.getsockname()[1])") &&
+	expect_fail 1 "^jheap: cannot fetch .http://127.0.0.1:$free/pprof/heap.: .*(onnect|refused)" "127.0.0.1:$free/pprof/heap"
+'
+
+test_expect_success 'http_proxy is used' '
+	: >log &&
+	http_proxy=$U same "http://remote.invalid/pprof/heap" "$P/w_cpp.exact.heap" &&
+	requested "PROXY http://remote.invalid/pprof/heap"
+'
+
+test_expect_success '--seconds takes a whole number' '
+	expect_fail 2 "--seconds expects a whole number of seconds" --seconds=-1 "$U/debug/mem" &&
+	expect_fail 2 "--seconds expects a whole number of seconds" --seconds=x "$U/debug/mem"
+'
+
+test_expect_success '--quiet: no saved line' '
+	"$JHEAP" --quiet "$U/pprof/heap" >/dev/null 2>err &&
+	test ! -s err
+'
+
+test_expect_success 'standard input: curl -s URL | jheap BINARY -' '
+	if test_have_prog curl; then
+		curl -s "$U/pprof/heap" | "$JHEAP" "$P/w_cpp" - >got
+	else
+		"$JHEAP" "$P/w_cpp" - <"$P/w_cpp.exact.heap" >got
+	fi &&
+	"$JHEAP" "$P/w_cpp" "$P/w_cpp.exact.heap" >want && test_cmp want got
+'
+
+if test_have_prog script; then
+	test_set_prereq TTY
+fi
+test_expect_success TTY 'a terminal shows the wait ("be patient"), then the report' '
+	script -qfec "JHEAP_PROGRESS_AFTER=0 \"$JHEAP\" --seconds=2 \"$P/w_basic\" \"$U/debug/mem\" >report" /dev/null </dev/null >tty.out &&
+	grep -q "jheap: fetching \.\.\..*/pprof/profile?seconds=2: [0-9] of 2 s, be patient\.\.\." tty.out &&
+	tr "\r" "\n" <tty.out | sed "s/^\x1b\[K//" | grep "^jheap: fetching" >lines &&
+	awk "length > 79 { print; bad = 1 } END { exit bad }" lines &&
+	"$JHEAP" "$P/w_basic" "$P/w_basic.exact.heap" >want && test_cmp want report
+'
+
+test_expect_success 'no terminal: no progress line, only the saved line' '
+	JHEAP_PROGRESS_AFTER=0 "$JHEAP" "$U/pprof/heap" >/dev/null 2>err &&
+	test $(wc -l <err) = 1 && grep -q "^jheap: saved " err
+'
+
+if test_have_prog valgrind && ! nm "$JHEAP" 2>/dev/null | grep -q __asan_init; then
+	test_set_prereq VALGRIND
+fi
+test_expect_success VALGRIND 'valgrind: a fetch, names from /pprof/symbol, an error page: no errors, no leaks' '
+	for u in "$U/remote/pprof/heap" "$U/missing/pprof/heap"; do
+		valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite \
+			--show-leak-kinds=definite "$JHEAP" --no-cache "$u" >out 2>err
+		test $? != 99 && ! grep "==[0-9]*==" err || { cat err; return 1; }
+	done
+'
+
+if test_have_prog openssl; then
+	openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes \
+		-keyout key.pem -out cert.pem -days 2 -subj /CN=127.0.0.1 \
+		-addext subjectAltName=IP:127.0.0.1 >/dev/null 2>&1 &&
+	start_server tlsport tlslog --tls cert.pem key.pem --page /pprof/heap="$P/w_cpp.exact.heap" &&
+	test_set_prereq TLS
+	pids="$pids ${server_pid:-}"
+fi
+
+test_expect_success TLS 'https: a certificate the system does not trust is refused' '
+	S=https://127.0.0.1:$(cat tlsport) &&
+	expect_fail 1 "^jheap: cannot fetch .$S/pprof/heap.: .*certificate" "$S/pprof/heap"
+'
+
+test_expect_success TLS 'https: SSL_CERT_FILE names the certificate to trust' '
+	S=https://127.0.0.1:$(cat tlsport) &&
+	SSL_CERT_FILE=$PWD/cert.pem same "$S/pprof/heap" "$P/w_cpp.exact.heap" &&
+	grep -qx "GET /pprof/heap" tlslog
+'
+
+test_done
