@@ -17,6 +17,22 @@ int addr_rel_to_vaddr(const struct symsegment *segs, size_t n, uint64_t rel, uin
 	return 0;
 }
 
+int addr_vaddr_to_rel(const struct symsegment *segs, size_t n, uint64_t vaddr, uint64_t *rel)
+{
+	int best = -1;
+	for (size_t i = 0; i < n; i++) {
+		const struct symsegment *s = &segs[i];
+		if (vaddr < s->vaddr || vaddr - s->vaddr >= s->filesz)
+			continue;
+		if (best < 0 || ((s->flags & PF_X) && !(segs[best].flags & PF_X)))
+			best = (int)i;
+	}
+	if (best < 0)
+		return -1;
+	*rel = vaddr - segs[best].vaddr + segs[best].offset;
+	return 0;
+}
+
 bool addr_mapping_fits(const struct symsegment *segs, size_t n, uint64_t offset,
 		       uint64_t len, bool exec)
 {
