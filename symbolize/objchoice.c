@@ -124,10 +124,11 @@ static int pick_binary(struct symcache *sc, const struct pf_mapping *m, const ch
 	if (bin_ok && own_ok && rank(bin) < rank(own))
 		bin_ok = false;
 	if (bin_ok && have_own && own->mod && build_ids_differ(bin->mod, own->mod) &&
-	    !(rank(bin) == 3 && rank(own) < 3)) {
+	    !(rank(bin) > rank(own) && (rank(bin) == 3 || rank(own) == 0))) {
 		/* The build id decides, unless the dump's own program has
-		 * changed since and BINARY's code is the one that ran: a copy
-		 * kept of the program that was then rebuilt in place. */
+		 * changed since and BINARY's code is more the one that ran:
+		 * all of it, or some where the program in place has none (a
+		 * copy kept of the program, then rebuilt in place). */
 		bin_ok = false;
 		snprintf(why, sizeof(why), "its build id differs from that of '%s', the program named in the dump",
 			 path);

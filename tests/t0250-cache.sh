@@ -81,6 +81,20 @@ for fmt in --raw --callgrind "--text --addresses" "--collapsed" "--proto"; do
 	done
 done
 
+# code without names is named by the function (FDE) that holds it, read
+# from the file each run, not kept in the cache: the same warm and cold
+for fmt in --raw "--text --addresses" --collapsed; do
+	test_expect_success "a stripped w_basic $fmt: unnamed code by function, warm and cold the same" '
+		strip -s -o stripped_wc "$B" &&
+		cold cold.out $fmt ./stripped_wc "$H" &&
+		warm warm1.out $fmt ./stripped_wc "$H" &&
+		warm warm2.out $fmt ./stripped_wc "$H" &&
+		grep -F "jheap: cache: ./stripped_wc: loaded " warm2.out.err &&
+		grep -q "w_basic+0x" cold.out &&
+		cmp cold.out warm1.out && cmp cold.out warm2.out
+	'
+done
+
 test_expect_success 'another dump of the same binary (another process) takes its answers from the cache' '
 	warm accum --text "$B" "$PROFILES/w_basic.accum.heap" &&
 	loaded=$(sed -n "s|^jheap: cache: $B: loaded \([0-9]*\) answers and [0-9]* units from .*|\1|p" accum.err) &&
