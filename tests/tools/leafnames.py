@@ -15,9 +15,10 @@ which the two demanglers spell differently.  A leaf jheap shows as
 llvm-symbolizer has a name for it.
 
 Prints one line:
-  total=BYTES agree=BYTES share=PERCENT named=BYTES unnamed=BYTES
+  total=BYTES agree=BYTES share=PERCENT named=BYTES unnamed=BYTES wrong=BYTES
 followed, with -v, by every disagreeing leaf.  named/unnamed are the bytes
-whose leaf jheap names / shows as module+offset.
+whose leaf jheap names / shows as module+offset; wrong, those it names
+otherwise than llvm-symbolizer (or where llvm-symbolizer has no name).
 """
 import re
 import subprocess
@@ -127,7 +128,7 @@ def main(argv):
         blocks = out.strip("\n").split("\n\n")
         for (pc, _), block in zip(pcs, blocks):
             llvm[pc] = block.splitlines()[0] if block else "??"
-    total = agree = named = unnamed = 0
+    total = agree = named = unnamed = wrong = 0
     bad = []
     for pc, (value, name) in sorted(leaves.items()):
         total += value
@@ -144,9 +145,11 @@ def main(argv):
         if ok:
             agree += value
         else:
+            if not jh_unnamed:
+                wrong += value
             bad.append((value, pc, name, ref))
     share = 100.0 * agree / total if total else 100.0
-    print("total=%d agree=%d share=%.1f named=%d unnamed=%d" % (total, agree, share, named, unnamed))
+    print("total=%d agree=%d share=%.1f named=%d unnamed=%d wrong=%d" % (total, agree, share, named, unnamed, wrong))
     if verbose:
         for value, pc, name, ref in sorted(bad, reverse=True):
             print("  %10d %016x jheap: %s  llvm-symbolizer: %s" % (value, pc, name, ref))
