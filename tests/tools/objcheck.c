@@ -68,6 +68,8 @@ int main(int argc, char **argv)
 		for (size_t i = 0; i < t.n; i++)
 			printf("%llx %llx\n", (unsigned long long)t.v[i].lo, (unsigned long long)t.v[i].hi);
 		fdetab_release(&t);
+		elf_end(elf);
+		close(fd);
 		return 0;
 	}
 	size_t size = 0, nsegs = 0;
@@ -91,5 +93,7 @@ int main(int argc, char **argv)
 		}
 		printf("%llx %d\n", (unsigned long long)a, yes);
 	}
+	elf_end(elf);
+	close(fd);
 	return 0;
 }
