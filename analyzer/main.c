@@ -20,6 +20,7 @@
 #include "output/text.h"
 #include "symbolize/maps.h"
 #include "symbolize/symbolize.h"
+#include "symbolize/unnamed.h"
 
 #ifndef JHEAP_VERSION
 #define JHEAP_VERSION "0.1.0"
@@ -47,6 +48,8 @@ struct run {
 	const char *pre_binary;
 	struct symbolize_preload *pre;
 	struct remote_options remote;  /* for PROFILEs that are URLs */
+	struct symcache *sc;     /* for the notes after symbolization */
+	bool noted;              /* the notes about stripped objects are out */
 };
 
 static double seconds_between(const struct timespec *a, const struct timespec *b)
@@ -131,6 +134,14 @@ static void fetch_progress(void *ctx, const char *what)
 	progress_show(ctx, "%s", what);
 }
 
+static void note_line(void *ctx, const char *msg)
+{
+	struct run *r = ctx;
+	progress_clear(r);
+	if (!r->cli.quiet)
+		fprintf(stderr, "jheap: note: %s\n", msg);
+}
+
 /* JHEAP_DEBUG=cache: what the persistent symbol cache did, per object. */
 static void note_cb(void *ctx, const char *msg)
 {
@@ -200,6 +211,8 @@ static void core_idle(void *ctx)
 		r->pre = symbolize_preload_start(r->pre_sc, r->pre_dc, r->pre_binary);
 }
 
+static const char *program_name(const struct profile *p, const char *binary);
+
 static int load(struct run *r, struct profile *dst, const char *path, double sign)
 {
 	struct profile one;
@@ -218,6 +231,13 @@ static int load(struct run *r, struct profile *dst, const char *path, double sig
 		fprintf(stderr, "jheap: %s\n", err);
 		profile_release(&one);
 		return EXIT_DATA;
+	}
+	const char *was = program_name(dst, NULL), *base = program_name(&one, NULL);
+	if (sign < 0 && *was && *base && strcmp(was, base)) {
+		char msg[1200];
+		snprintf(msg, sizeof(msg), "the base profile '%s' is of '%s', the profile of '%s': the difference is between two programs",
+			 path, base, was);
+		warn_cb(r, msg);
 	}
 	if (sign > 0 && dst->format == PF_FMT_NONE && !dst->nsamples && !dst->nmaps &&
 	    !dst->npresyms) {
@@ -448,6 +468,8 @@ static int report_one(struct run *r, struct profile *p, const char *binary,
 		return brc == JH_EUSAGE ? EXIT_USAGE : EXIT_DATA;
 	}
 	stage_done(r, "aggregate");
+	if (r->sc && !r->noted && unnamed_notes(p, &a, c->value, r->sc, note_line, r) >= 0)
+		r->noted = true;
 	struct report rep = {
 		.p = p, .a = &a, .value = c->value, .units = text_units(c->value, c->show_bytes),
 		.gran = c->gran, .full_names = c->full_names, .keep_allocator = c->keep_allocator,
@@ -706,7 +728,8 @@ static int run(struct run *r, int argc, char **argv)
 	struct symbolize_stats st;
 	uint32_t *remap = NULL;
 	if (symbolize_profile(&p, sc, &so, &st, err, sizeof(err)) ||
-	    (profile_fold_by_symbol(&p, &remap) && jh_err(err, sizeof(err), JH_ENOMEM, "out of memory")) ||
+	    (profile_fold_by_symbol(&p, c->gran == GRAN_ADDRESSES, &remap) &&
+	     jh_err(err, sizeof(err), JH_ENOMEM, "out of memory")) ||
 	    (c->growth && growth_finish(&g, &p, remap) && jh_err(err, sizeof(err), JH_ENOMEM, "out of memory"))) {
 		fprintf(stderr, "jheap: %s\n", err);
 		rc = EXIT_DATA;
@@ -718,15 +741,19 @@ static int run(struct run *r, int argc, char **argv)
 			growth_apply(&g, &p);
 		if (st.binary_mismatch)
 			r->degraded = true;
-		if (st.main_pcs && !st.main_resolved && !c->no_symbolize) {
+		/* a stripped program that passes the call check is the right
+		 * one: a note says how to get its names */
+		if (st.main_pcs && !st.main_resolved && !c->no_symbolize && !st.binary_mismatch &&
+		    st.main_calls.verdict != CALLCHECK_MATCH && !st.main_stripped) {
 			const char *name = binary;
-			if (!name && p.main_mapping != UINT32_MAX)
+			if (p.main_mapping != UINT32_MAX && p.maps[p.main_mapping].object)
 				name = strtab_get(&p.strs, p.maps[p.main_mapping].object);
 			fprintf(stderr, "jheap: warning: none of the %zu addresses in the main program resolve to a function in '%s': is it the binary that wrote the dump?\n",
 				st.main_pcs, name ? name : "?");
 			r->degraded = true;
 		}
 		progress_clear(r);
+		r->sc = sc;
 		FILE *out = stdout;
 		if (c->output && output_is_input(c)) {
 			fprintf(stderr, "jheap: refusing to write the report over the input '%s'\n", c->output);
@@ -745,6 +772,7 @@ static int run(struct run *r, int argc, char **argv)
 	}
 	free(remap);
 out_caches:
+	r->sc = NULL;
 	diskcache_free(dc);
 	symcache_free(sc);
 out:

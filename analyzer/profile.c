@@ -568,7 +568,23 @@ oom:
 
 /* --- folding by symbol --- */
 
-struct symloc_key { const struct profile *p; uint32_t loc; };
+struct symloc_key { const struct profile *p; uint32_t loc; bool by_address; };
+
+/* Where L's code is, the same in every process: its file (path string id)
+ * and offset there, or for an address outside any file the address; and
+ * whether it is a leaf (a pc, not a return address). */
+static void code_place(const struct profile *p, const struct pf_location *l, uint32_t *space,
+		       uint64_t *off)
+{
+	const struct pf_mapping *m = l->mapping < p->nmaps ? &p->maps[l->mapping] : NULL;
+	if (m && m->kind == PF_MAP_FILE) {
+		*space = m->path << 1 | l->leaf;
+		*off = l->addr - m->start + m->offset;
+	} else {
+		*space = UINT32_MAX - 1 + l->leaf;
+		*off = l->addr;
+	}
+}
 
 static int symloc_eq(const void *ctx, uint32_t id)
 {
@@ -576,6 +592,14 @@ static int symloc_eq(const void *ctx, uint32_t id)
 	const struct pf_location *a = &k->p->locs[id], *b = &k->p->locs[k->loc];
 	if (a->nlines != b->nlines)
 		return 0;
+	if (k->by_address) {
+		uint32_t sa, sb;
+		uint64_t oa, ob;
+		code_place(k->p, a, &sa, &oa);
+		code_place(k->p, b, &sb, &ob);
+		if (sa != sb || oa != ob)
+			return 0;
+	}
 	for (uint32_t i = 0; i < a->nlines; i++) {
 		const struct pf_line *x = &k->p->lines[a->line0 + i], *y = &k->p->lines[b->line0 + i];
 		if (x->function != y->function || x->file != y->file || x->line != y->line ||
@@ -585,9 +609,15 @@ static int symloc_eq(const void *ctx, uint32_t id)
 	return 1;
 }
 
-static uint64_t symloc_hash(const struct profile *p, const struct pf_location *l)
+static uint64_t symloc_hash(const struct profile *p, const struct pf_location *l, bool by_address)
 {
 	uint64_t h = l->nlines;
+	if (by_address) {
+		uint32_t space;
+		uint64_t off;
+		code_place(p, l, &space, &off);
+		h = jh_mix64(h ^ space) ^ jh_mix64(off);
+	}
 	for (uint32_t i = 0; i < l->nlines; i++) {
 		const struct pf_line *x = &p->lines[l->line0 + i];
 		h = jh_mix64(h ^ ((uint64_t)x->function << 32 | x->file)) ^
@@ -604,7 +634,7 @@ static int tv_eq(const void *ctx, uint32_t id)
 	return k->tv[id].sample == k->sample && k->tv[id].thread == k->thread;
 }
 
-int profile_fold_by_symbol(struct profile *p, uint32_t **remap_out)
+int profile_fold_by_symbol(struct profile *p, bool by_address, uint32_t **remap_out)
 {
 	int rc = JH_ENOMEM;
 	if (remap_out)
@@ -620,8 +650,8 @@ int profile_fold_by_symbol(struct profile *p, uint32_t **remap_out)
 		canon[i] = (uint32_t)i;
 		if (!l->nlines)
 			continue;
-		struct symloc_key k = { p, (uint32_t)i };
-		uint64_t h = symloc_hash(p, l);
+		struct symloc_key k = { p, (uint32_t)i, by_address };
+		uint64_t h = symloc_hash(p, l, by_address);
 		uint32_t id = idmap_find(&index, h, symloc_eq, &k);
 		if (id != UINT32_MAX) {
 			canon[i] = id;

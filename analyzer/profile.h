@@ -222,10 +222,12 @@ int profile_merge(struct profile *dst, const struct profile *src, double sign,
  * line, inline chain) become one, and samples whose stacks are then equal
  * are summed, with their base and per-thread values.  This is what lets two
  * processes of one binary (different ASLR layouts) sum and cancel.
- * When REMAP is not NULL, *REMAP receives a malloc'd array from old sample
+ * With BY_ADDRESS (--addresses), locations fold only when they also hold
+ * the same code address (the same offset in the same file), so that each
+ * code address stays one row.  When REMAP is not NULL, *REMAP receives a malloc'd array from old sample
  * ids to new ones (the caller frees it), or NULL when nothing changed.
  * Returns 0 or JH_ENOMEM. */
-int profile_fold_by_symbol(struct profile *p, uint32_t **remap);
+int profile_fold_by_symbol(struct profile *p, bool by_address, uint32_t **remap);
 
 /* Sum of value V over all samples. */
 double profile_total(const struct profile *p, enum pf_value v);

@@ -33,6 +33,13 @@ libxml2-utils
 librsvg2-bin
 python3
 time
+redis-server
+redis-tools
+nghttp2-server
+nghttp2-client
+llvm
+clang
+lld
 "
 
 set -u

@@ -1,19 +1,39 @@
 #include <elf.h>
 #include "symbolize/addr.h"
 
-int addr_rel_to_vaddr(const struct symsegment *segs, size_t n, uint64_t rel, uint64_t *vaddr)
+/* The PT_LOAD segment that holds X, a file offset (BY_OFFSET) or a
+ * link-time address whose bytes are in the file; executable ones
+ * preferred.  -1 when none does. */
+static int segment_of(const struct symsegment *segs, size_t n, uint64_t x, bool by_offset)
 {
 	int best = -1;
 	for (size_t i = 0; i < n; i++) {
 		const struct symsegment *s = &segs[i];
-		if (rel < s->offset || rel - s->offset >= (s->filesz > s->memsz ? s->filesz : s->memsz))
+		uint64_t start = by_offset ? s->offset : s->vaddr;
+		uint64_t len = by_offset && s->memsz > s->filesz ? s->memsz : s->filesz;
+		if (x < start || x - start >= len)
 			continue;
 		if (best < 0 || ((s->flags & PF_X) && !(segs[best].flags & PF_X)))
 			best = (int)i;
 	}
-	if (best < 0)
+	return best;
+}
+
+int addr_rel_to_vaddr(const struct symsegment *segs, size_t n, uint64_t rel, uint64_t *vaddr)
+{
+	int k = segment_of(segs, n, rel, true);
+	if (k < 0)
 		return -1;
-	*vaddr = rel - segs[best].offset + segs[best].vaddr;
+	*vaddr = rel - segs[k].offset + segs[k].vaddr;
+	return 0;
+}
+
+int addr_vaddr_to_rel(const struct symsegment *segs, size_t n, uint64_t vaddr, uint64_t *rel)
+{
+	int k = segment_of(segs, n, vaddr, false);
+	if (k < 0)
+		return -1;
+	*rel = vaddr - segs[k].vaddr + segs[k].offset;
 	return 0;
 }
 

@@ -32,6 +32,11 @@ static inline uint64_t addr_rel(uint64_t pc, uint64_t map_start, uint64_t map_of
  * segment holds REL (the binary does not match the mapping). */
 int addr_rel_to_vaddr(const struct symsegment *segs, size_t n, uint64_t rel, uint64_t *vaddr);
 
+/* File offset of link-time address VADDR, through the PT_LOAD segment
+ * whose file bytes hold it (executable segments preferred).  Returns 0,
+ * or -1 when none does. */
+int addr_vaddr_to_rel(const struct symsegment *segs, size_t n, uint64_t vaddr, uint64_t *rel);
+
 /* Whether a mapping of LEN bytes at file offset OFFSET fits the ELF's
  * segments: some PT_LOAD starts at OFFSET's page and is at least as large,
  * as the loader would have mapped it.  Used to tell a BINARY that does not

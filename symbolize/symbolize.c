@@ -4,6 +4,7 @@
 
 #include "analyzer/util.h"
 #include "symbolize/addr.h"
+#include "symbolize/objchoice.h"
 #include "symbolize/symbolize.h"
 
 struct ctx {
@@ -94,8 +95,12 @@ static const char *base_name(const char *path)
 	return b ? b + 1 : path;
 }
 
-/* "libfoo.so.1+0x1a2b", "[vdso]+0x9f0", or the raw pc. */
-static int set_unknown(struct ctx *c, struct pf_location *l)
+/* "libfoo.so.1+0x1a2b", "[vdso]+0x9f0", or the raw pc.  FUNC is the file
+ * offset where the function that holds the pc starts (from its call-frame
+ * entry), which names it instead of the pc, or NO_FUNC: every pc of one
+ * unnamed function is then one row, as a named one is. */
+#define NO_FUNC UINT64_MAX
+static int set_unknown(struct ctx *c, struct pf_location *l, uint64_t func)
 {
 	char buf[600];
 	uint64_t pc = addr_pc(l->addr, l->leaf);
@@ -107,7 +112,8 @@ static int set_unknown(struct ctx *c, struct pf_location *l)
 		const char *name = m->kind == PF_MAP_ANON ? "[anon]" : base_name(path);
 		uint64_t off = m->kind == PF_MAP_FILE ? addr_rel(pc, m->start, m->offset)
 						      : pc - m->start;
-		snprintf(buf, sizeof(buf), "%s+0x%llx", name, (unsigned long long)off);
+		snprintf(buf, sizeof(buf), "%s+0x%llx", name,
+			 (unsigned long long)(func != NO_FUNC ? func : off));
 	}
 	c->st->pcs_unknown++;
 	return set_named(c, l, buf, PF_SYM_UNKNOWN);
@@ -264,12 +270,27 @@ struct group {
 				 first addresses: the one that has read its
 				 DWARF when the persistent cache is saved */
 	struct dcmodule *dcm; /* its persistent cache, NULL: none */
+	uint8_t *nocall;      /* per location (from lo): 1 for a return address
+				 that follows no call in the object, whose
+				 name is not taken from it; NULL: none */
 };
 
-/* First pass, serial: choose the object file of mapping MI, open it in the
- * main cache, warn about a BINARY that does not match, record the build id.
- * Sets g->obj when the addresses of the group can be looked up. */
-static int prepare_group(struct ctx *c, struct group *g)
+/* Whether location L's address, as the dump gives it, is a return address
+ * (the instruction after a call): every frame of a gperftools dump, every
+ * frame but the first of a jemalloc one; none of a pprof file, whose
+ * addresses are lookup pcs already. */
+static bool is_return_address(const struct profile *p, const struct pf_location *l)
+{
+	if (p->format == PF_FMT_PPROF)
+		return false;
+	return p->format == PF_FMT_GPERF || !l->leaf;
+}
+
+/* First pass, serial: choose the object file of the group's mapping, open
+ * it in the main cache, check that it is the code that wrote the dump,
+ * record the build id.  Sets g->obj when the addresses of the group can
+ * be looked up. */
+static int prepare_group(struct ctx *c, struct group *g, const uint32_t *ids)
 {
 	struct profile *p = c->p;
 	uint32_t mi = g->mapping;
@@ -277,47 +298,53 @@ static int prepare_group(struct ctx *c, struct group *g)
 	g->obj = NULL;
 	if (!m || m->kind != PF_MAP_FILE || c->o->no_symbolize)
 		return 0;
+	/* the return addresses, as file offsets, for the call check */
+	uint64_t *rels = malloc((g->hi - g->lo + 1) * sizeof(*rels));
+	if (!rels)
+		return JH_ENOMEM;
+	size_t nrels = 0;
+	for (size_t i = g->lo; i < g->hi; i++) {
+		const struct pf_location *l = &p->locs[ids[i]];
+		if (is_return_address(p, l))
+			rels[nrels++] = addr_rel(l->addr, m->start, m->offset);
+	}
 	char buf[4096];
 	const char *path = strtab_get(&p->strs, m->path);
-	const char *obj = m->is_main && c->o->binary ? c->o->binary : find_library(c, path, buf, sizeof(buf));
+	bool given = m->is_main && c->o->binary;
+	const char *obj = given ? c->o->binary : find_library(c, path, buf, sizeof(buf));
+	struct objchoice cd;
+	int rc = objchoice_pick(c->sc, m, path, obj, given, rels, nrels, &cd);
+	free(rels);
+	if (rc)
+		return rc;
+	if (cd.warning[0])
+		warn(c, "%s", cd.warning);
+	if (cd.partial[0])
+		warn(c, "%s", cd.partial);
+	if (cd.failed)
+		c->st->modules_failed++;
+	if (cd.mismatch)
+		c->st->binary_mismatch = true;
+	if (m->is_main)
+		c->st->main_calls = cd.cc;
+	if (cd.obj && cd.follows) {
+		/* the return addresses that follow no call are not named
+		 * from this file */
+		g->nocall = calloc(g->hi - g->lo + 1, 1);
+		for (size_t i = g->lo, k = 0; g->nocall && i < g->hi; i++)
+			if (is_return_address(p, &p->locs[ids[i]]))
+				g->nocall[i - g->lo] = !cd.follows[k++];
+	}
+	obj = cd.obj;
+	objchoice_release(&cd);
+	if (!obj)
+		return 0;
+	struct symmodule *mod = cd.mod;
 	int64_t objid = intern(c, obj);
 	if (objid < 0)
 		return JH_ENOMEM;
 	m->object = (uint32_t)objid;
 	obj = strtab_get(&p->strs, m->object);
-	path = strtab_get(&p->strs, m->path);
-	char err[512];
-	struct symmodule *mod = symcache_module(c->sc, obj, err, sizeof(err));
-	size_t nseg = 0;
-	const struct symsegment *segs = mod ? symmodule_segments(mod, &nseg) : NULL;
-	if (mod && m->is_main && c->o->binary && !(m->start == 0 && m->offset == 0 && m->limit == UINT64_MAX) &&
-	    !addr_mapping_fits(segs, nseg, m->offset, m->limit - m->start, m->exec)) {
-		if (!c->st->binary_mismatch)
-			warn(c, "'%s' does not match the dump: its segments do not fit the mapping %llx-%llx at offset %llx of '%s'",
-			     obj, (unsigned long long)m->start, (unsigned long long)m->limit,
-			     (unsigned long long)m->offset, path);
-		c->st->binary_mismatch = true;
-	}
-	if (mod && m->is_main && c->o->binary && !c->st->binary_mismatch &&
-	    strcmp(path, obj) && !access(path, R_OK)) {
-		/* The program named in the dump is still on disk: a BINARY
-		 * with another build id is not the one that wrote the dump. */
-		char err2[512];
-		struct symmodule *orig = symcache_module(c->sc, path, err2, sizeof(err2));
-		size_t la = 0, lb = 0;
-		const unsigned char *ba = symmodule_build_id(mod, &la);
-		const unsigned char *bb = orig ? symmodule_build_id(orig, &lb) : NULL;
-		if (ba && bb && (la != lb || memcmp(ba, bb, la))) {
-			warn(c, "'%s' does not match the dump: its build id differs from that of '%s', the program named in the dump",
-			     obj, path);
-			c->st->binary_mismatch = true;
-		}
-	}
-	if (!mod) {
-		c->st->modules_failed++;
-		warn(c, "%s; its frames are shown as %s+0xOFFSET", err, base_name(path));
-		return 0;
-	}
 	c->st->modules++;
 	size_t blen = 0;
 	const unsigned char *bid = symmodule_build_id(mod, &blen);
@@ -355,6 +382,8 @@ struct worker {
 	struct symresult *res;
 	uint64_t (*ranges)[3];    /* --disasm: vaddr, function lo, hi per address */
 	uint64_t *vaddrs;         /* the link-time address of each, for the cache */
+	uint64_t *funcs;          /* for each that nothing names, the file offset
+				     of its function's start, or NO_FUNC */
 	uint8_t *live;            /* 1: looked up live, to be added to the cache;
 				     2: answered by the cache; 0: neither (no
 				     object, or outside its segments) */
@@ -397,6 +426,14 @@ static void lookup_job(struct worker *w, const struct job *j)
 			symmodule_lookup(mod, vaddr, r);
 			w->live[i] = 1;
 		}
+		/* not cached: the same from the file, warm or cold */
+		uint64_t lo, hi, rel;
+		if ((r->status == SYM_NONE || !r->nframes) && !symmodule_fde_range(mod, vaddr, &lo, &hi)) {
+			if (identity && symmodule_elf_type(mod) == ET_EXEC)
+				w->funcs[i] = lo;
+			else if (!addr_vaddr_to_rel(segs, nseg, lo, &rel))
+				w->funcs[i] = rel;
+		}
 		if (w->ranges) {
 			w->ranges[i][0] = vaddr;
 			if (symmodule_symbol_range(mod, vaddr, &w->ranges[i][1], &w->ranges[i][2]))
@@ -426,7 +463,7 @@ static void *worker_run(void *arg)
 
 /* Third pass, serial: write the frames of group G into the model. */
 static int write_group(struct ctx *c, const struct group *g, const uint32_t *ids,
-		       const struct symresult *res, uint64_t (*ranges)[3])
+		       const struct symresult *res, const uint64_t *funcs, uint64_t (*ranges)[3])
 {
 	struct profile *p = c->p;
 	struct pf_mapping *m = g->mapping == UINT32_MAX ? NULL : &p->maps[g->mapping];
@@ -439,8 +476,10 @@ static int write_group(struct ctx *c, const struct group *g, const uint32_t *ids
 			l->func_lo = ranges[i][1];
 			l->func_hi = ranges[i][2];
 		}
-		if (!g->obj || r->status == SYM_NONE || !r->nframes) {
-			if (set_unknown(c, l))
+		if (!g->obj || r->status == SYM_NONE || !r->nframes ||
+		    (g->nocall && g->nocall[i - g->lo])) {
+			bool named = g->obj && !(g->nocall && g->nocall[i - g->lo]);
+			if (set_unknown(c, l, named ? funcs[i] : NO_FUNC))
 				return JH_ENOMEM;
 			continue;
 		}
@@ -507,12 +546,15 @@ static int symbolize_ids(struct ctx *c, const uint32_t *ids, size_t n)
 	struct symresult *res = calloc(n + 1, sizeof(*res));
 	uint64_t (*ranges)[3] = c->o->ranges ? calloc(n + 1, sizeof(*ranges)) : NULL;
 	uint64_t *vaddrs = calloc(n + 1, sizeof(*vaddrs));
+	uint64_t *funcs = malloc((n + 1) * sizeof(*funcs));
 	uint8_t *live = calloc(n + 1, 1);
 	struct worker w[2];
 	int nw = 1, rc = JH_ENOMEM;
 	memset(w, 0, sizeof(w));
-	if (!res || !vaddrs || !live || (c->o->ranges && !ranges))
+	if (!res || !vaddrs || !funcs || !live || (c->o->ranges && !ranges))
 		goto out;
+	for (size_t i = 0; i < n; i++)
+		funcs[i] = NO_FUNC;
 	for (size_t i = 0; i < n;) {
 		size_t j = i;
 		uint32_t mi = p->locs[ids[i]].mapping;
@@ -524,7 +566,7 @@ static int symbolize_ids(struct ctx *c, const uint32_t *ids, size_t n)
 		i = j;
 	}
 	for (size_t k = 0; k < ngroups; k++)
-		if (prepare_group(c, &groups[k]))
+		if (prepare_group(c, &groups[k], ids))
 			goto out;
 	/* JHEAP_THREADS=1 or 2 overrides the choice even for a few addresses
 	 * (tests compare both) */
@@ -538,6 +580,7 @@ static int symbolize_ids(struct ctx *c, const uint32_t *ids, size_t n)
 		w[k].res = res;
 		w[k].ranges = ranges;
 		w[k].vaddrs = vaddrs;
+		w[k].funcs = funcs;
 		w[k].live = live;
 		w[k].c = c;
 		w[k].main = k == 0;
@@ -574,7 +617,7 @@ static int symbolize_ids(struct ctx *c, const uint32_t *ids, size_t n)
 		worker_run(&w[1]);
 	rc = 0;
 	for (size_t k = 0; k < ngroups && !rc; k++)
-		rc = write_group(c, &groups[k], ids, res, ranges);
+		rc = write_group(c, &groups[k], ids, res, funcs, ranges);
 	/* the answers' strings go with the workers' symcaches below */
 	free(c->memo);
 	c->memo = NULL;
@@ -608,10 +651,13 @@ out:
 			symcache_free(w[k].sc);
 		free(w[k].jobs);
 	}
+	for (size_t k = 0; k < ngroups; k++)
+		free(groups[k].nocall);
 	free(groups);
 	free(res);
 	free(ranges);
 	free(vaddrs);
+	free(funcs);
 	free(live);
 	return rc;
 }
@@ -719,6 +765,10 @@ int symbolize_profile(struct profile *p, struct symcache *sc,
 	if (sort_by_pc(p, ids, n) || symbolize_ids(&c, ids, n))
 		goto oom;
 	free(ids);
+	if (st->main_pcs && !st->main_resolved && p->main_mapping < p->nmaps &&
+	    p->maps[p->main_mapping].object)
+		st->main_stripped = symmodule_stripped(symcache_find_module(
+			sc, strtab_get(&p->strs, p->maps[p->main_mapping].object)));
 	return 0;
 oom:
 	free(ids);

@@ -9,6 +9,7 @@
 
 #include <stddef.h>
 #include "analyzer/profile.h"
+#include "symbolize/callcheck.h"
 #include "symbolize/symcache.h"
 #include "symbolize/diskcache.h"
 
@@ -31,7 +32,14 @@ struct symbolize_stats {
 	size_t pcs, pcs_dwarf, pcs_symtab, pcs_unknown, pcs_presym;
 	size_t modules, modules_failed;
 	size_t main_pcs, main_resolved;
-	bool binary_mismatch;               /* BINARY does not match the dump */
+	bool binary_mismatch;               /* an object (BINARY, or a file the dump
+	                                       names) is not the code that wrote
+	                                       the dump: some names are missing */
+	struct callcheck main_calls;        /* the return addresses in the main
+	                                       program's object */
+	bool main_stripped;                 /* no address of the main program
+	                                       resolves and its object is
+	                                       stripped (symmodule_stripped) */
 };
 
 /* Fills lines and functions for every location of P.  Problems with single

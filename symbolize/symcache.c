@@ -28,6 +28,7 @@
  * Not thread-safe: one symcache per thread.
  */
 #include "symbolize/elfsym.h"
+#include "symbolize/fdetab.h"
 #include "symbolize/symcache.h"
 #include "symbolize/cuindex.h"
 #include "analyzer/util.h"
@@ -125,6 +126,9 @@ struct symmodule {
 	Dwfl_Module *mod;
 	Dwarf_Addr bias;
 	int elf_type;
+	int machine;              /* e_machine */
+	bool has_symtab;          /* .symtab or .gnu_debugdata in the file itself */
+	struct fdetab fdes;       /* its functions by call-frame entry, read on first need */
 	struct symsegment *segs;
 	size_t nsegs;
 	unsigned char *build_id;
@@ -360,6 +364,7 @@ static void symcache_module_release(struct symmodule *m)
 {
 	cuindex_map_free(m->map);
 	elfsyms_release(&m->syms);
+	fdetab_release(&m->fdes);
 	HASH_CLEAR(hh, m->pcs);
 	if (m->dwfl)
 		dwfl_end(m->dwfl);
@@ -400,6 +405,7 @@ static int symcache_read_headers(struct symmodule *m, char *err, size_t errlen)
 		return jh_err(err, errlen, JH_EIO, "cannot read ELF headers of '%s': %s",
 				     m->path, dwfl_errmsg(-1));
 	m->elf_type = ehdr.e_type;
+	m->machine = ehdr.e_machine;
 	m->segs = symcache_alloc(m->sc, (phnum + 1) * sizeof *m->segs);
 	m->valid = symcache_alloc(m->sc, (phnum + 1) * sizeof *m->valid);
 	if (!m->segs || !m->valid)
@@ -414,6 +420,15 @@ static int symcache_read_headers(struct symmodule *m, char *err, size_t errlen)
 		s->vaddr = ph.p_vaddr;
 		s->memsz = ph.p_memsz;
 		s->flags = ph.p_flags;
+	}
+	size_t shstrndx;
+	if (elf_getshdrstrndx(elf, &shstrndx) == 0) {
+		for (Elf_Scn *scn = NULL; (scn = elf_nextscn(elf, scn));) {
+			GElf_Shdr sh;
+			const char *name = gelf_getshdr(scn, &sh) ? elf_strptr(elf, shstrndx, sh.sh_name) : NULL;
+			if (sh.sh_type == SHT_SYMTAB || (name && !strcmp(name, ".gnu_debugdata")))
+				m->has_symtab = true;
+		}
 	}
 	const unsigned char *bits;
 	GElf_Addr bvaddr;
@@ -587,6 +602,21 @@ const struct symsegment *symmodule_segments(const struct symmodule *m, size_t *n
 int symmodule_elf_type(const struct symmodule *m)
 {
 	return m ? m->elf_type : 0;
+}
+
+int symmodule_machine(const struct symmodule *m)
+{
+	return m ? m->machine : 0;
+}
+
+const uint8_t *symmodule_image(struct symmodule *m, size_t *size)
+{
+	GElf_Addr bias;
+	Elf *elf = m && m->mod ? dwfl_module_getelf(m->mod, &bias) : NULL;
+	char *raw = elf ? elf_rawfile(elf, size) : NULL;
+	if (!raw)
+		*size = 0;
+	return (const uint8_t *)raw;
 }
 
 const unsigned char *symmodule_build_id(const struct symmodule *m, size_t *len)
@@ -768,6 +798,20 @@ static void symcache_symtab_frame(struct symmodule *m, const char *raw, struct s
 		struct istr *e = symcache_intern_ent(m->sc, raw, len);
 		f->name = e ? e->s : f->linkage;
 	}
+}
+
+bool symmodule_stripped(struct symmodule *m)
+{
+	return m && !m->err && !m->has_symtab && !symmodule_debug_path(m);
+}
+
+int symmodule_fde_range(struct symmodule *m, uint64_t vaddr, uint64_t *lo, uint64_t *hi)
+{
+	GElf_Addr bias;
+	Elf *elf = m && m->mod ? dwfl_module_getelf(m->mod, &bias) : NULL;
+	if (!elf || fdetab_find(&m->fdes, elf, vaddr, lo, hi))
+		return -1;
+	return 0;
 }
 
 int symmodule_symbol_range(struct symmodule *m, uint64_t vaddr, uint64_t *lo, uint64_t *hi)

@@ -11,6 +11,7 @@
 #ifndef JHEAP_SYMCACHE_H
 #define JHEAP_SYMCACHE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include "symbolize/cuindex.h"
@@ -94,6 +95,13 @@ const struct symsegment *symmodule_segments(const struct symmodule *m, size_t *n
 /* ELF type: 2 = ET_EXEC, 3 = ET_DYN, as in e_type. */
 int symmodule_elf_type(const struct symmodule *m);
 
+/* ELF machine (e_machine: 62 = x86-64, 183 = AArch64). */
+int symmodule_machine(const struct symmodule *m);
+
+/* The bytes of the module's ELF file as read from disk (*size of them),
+ * or NULL.  Owned by the module. */
+const uint8_t *symmodule_image(struct symmodule *m, size_t *size);
+
 /* GNU build id bytes of the module's file, or NULL with *len = 0. */
 const unsigned char *symmodule_build_id(const struct symmodule *m, size_t *len);
 
@@ -115,6 +123,18 @@ void symmodule_lookup(struct symmodule *m, uint64_t vaddr, struct symresult *out
 /* The link-time range [*lo, *hi) of the ELF symbol (function) that covers
  * VADDR, for disassembly; 0, or -1 when no symbol covers it. */
 int symmodule_symbol_range(struct symmodule *m, uint64_t vaddr, uint64_t *lo, uint64_t *hi);
+
+/* The link-time range [*lo, *hi) of the call-frame entry (FDE of the
+ * file's .eh_frame or .debug_frame, not of a separate debug file) that
+ * holds VADDR: the function the compiler emitted there, named or not.
+ * 0, or -1 when no entry holds it. */
+int symmodule_fde_range(struct symmodule *m, uint64_t vaddr, uint64_t *lo, uint64_t *hi);
+
+/* Whether the module has neither a full symbol table (.symtab, or
+ * MiniDebugInfo) nor DWARF, in itself or in a debug file found for it:
+ * only its exported symbols can be named.  Looks for the DWARF if no
+ * lookup has done it yet. */
+bool symmodule_stripped(struct symmodule *m);
 
 /* Units known from an earlier run: FN is called once, with ARG, when the
  * module first reads its unit map (before its first DWARF lookup), to give

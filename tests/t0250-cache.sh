@@ -81,6 +81,20 @@ for fmt in --raw --callgrind "--text --addresses" "--collapsed" "--proto"; do
 	done
 done
 
+# code without names is named by the function (FDE) that holds it, read
+# from the file each run, not kept in the cache: the same warm and cold
+for fmt in --raw "--text --addresses" --collapsed; do
+	test_expect_success "a stripped w_basic $fmt: unnamed code by function, warm and cold the same" '
+		strip -s -o stripped_wc "$B" &&
+		cold cold.out $fmt ./stripped_wc "$H" &&
+		warm warm1.out $fmt ./stripped_wc "$H" &&
+		warm warm2.out $fmt ./stripped_wc "$H" &&
+		grep -F "jheap: cache: ./stripped_wc: loaded " warm2.out.err &&
+		grep -q "w_basic+0x" cold.out &&
+		cmp cold.out warm1.out && cmp cold.out warm2.out
+	'
+done
+
 test_expect_success 'another dump of the same binary (another process) takes its answers from the cache' '
 	warm accum --text "$B" "$PROFILES/w_basic.accum.heap" &&
 	loaded=$(sed -n "s|^jheap: cache: $B: loaded \([0-9]*\) answers and [0-9]* units from .*|\1|p" accum.err) &&
@@ -260,8 +274,8 @@ test_expect_success 'a stripped copy of a binary does not get the names the orig
 	rm -rf "$C" &&
 	warm sc1 --text "$B" "$H" && grep alloc_malloc sc1 &&
 	strip -s -o stripped "$B" &&
-	"$JHEAP" --text ./stripped "$H" >sc2 2>sc2.err
-	test $? -eq 1 &&
+	"$JHEAP" --text ./stripped "$H" >sc2 2>sc2.err &&
+	grep "stripped. is stripped" sc2.err &&
 	! grep alloc_malloc sc2 && grep "w_basic+0x" sc2
 '
 
@@ -296,8 +310,8 @@ test_expect_success 'a binary stripped in place (same build id) is not given its
 	cp "$B" inplace &&
 	warm ip1 --text ./inplace "$H" && grep alloc_malloc ip1 &&
 	strip -s inplace &&
-	JHEAP_DEBUG=cache "$JHEAP" --text ./inplace "$H" >ip2 2>ip2.err
-	test $? -eq 1 && grep "made for another version of the file" ip2.err &&
+	JHEAP_DEBUG=cache "$JHEAP" --text ./inplace "$H" >ip2 2>ip2.err &&
+	grep "made for another version of the file" ip2.err &&
 	! grep alloc_malloc ip2 && grep "w_basic+0x" ip2
 '
 

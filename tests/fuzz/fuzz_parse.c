@@ -17,7 +17,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!parse_buffer(&one, "fuzz.heap", (const char *)data, size, NULL, err, sizeof(err))) {
 		profile_merge(&sum, &one, 1, err, sizeof(err));
 		profile_merge(&sum, &one, -1, err, sizeof(err));
-		profile_fold_by_symbol(&sum, NULL);
+		profile_fold_by_symbol(&sum, false, NULL);
 		struct aggregate a;
 		struct agg_options o = { .value = PF_INUSE_SPACE, .gran = GRAN_ADDRESSES };
 		if (!aggregate_build(&a, &one, &o))

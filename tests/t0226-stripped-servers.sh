@@ -1,0 +1,172 @@
+#!/bin/bash
+test_description='stripped Debian servers linked with libjemalloc, profiled under load on loopback (nghttpd under h2load, redis-server under redis-benchmark): no false warning, a note on stripped objects, unnamed code one row per function, totals as jeprof, leaf names as llvm-symbolizer'
+. "$(dirname "$0")/lib.sh"
+
+# Both programs are Debian's own builds, stripped (exported symbols only),
+# linked with Debian's libjemalloc.so.2, so MALLOC_CONF profiles them
+# without LD_PRELOAD.  Nobody here wrote them.
+[ -x "$JHEAP" ] || test_skip "no $JHEAP"
+test_have_prog python3 || test_skip "no python3"
+test_have_prog readelf || test_skip "no readelf"
+TOOLS=$TEST_DIRECTORY/tools
+if test_have_prog nghttpd && test_have_prog h2load; then
+	test_set_prereq NGHTTPD
+else
+	say "# nghttpd or h2load missing (nghttp2-server, nghttp2-client): skipping its tests"
+fi
+if test_have_prog redis-server && test_have_prog redis-benchmark && test_have_prog redis-cli; then
+	test_set_prereq REDIS
+else
+	say "# redis-server, redis-benchmark or redis-cli missing (redis-server, redis-tools): skipping its tests"
+fi
+test_have_prog "$JEPROF" && test_set_prereq JEPROF
+test_have_prog llvm-symbolizer && test_set_prereq LLVM
+
+# A free TCP port on 127.0.0.1 (bound, read back, released).
+free_port() {
+	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+# wait_port PORT: until something listens there (at most 10 s)
+wait_port() {
+	python3 - "$1" <<-'EOF'
+	import socket, sys, time
+	for _ in range(200):
+	    try:
+	        socket.create_connection(("127.0.0.1", int(sys.argv[1])), 0.2).close()
+	        sys.exit(0)
+	    except OSError:
+	        time.sleep(0.05)
+	sys.exit(1)
+	EOF
+}
+
+# ---- the dumps ---------------------------------------------------------
+
+test_expect_success NGHTTPD 'nghttpd serves 3,000 HTTP/2 requests (h2load) and dumps its heap' '
+	mkdir -p www && head -c 200000 /dev/urandom >www/big && echo hello >www/index.html &&
+	port=$(free_port) &&
+	{ MALLOC_CONF=prof:true,lg_prof_interval:22,lg_prof_sample:12,prof_accum:true,prof_prefix:$TRASH_DIRECTORY/ng \
+	  nghttpd --no-tls -d www -a 127.0.0.1 "$port" >nghttpd.log 2>&1 & echo $! >nghttpd.pid; } &&
+	wait_port "$port" &&
+	h2load -n 2000 -c 20 -m 10 "http://127.0.0.1:$port/big" >h2load.log 2>&1 &&
+	h2load -n 1000 -c 50 -m 4 "http://127.0.0.1:$port/index.html" >>h2load.log 2>&1 &&
+	kill "$(cat nghttpd.pid)" && rm nghttpd.pid &&
+	grep -q "2000 succeeded" h2load.log && grep -q "1000 succeeded" h2load.log &&
+	ls ng.*.heap >dumps && test -s dumps &&
+	cp "$(sort -t. -k3n dumps | tail -n 1)" nghttpd.heap &&
+	grep -q "/usr/sbin/nghttpd$" nghttpd.heap
+'
+[ -f nghttpd.pid ] && kill "$(cat nghttpd.pid)" 2>/dev/null
+
+test_expect_success REDIS 'redis-server serves redis-benchmark and dumps its heap when shut down' '
+	port=$(free_port) &&
+	{ MALLOC_CONF=prof:true,prof_final:true,lg_prof_sample:14,prof_accum:true,prof_prefix:$TRASH_DIRECTORY/rd \
+	  redis-server --port "$port" --bind 127.0.0.1 --save "" --appendonly no --dir "$TRASH_DIRECTORY" \
+		>redis.log 2>&1 & echo $! >redis.pid; } &&
+	wait_port "$port" &&
+	redis-benchmark -h 127.0.0.1 -p "$port" -n 20000 -q -t set,get,lpush,hset,sadd -d 100 -r 10000 >bench.log 2>&1 &&
+	redis-cli -h 127.0.0.1 -p "$port" shutdown nosave >/dev/null 2>&1;
+	for i in $(seq 100); do kill -0 "$(cat redis.pid)" 2>/dev/null || break; sleep 0.1; done &&
+	rm redis.pid &&
+	grep -q "SET: " bench.log &&
+	ls rd.*.f.heap >dumps && test $(wc -l <dumps) -eq 1 &&
+	cp "$(cat dumps)" redis.heap
+'
+[ -f redis.pid ] && kill "$(cat redis.pid)" 2>/dev/null
+
+# ---- what jheap says ---------------------------------------------------
+
+# no_false_warning ERR: nothing but notes on standard error (and the
+# pruning line of call graphs)
+no_false_warning() {
+	! grep -v -e "^jheap: note: " -e "^Dropping nodes" "$1"
+}
+
+for fmt in --text --collapsed --proto --raw --dot --callgrind --speedscope; do
+	test_expect_success NGHTTPD "nghttpd $fmt: exit 0, no warning, a note naming the stripped program" '
+		"$JHEAP" '$fmt' -o out nghttpd.heap 2>err &&
+		no_false_warning err &&
+		grep "^jheap: note: ./usr/sbin/nghttpd. is stripped: [0-9.]*% of the bytes are in its functions without names (nghttpd+0xSTART); its debug package names them (/usr/lib/debug/.build-id/[0-9a-f]\{2\}/[0-9a-f]*\.debug), as do --debuginfo-dir=DIR and DEBUGINFOD_URLS\$" err
+	'
+	test_expect_success REDIS "redis-server $fmt: exit 0, no warning" '
+		"$JHEAP" '$fmt' -o out redis.heap 2>err &&
+		no_false_warning err
+	'
+done
+
+test_expect_success NGHTTPD 'the share in the note is the bytes of the rows named nghttpd+0x...' '
+	"$JHEAP" --show_bytes --nodecount=100000 nghttpd.heap >out 2>err &&
+	total=$(sed -n "s/^Total: \([0-9]*\) B/\1/p" out) &&
+	awk -v t="$total" "\$6 ~ /^nghttpd\\+0x/ { s += \$1 } END { printf \"%.1f%%\\n\", 100 * s / t }" out >want &&
+	grep -o "nghttpd. is stripped: [0-9.]*%" err | grep -o "[0-9.]*%" >got &&
+	test_cmp want got
+'
+
+test_expect_success NGHTTPD 'unnamed code: one row per FDE of nghttpd and libnghttp2, each address inside it' '
+	python3 "$TOOLS/fdecheck.py" "$JHEAP" nghttpd.heap --show_bytes >check &&
+	cat check && grep -q "functions=[1-9]" check &&
+	python3 "$TOOLS/fdecheck.py" "$JHEAP" nghttpd.heap --inuse_objects --lines
+'
+
+test_expect_success REDIS 'unnamed code of redis-server: one row per FDE, with the allocator too' '
+	python3 "$TOOLS/fdecheck.py" "$JHEAP" redis.heap --show_bytes --keep-allocator-frames --alloc_space >check &&
+	cat check && grep -q "functions=[1-9]" check
+'
+
+test_expect_success NGHTTPD '--addresses: one row per code address of the dump' '
+	python3 "$TOOLS/addrrows.py" "$JHEAP" nghttpd.heap
+'
+
+test_expect_success REDIS '--addresses: one row per code address of the dump' '
+	python3 "$TOOLS/addrrows.py" "$JHEAP" redis.heap
+'
+
+# the same totals as jeprof, in every value
+for v in --inuse_space --inuse_objects --alloc_space --alloc_objects; do
+	test_expect_success NGHTTPD,JEPROF "nghttpd: the total of jeprof ($v)" '
+		"$JHEAP" --text '$v' --show_bytes nghttpd.heap 2>/dev/null | head -n 1 >jheap.total &&
+		"$JEPROF" --text '$v' --show_bytes /usr/sbin/nghttpd nghttpd.heap 2>/dev/null | head -n 1 >jeprof.total &&
+		test -s jeprof.total && test_cmp jeprof.total jheap.total
+	'
+	test_expect_success REDIS,JEPROF "redis-server: the total of jeprof ($v)" '
+		bin=$(sed -n "s|.*r-xp.* \(/.*redis[^ ]*\)\$|\1|p" redis.heap | head -n 1) &&
+		"$JHEAP" --text '$v' --show_bytes redis.heap 2>/dev/null | head -n 1 >jheap.total &&
+		"$JEPROF" --text '$v' --show_bytes "$bin" redis.heap 2>/dev/null | head -n 1 >jeprof.total &&
+		test -s jeprof.total && test_cmp jeprof.total jheap.total
+	'
+done
+
+# Leaf names: where llvm-symbolizer --inlining names the call (addr - 1),
+# jheap gives the same name; where it cannot, jheap shows module+offset.
+test_expect_success NGHTTPD,LLVM 'nghttpd: every leaf name agrees with llvm-symbolizer at addr-1' '
+	python3 "$TOOLS/leafnames.py" -v "$JHEAP" nghttpd.heap >names && cat names &&
+	grep -q "share=100.0 " names
+'
+
+test_expect_success REDIS,LLVM 'redis-server: every leaf name agrees with llvm-symbolizer at addr-1' '
+	python3 "$TOOLS/leafnames.py" -v "$JHEAP" redis.heap >names && cat names &&
+	grep -q "share=100.0 " names
+'
+
+# Another Debian program given as BINARY: names from the program the dump
+# names, a warning that says so, exit 1 (the report is the one without it).
+test_expect_success NGHTTPD 'nghttpd with h2load as BINARY: names from nghttpd, a warning, exit 1' '
+	"$JHEAP" --show_bytes nghttpd.heap >ref 2>/dev/null &&
+	"$JHEAP" --show_bytes "$(command -v h2load)" nghttpd.heap >out 2>err
+	test $? -eq 1 && cat err &&
+	grep "^jheap: warning: .*h2load. is not the program that wrote the dump: .*; names are taken from ./usr/sbin/nghttpd., the program named in the dump\$" err &&
+	test_cmp ref out
+'
+
+test_expect_success REDIS,LLVM 'redis-server with redis-benchmark as BINARY: names from redis, as llvm-symbolizer has them' '
+	"$JHEAP" --show_bytes redis.heap >ref 2>/dev/null &&
+	"$JHEAP" --show_bytes "$(command -v redis-benchmark)" redis.heap >out 2>err
+	test $? -eq 1 && cat err &&
+	grep "^jheap: warning: .*redis-benchmark. is not the program that wrote the dump: " err &&
+	test_cmp ref out &&
+	python3 "$TOOLS/leafnames.py" "$JHEAP" redis.heap "$(command -v redis-benchmark)" >names &&
+	cat names && grep -q "share=100.0 " names
+'
+
+test_done
