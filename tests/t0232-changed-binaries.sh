@@ -65,7 +65,8 @@ test_expect_success 'the program as it ran: its names, exit 0' '
 # and some prog+0x frames, for each format
 check_refused() {
 	for f in "$@"; do
-		! grep -wE "alloc_[abcd]|late_[ab]|main" out.$f || return 1
+		# paths are left out: the checkout's own path may hold "main"
+		! sed "s|$SRCDIR|@SRCDIR@|g" out.$f | grep -wE "alloc_[abcd]|late_[ab]|main" || return 1
 		grep -q "prog+0x" out.$f || return 1
 	done
 }
