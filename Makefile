@@ -33,7 +33,7 @@ endif
 LIBS    := -ldw -lelf -lz -liberty -lpcre2-8 -lpthread -lm
 
 SRCS      := $(sort $(wildcard analyzer/*.c symbolize/*.c output/*.c cli/*.c))
-MAIN_SRC  := analyzer/main.c
+MAIN_SRC  := cli/main.c
 LIB_SRCS  := $(filter-out $(MAIN_SRC),$(SRCS))
 OBJS      := $(SRCS:%.c=$(BUILD)/%.o)
 LIB_OBJS  := $(LIB_SRCS:%.c=$(BUILD)/%.o)
@@ -61,7 +61,7 @@ $(BUILD)/libjheap.a: $(LIB_OBJS)
 	@rm -f $@
 	ar rcs $@ $^
 
-$(BUILD)/jheap: $(BUILD)/analyzer/main.o $(BUILD)/libjheap.a
+$(BUILD)/jheap: $(BUILD)/cli/main.o $(BUILD)/libjheap.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
 
 $(BUILD)/tests/%: tests/unit/%.c tests/unit/unit.h $(BUILD)/libjheap.a
