@@ -30,7 +30,7 @@ ifneq ($(findstring address,$(SANITIZE)),)
 export ASAN_OPTIONS := max_allocation_size_mb=1024:$(ASAN_OPTIONS)
 endif
 endif
-LIBS    := -ldw -lelf -lz -liberty -lpcre2-8 -lpthread -lm
+LIBS    := -ldw -lelf -lz -liberty -lpcre2-8 -ledit -lpthread -lm
 
 SRCS      := $(sort $(wildcard analyzer/*.c symbolize/*.c output/*.c cli/*.c))
 MAIN_SRC  := cli/main.c

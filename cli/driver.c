@@ -10,10 +10,14 @@
 #include "analyzer/aggregate.h"
 #include "analyzer/parse.h"
 #include "analyzer/util.h"
+#include "cli/addlib.h"
+#include "cli/browser.h"
 #include "cli/driver.h"
 #include "output/output.h"
 #include "output/text.h"
 #include "symbolize/symbolize.h"
+
+static void drop_cached(struct driver *r);
 
 static double seconds_between(const struct timespec *a, const struct timespec *b)
 {
@@ -33,6 +37,7 @@ void driver_init(struct driver *d)
 	d->progress_after = after && *after ? atof(after) : 1.0;
 	clock_gettime(CLOCK_MONOTONIC, &d->start);
 	d->mark = d->start;
+	d->progress_from = d->start;
 	d->debug_time = driver_debug_on("time");
 }
 
@@ -65,6 +70,7 @@ void driver_mark(struct driver *r)
 {
 	struct rusage ru;
 	clock_gettime(CLOCK_MONOTONIC, &r->mark);
+	r->progress_from = r->mark;
 	getrusage(RUSAGE_SELF, &ru);
 	r->mark_cpu = cpu_seconds(&ru);
 	r->mark_flt = ru.ru_minflt;
@@ -85,7 +91,7 @@ static void progress_show(struct driver *r, const char *fmt, ...)
 		return;
 	struct timespec now;
 	clock_gettime(CLOCK_MONOTONIC, &now);
-	if (seconds_between(&r->start, &now) < r->progress_after)
+	if (seconds_between(&r->progress_from, &now) < r->progress_after)
 		return;
 	va_list ap;
 	va_start(ap, fmt);
@@ -286,6 +292,19 @@ int driver_load(struct driver *r, const char *binary, const char *const *paths,
 	driver_stage_done(r, "parse");
 	if (cache_why[0])
 		driver_warn(r, cache_why);
+	for (size_t i = 0; i < c->nadd_libs; i++) {
+		size_t moved;
+		if (addlib_apply(&p, c->add_libs[i], &moved, err, sizeof(err))) {
+			fprintf(stderr, "jheap: %s\n", err);
+			rc = EXIT_DATA;
+			goto out;
+		}
+		if (!moved) {
+			snprintf(err, sizeof(err), "--add_lib: no address of the profile that a mapping leaves uncovered lies in '%s'",
+				 c->add_libs[i]);
+			driver_warn(r, err);
+		}
+	}
 	if ((c->value == PF_ALLOC_SPACE || c->value == PF_ALLOC_OBJECTS) && !p.has_alloc &&
 	    p.nsamples) {
 		fprintf(stderr, "jheap: %s: the profile has no allocation counts (the program ran without MALLOC_CONF=prof_accum:true); use --inuse_space or --inuse_objects\n",
@@ -299,7 +318,7 @@ int driver_load(struct driver *r, const char *binary, const char *const *paths,
 		.no_symbolize = c->no_symbolize, .warn = driver_warn, .ctx = r,
 		.progress = symbolize_progress,
 		.symcache_opts = { .debuginfo_dirs = c->debuginfo_dirs },
-		.ranges = c->mode == MODE_DISASM,
+		.ranges = driver_needs_ranges(c),
 	};
 	struct symbolize_stats st;
 	uint32_t *remap = NULL;
@@ -329,6 +348,7 @@ int driver_load(struct driver *r, const char *binary, const char *const *paths,
 	}
 	progress_clear(r);
 	/* the new model replaces the one before */
+	drop_cached(r);
 	if (r->loaded)
 		profile_release(&r->p);
 	r->p = p;
@@ -344,9 +364,14 @@ out:
 	return rc;
 }
 
+bool driver_needs_ranges(const struct cli *o)
+{
+	return o->mode == MODE_DISASM || o->mode == MODE_WEBLIST;
+}
+
 bool driver_loaded_for(const struct driver *d, const struct cli *o)
 {
-	return d->loaded && d->nbases == o->nbases && (d->ranges || o->mode != MODE_DISASM);
+	return d->loaded && d->nbases == o->nbases && (d->ranges || !driver_needs_ranges(o));
 }
 
 static int write_report(struct driver *r, const struct cli *c, const struct report *rep,
@@ -382,6 +407,12 @@ static int write_report(struct driver *r, const struct cli *c, const struct repo
 	case MODE_RAW: rc = output_raw(out, rep, err, sizeof(err)); break;
 	case MODE_LIST: rc = output_list(out, rep, err, sizeof(err)); break;
 	case MODE_DISASM: rc = output_disasm(out, rep, err, sizeof(err)); break;
+	case MODE_TRACES: rc = output_traces(out, rep, err, sizeof(err)); break;
+	case MODE_TREE: rc = output_tree(out, rep, err, sizeof(err)); break;
+	case MODE_WEB: rc = output_graphviz(out, rep, "svg", err, sizeof(err)); break;
+	case MODE_WEBLIST: rc = output_weblist(out, rep, err, sizeof(err)); break;
+	case MODE_GIF: rc = output_graphviz(out, rep, "gif", err, sizeof(err)); break;
+	case MODE_PS: rc = output_graphviz(out, rep, "ps", err, sizeof(err)); break;
 	case MODE_SYMBOLS: break;
 	}
 	if (rc) {
@@ -410,8 +441,8 @@ static int report(struct driver *r, const struct cli *c, struct profile *p, FILE
 		return report_one(r, c, p, NULL, out);
 	bool all = !strcmp(c->thread, "*");
 	if (all && c->mode != MODE_TEXT && c->mode != MODE_DOT && c->mode != MODE_COLLAPSED &&
-	    c->mode != MODE_CALLGRIND) {
-		fprintf(stderr, "jheap: --thread='*' writes one report per thread and works with --text, --dot, --collapsed and --callgrind; pick one thread for this format\n");
+	    c->mode != MODE_CALLGRIND && c->mode != MODE_TRACES && c->mode != MODE_TREE) {
+		fprintf(stderr, "jheap: --thread='*' writes one report per thread and works with --text, --traces, --tree, --dot, --collapsed and --callgrind; pick one thread for this format\n");
 		return EXIT_USAGE;
 	}
 	uint32_t *ids = malloc((p->nthreads + 1) * sizeof(*ids));
@@ -453,7 +484,7 @@ static int report(struct driver *r, const struct cli *c, struct profile *p, FILE
 		char label[300];
 		const char *name = strtab_get(&p->strs, t->name);
 		snprintf(label, sizeof(label), "t%lld%s%s", (long long)t->uid, *name ? " " : "", name);
-		if (k && c->mode == MODE_TEXT)
+		if (k && (c->mode == MODE_TEXT || c->mode == MODE_TREE))
 			fputc('\n', out);
 		rc = report_one(r, c, p, label, out);
 	}
@@ -477,6 +508,54 @@ static const char *program_name(const struct profile *p, const char *binary)
 	return strtab_get(&p->strs, p->presym_binary);
 }
 
+static bool same_re(const char *a, const char *b)
+{
+	return a == b || (a && b && !strcmp(a, b));
+}
+
+/* Whether the cached aggregate was built with the options of AO. */
+static bool cached_for(const struct driver *r, const struct agg_options *ao)
+{
+	const struct agg_options *k = &r->agg_key;
+	return r->agg_cached && k->value == ao->value && k->gran == ao->gran &&
+	       k->full_names == ao->full_names && k->keep_allocator == ao->keep_allocator &&
+	       same_re(k->focus, ao->focus) && same_re(k->ignore, ao->ignore) &&
+	       same_re(k->retain, ao->retain) && same_re(k->exclude, ao->exclude);
+}
+
+static void drop_cached(struct driver *r)
+{
+	if (r->agg_cached)
+		aggregate_release(&r->agg);
+	r->agg_cached = false;
+	for (int i = 0; i < 4; i++) {
+		free(r->agg_res[i]);
+		r->agg_res[i] = NULL;
+	}
+}
+
+/* The aggregate of the whole profile (not a thread's: those change the
+ * samples) for AO is kept, so that the shell's next report with the same
+ * value, granularity and filters is written without summing again. */
+static void keep_cached(struct driver *r, struct aggregate *a, const struct agg_options *ao)
+{
+	drop_cached(r);
+	const char *res[4] = { ao->focus, ao->ignore, ao->retain, ao->exclude };
+	for (int i = 0; i < 4; i++)
+		if (res[i] && !(r->agg_res[i] = strdup(res[i]))) {
+			drop_cached(r);
+			aggregate_release(a);
+			return;
+		}
+	r->agg = *a;
+	r->agg_key = *ao;
+	r->agg_key.focus = r->agg_res[0];
+	r->agg_key.ignore = r->agg_res[1];
+	r->agg_key.retain = r->agg_res[2];
+	r->agg_key.exclude = r->agg_res[3];
+	r->agg_cached = true;
+}
+
 static int report_one(struct driver *r, const struct cli *c, struct profile *p,
 		      const char *thread, FILE *out)
 {
@@ -485,31 +564,46 @@ static int report_one(struct driver *r, const struct cli *c, struct profile *p,
 		.keep_allocator = c->keep_allocator, .focus = c->focus, .ignore = c->ignore,
 		.retain = c->retain, .exclude = c->exclude,
 	};
-	struct aggregate a;
-	int brc = aggregate_build(&a, p, &ao);
-	if (brc || aggregate_sort(&a, c->cum)) {
-		fprintf(stderr, "jheap: %s\n", brc == JH_EUSAGE ? a.errmsg : "out of memory");
-		aggregate_release(&a);
-		return brc == JH_EUSAGE ? EXIT_USAGE : EXIT_DATA;
+	struct aggregate own, *a = &own;
+	bool cacheable = !thread && !r->growth;
+	if (cacheable && cached_for(r, &ao)) {
+		a = &r->agg;
+		if (aggregate_sort(a, c->cum)) {
+			fprintf(stderr, "jheap: out of memory\n");
+			return EXIT_DATA;
+		}
+	} else {
+		int brc = aggregate_build(a, p, &ao);
+		if (brc || aggregate_sort(a, c->cum)) {
+			fprintf(stderr, "jheap: %s\n", brc == JH_EUSAGE ? a->errmsg : "out of memory");
+			aggregate_release(a);
+			return brc == JH_EUSAGE ? EXIT_USAGE : EXIT_DATA;
+		}
 	}
 	driver_stage_done(r, "aggregate");
 	struct report rep = {
-		.p = p, .a = &a, .value = c->value, .units = text_units(c->value, c->show_bytes),
+		.p = p, .a = a, .value = c->value, .units = text_units(c->value, c->show_bytes),
 		.gran = c->gran, .full_names = c->full_names, .keep_allocator = c->keep_allocator,
 		.diff = r->nbases > 0, .no_symbolize = c->no_symbolize,
 		.nodecount = c->nodecount, .nodefraction = c->nodefraction,
 		.edgefraction = c->edgefraction, .maxdegree = c->maxdegree,
 		.program = program_name(p, r->binary), .profile_paths = r->paths,
-		.thread = thread, .list = c->list, .disasm = c->disasm, .growth = r->growth != NULL,
+		.thread = thread, .list = c->list, .disasm = c->disasm, .peek = c->peek,
+		.weblist = c->weblist, .growth = r->growth != NULL,
 		.source_dirs = (const char *const *)c->source_dirs,
 	};
 	int rc;
 	if (r->growth && c->mode == MODE_TEXT)
-		rc = growth_write_text(out, r->growth, p, &a, c->value, rep.units, c->nodecount)
+		rc = growth_write_text(out, r->growth, p, a, c->value, rep.units, c->nodecount)
 			? (fprintf(stderr, "jheap: out of memory\n"), EXIT_DATA) : EXIT_OK;
 	else
 		rc = write_report(r, c, &rep, out);
-	aggregate_release(&a);
+	if (a == &own) {
+		if (cacheable)
+			keep_cached(r, a, &ao);
+		else
+			aggregate_release(a);
+	}
 	return rc;
 }
 
@@ -539,6 +633,40 @@ int driver_write_file(struct driver *d, const struct cli *o, const char *path)
 	return rc;
 }
 
+int driver_show(struct driver *d, const struct cli *o, const char *path)
+{
+	char tmp[4096], err[1024];
+	int rc;
+	if (path) {
+		rc = driver_write_file(d, o, path);
+	} else {
+		const char *suffix = o->mode == MODE_WEBLIST ? "html" : "svg";
+		int fd = browser_temp_file(suffix, tmp, sizeof(tmp), err, sizeof(err));
+		FILE *out = fd >= 0 ? fdopen(fd, "w") : NULL;
+		if (!out) {
+			if (fd >= 0)
+				close(fd);
+			fprintf(stderr, "jheap: %s\n", fd < 0 ? err : strerror(errno));
+			return EXIT_DATA;
+		}
+		rc = driver_write(d, o, out);
+		if (fclose(out) && !rc) {
+			fprintf(stderr, "jheap: cannot write '%s': %s\n", tmp, strerror(errno));
+			rc = EXIT_DATA;
+		}
+		path = tmp;
+	}
+	if (rc)
+		return rc;
+	if (!d->cli.quiet)
+		fprintf(stderr, "jheap: opening %s\n", path);
+	if (browser_open(path, err, sizeof(err))) {
+		fprintf(stderr, "jheap: %s\n", err);
+		return EXIT_DATA;
+	}
+	return EXIT_OK;
+}
+
 void driver_release(struct driver *d)
 {
 	if (d->caches_open) {
@@ -550,6 +678,7 @@ void driver_release(struct driver *d)
 	d->caches_open = false;
 	growth_release(&d->g);
 	d->growth = NULL;
+	drop_cached(d);
 	if (d->loaded)
 		profile_release(&d->p);
 	d->loaded = false;

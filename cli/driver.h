@@ -18,6 +18,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <time.h>
+#include "analyzer/aggregate.h"
 #include "analyzer/cli.h"
 #include "analyzer/growth.h"
 #include "analyzer/profile.h"
@@ -34,6 +35,7 @@ struct driver {
 	/* the progress line: only on a terminal, after a second, not --quiet */
 	bool tty, shown;
 	struct timespec start;
+	struct timespec progress_from; /* the start, or of the shell's command */
 	double progress_after;   /* seconds; JHEAP_PROGRESS_AFTER, default 1 */
 	struct growth *growth;   /* --growth: the series, else NULL */
 	bool debug_time;         /* JHEAP_DEBUG=time: stage times on stderr */
@@ -60,6 +62,12 @@ struct driver {
 	struct symcache *sc;     /* the symbol caches, kept for a reload */
 	struct diskcache *dc;
 	bool caches_open;
+	/* the last aggregate of the whole profile and what it was built
+	 * with (agg_res: copies of its regular expressions) */
+	struct aggregate agg;
+	struct agg_options agg_key;
+	char *agg_res[4];
+	bool agg_cached;
 };
 
 /* Sets D up for a run (the terminal, JHEAP_PROGRESS_AFTER, JHEAP_DEBUG)
@@ -77,6 +85,9 @@ void driver_release(struct driver *d);
 int driver_load(struct driver *d, const char *binary, const char *const *paths,
 		size_t npaths, const struct cli *o);
 
+/* Whether O's report needs the function ranges of --disasm in the model. */
+bool driver_needs_ranges(const struct cli *o);
+
 /* Whether the model was loaded with what O's report needs (the same
  * number of --base profiles; the ranges of --disasm); when not, call
  * driver_load() again with O first. */
@@ -89,6 +100,11 @@ int driver_write(struct driver *d, const struct cli *o, FILE *out);
 /* driver_write() into the file PATH, refusing to write over an input. */
 int driver_write_file(struct driver *d, const struct cli *o, const char *path);
 
+/* --web, --weblist and the shell's viewers: writes O's report to PATH, or
+ * to a new temporary file when PATH is NULL, and opens it in the browser
+ * (cli/browser.h).  Returns an exit status. */
+int driver_show(struct driver *d, const struct cli *o, const char *path);
+
 /* The persistent symbol cache for --symbols, or NULL (with a warning when
  * it cannot be used). */
 struct diskcache *driver_open_cache(struct driver *d, const struct symcache *sc);
@@ -100,8 +116,9 @@ void driver_warn(void *ctx, const char *msg);
 void driver_note(void *ctx, const char *msg);
 
 /* JHEAP_DEBUG=time: prints the time since the last mark under WHAT and
- * moves the mark to now; driver_mark() only moves it (the shell, before a
- * command, so that waiting for the user is not counted). */
+ * moves the mark to now; driver_mark() only moves it, and starts the
+ * progress line's delay again (the shell, before a command, so that
+ * waiting for the user is not counted). */
 void driver_stage_done(struct driver *d, const char *what);
 void driver_mark(struct driver *d);
 

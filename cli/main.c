@@ -10,6 +10,7 @@
 #include "analyzer/profile.h"
 #include "analyzer/util.h"
 #include "cli/driver.h"
+#include "cli/shell.h"
 #include "symbolize/maps.h"
 #include "symbolize/symbolize.h"
 
@@ -208,6 +209,11 @@ static int run(struct driver *r, int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	int rc = EXIT_OK;
+	if (c->interactive && (c->mode_set || c->output || c->growth)) {
+		fprintf(stderr, "jheap: --interactive opens the shell; it does not combine with an output format, -o or --growth\n");
+		rc = EXIT_USAGE;
+		goto out;
+	}
 	if (c->growth) {
 		if (c->nbases || c->thread) {
 			fprintf(stderr, "jheap: --growth reads a series of dumps of one process; it does not combine with --base or --thread\n");
@@ -235,7 +241,11 @@ static int run(struct driver *r, int argc, char **argv)
 	rc = driver_load(r, binary, (const char *const *)c->args + first, c->nargs - first, c);
 	if (rc)
 		goto out;
-	if (c->output)
+	if (shell_wanted(c))
+		rc = shell_run(r);
+	else if (c->mode == MODE_WEB || c->mode == MODE_WEBLIST)
+		rc = driver_show(r, c, c->output);
+	else if (c->output)
 		rc = driver_write_file(r, c, c->output);
 	else
 		rc = driver_write(r, c, stdout);

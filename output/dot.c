@@ -617,8 +617,8 @@ int output_graphviz(FILE *out, const struct report *r, const char *format,
 		target = TARGET_SVG;
 	else if (!strcmp(format, "pdf"))
 		target = TARGET_PDF;
-	else if (!strcmp(format, "png"))
-		target = TARGET_PNG;
+	else if (!strcmp(format, "png") || !strcmp(format, "gif") || !strcmp(format, "ps"))
+		target = TARGET_PNG;   /* jeprof sets a page size for PDF only */
 	else
 		return jh_err(err, errlen, JH_EUSAGE, "unknown graphviz format '%s'", format);
 	int fd = fileno(out);

@@ -21,6 +21,7 @@ binutils
 libc6-dbg
 g++
 libpcre2-dev
+libedit-dev
 graphviz
 valgrind
 golang-go
@@ -30,6 +31,7 @@ libxml2-utils
 librsvg2-bin
 python3
 time
+chromium
 "
 
 set -u

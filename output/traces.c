@@ -1,0 +1,184 @@
+/*
+ * --traces: every stack with its value, in the layout of pprof's -traces.
+ *
+ *   File: PROGRAM                      the program's base name (no line when unknown)
+ *   Type: inuse_space                  the chosen value
+ *   -----------+-------------------------------------------------------
+ *       thread:  t1 worker             with --thread only: the thread's label
+ *          2.0   cache_store_value     the value, then the leaf frame
+ *                cache_insert          its callers, one a line, outward
+ *                ...
+ *   -----------+-------------------------------------------------------
+ *                                      (one block a stack, a separator last)
+ *
+ * Rules:
+ *  - the frames are a stack's display keys as --text and --collapsed see
+ *    them: allocator frames cut, inline levels as frames of their own
+ *    ("make_buf (inline)"), the granularity (--lines, --files,
+ *    --addresses) and the filters applied; a stack that --focus, --ignore,
+ *    --retain or --exclude leave empty is left out;
+ *  - stacks with the same frames are one block, their values summed, and
+ *    blocks whose value is 0 are left out (with --base the value is the
+ *    change, so stacks that did not change are left out);
+ *  - blocks are sorted by value, largest first, then by their frames,
+ *    root first, in byte order: the same bytes on every run;
+ *  - values are printed as --text prints them: MB with one decimal,
+ *    or bytes (--show_bytes) or objects as integers;
+ *  - a stack that is only allocator frames shows one frame, "[allocator]"
+ *    ("[no frames]" for a stack without any), as --collapsed does.
+ * pprof prints one block per sample of the file, in the file's order,
+ * each value in a unit of its own (kB, MB), and a sample per thread label.
+ */
+#include "analyzer/util.h"
+#include "output/output.h"
+
+struct trace {
+	uint32_t key0, nkeys;       /* keys[key0 ..], leaf first */
+	double value;
+};
+
+struct traces {
+	uint32_t *keys;
+	size_t nkeys, cap_keys;
+	struct trace *t;
+	size_t n, cap;
+	const struct aggregate *a;
+};
+
+/* key ids that stand for the two pseudo frames (no real key is that large) */
+
+#define KEY_ALLOCATOR_ONLY UINT32_MAX
+#define KEY_NO_FRAMES (UINT32_MAX - 1)
+
+static const char *key_name(const struct traces *ts, uint32_t key)
+{
+	if (key == KEY_ALLOCATOR_ONLY)
+		return "[allocator]";
+	if (key == KEY_NO_FRAMES)
+		return "[no frames]";
+	return strtab_get(&ts->a->keys, key);
+}
+
+/* Root first, frame by frame, in byte order of the names; a stack before
+ * the longer stacks it starts. */
+static int cmp_frames(const struct traces *ts, const struct trace *x, const struct trace *y)
+{
+	uint32_t n = x->nkeys < y->nkeys ? x->nkeys : y->nkeys;
+	for (uint32_t i = 1; i <= n; i++) {
+		uint32_t a = ts->keys[x->key0 + x->nkeys - i], b = ts->keys[y->key0 + y->nkeys - i];
+		if (a != b)
+			return strcmp(key_name(ts, a), key_name(ts, b));
+	}
+	return x->nkeys < y->nkeys ? -1 : x->nkeys > y->nkeys;
+}
+
+static int cmp_by_frames(const void *x, const void *y, void *arg)
+{
+	int c = cmp_frames(arg, x, y);
+	if (c)
+		return c;
+	const struct trace *a = x, *b = y;
+	return a->key0 < b->key0 ? -1 : a->key0 > b->key0;
+}
+
+static int cmp_by_value(const void *x, const void *y, void *arg)
+{
+	const struct trace *a = x, *b = y;
+	if (a->value != b->value)
+		return a->value > b->value ? -1 : 1;
+	return cmp_by_frames(x, y, arg);
+}
+
+static int collect(struct traces *ts, const struct report *r)
+{
+	const struct profile *p = r->p;
+	uint32_t *keys = NULL;
+	size_t cap = 0;
+	for (size_t si = 0; si < p->nsamples; si++) {
+		const struct pf_sample *s = &p->samples[si];
+		double v = s->v[r->value];
+		if (v == 0)
+			continue;
+		int64_t n = aggregate_stack_keys(r->a, p, (uint32_t)si, &keys, &cap);
+		if (n < 0) {
+			free(keys);
+			return (int)n;
+		}
+		if (n == 0 && r->a->filtered)
+			continue;   /* the filters dropped it */
+		struct trace t = { (uint32_t)ts->nkeys, n ? (uint32_t)n : 1, v };
+		if (jh_grow(&ts->keys, &ts->cap_keys, ts->nkeys + (size_t)t.nkeys, sizeof(*ts->keys)) ||
+		    JH_PUSH(ts->t, ts->n, ts->cap, t)) {
+			free(keys);
+			return JH_ENOMEM;
+		}
+		if (n)
+			memcpy(ts->keys + ts->nkeys, keys, (size_t)n * sizeof(*keys));
+		else
+			ts->keys[ts->nkeys] = s->depth ? KEY_ALLOCATOR_ONLY : KEY_NO_FRAMES;
+		ts->nkeys += t.nkeys;
+	}
+	free(keys);
+	/* one block per distinct stack */
+	jh_qsort_r(ts->t, ts->n, sizeof(*ts->t), cmp_by_frames, ts);
+	size_t o = 0;
+	for (size_t i = 0; i < ts->n; i++) {
+		if (o && !cmp_frames(ts, &ts->t[o - 1], &ts->t[i]))
+			ts->t[o - 1].value += ts->t[i].value;
+		else
+			ts->t[o++] = ts->t[i];
+	}
+	size_t m = 0;
+	for (size_t i = 0; i < o; i++)
+		if (ts->t[i].value != 0)
+			ts->t[m++] = ts->t[i];
+	ts->n = m;
+	jh_qsort_r(ts->t, ts->n, sizeof(*ts->t), cmp_by_value, ts);
+	return 0;
+}
+
+const char *output_value_name(enum pf_value v)
+{
+	static const char *const names[] = { "inuse_objects", "inuse_space", "alloc_objects",
+					     "alloc_space" };
+	return v >= 0 && v < PF_NVALUES ? names[v] : "?";
+}
+
+void output_labels(FILE *out, const struct report *r)
+{
+	const char *prog = r->program ? r->program : "";
+	const char *base = strrchr(prog, '/');
+	base = base ? base + 1 : prog;
+	if (*base)
+		fprintf(out, "File: %s\n", base);
+	fprintf(out, "Type: %s\n", output_value_name(r->value));
+}
+
+int output_traces(FILE *out, const struct report *r, char *err, size_t errlen)
+{
+	static const char separator[] = "-----------+-------------------------------------------------------";
+	struct traces ts = { .a = r->a };
+	int rc = collect(&ts, r);
+	if (rc) {
+		free(ts.keys);
+		free(ts.t);
+		return jh_err(err, errlen, rc, "out of memory");
+	}
+	output_labels(out, r);
+	for (size_t i = 0; i < ts.n; i++) {
+		const struct trace *t = &ts.t[i];
+		fprintf(out, "%s\n", separator);
+		if (r->thread)
+			fprintf(out, "%10s:  %s\n", "thread", r->thread);
+		char v[64];
+		text_format_value(v, sizeof(v), t->value, r->units);
+		for (uint32_t k = 0; k < t->nkeys; k++)
+			fprintf(out, "%10s   %s\n", k ? "" : v, key_name(&ts, ts.keys[t->key0 + k]));
+	}
+	fprintf(out, "%s\n", separator);
+	free(ts.keys);
+	free(ts.t);
+	if (ferror(out))
+		return jh_err(err, errlen, JH_EIO, "error writing the report");
+	return 0;
+}
