@@ -169,10 +169,13 @@ static int load(struct driver *r, struct profile *dst, const char *path, double 
 		fprintf(stderr, "jheap: out of memory\n");
 		return EXIT_DATA;
 	}
+	bool truncated = false;
 	struct parse_options po = { .warn = driver_warn, .ctx = r, .progress = parse_progress,
-				    .core_idle = core_idle };
+				    .core_idle = core_idle, .truncated = &truncated };
 	int rc = parse_file(&one, strcmp(path, "-") ? path : "/dev/stdin", &po, err, sizeof(err));
 	progress_clear(r);
+	if (truncated)
+		r->degraded = true;   /* the report is of what the file holds: exit status 1 */
 	if (rc) {
 		fprintf(stderr, "jheap: %s\n", err);
 		profile_release(&one);
