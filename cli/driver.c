@@ -596,11 +596,13 @@ static int report_one(struct driver *r, const struct cli *c, struct profile *p,
 		.source_dirs = (const char *const *)c->source_dirs,
 	};
 	int rc;
-	if (r->growth && c->mode == MODE_TEXT)
-		rc = growth_write_text(out, r->growth, p, a, c->value, rep.units, c->nodecount)
-			? (fprintf(stderr, "jheap: out of memory\n"), EXIT_DATA) : EXIT_OK;
-	else
+	if (r->growth && c->mode == MODE_TEXT) {
+		char err[256];
+		rc = output_growth(out, r->growth, &rep, err, sizeof(err))
+			? (fprintf(stderr, "jheap: %s\n", err), EXIT_DATA) : EXIT_OK;
+	} else {
 		rc = write_report(r, c, &rep, out);
+	}
 	if (a == &own) {
 		if (cacheable)
 			keep_cached(r, a, &ao);

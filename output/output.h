@@ -64,6 +64,12 @@ int output_tree(FILE *out, const struct report *r, char *err, size_t errlen);
 /* --weblist=RE: --list's annotated source as an HTML page (output/weblist.c). */
 int output_weblist(FILE *out, const struct report *r, char *err, size_t errlen);
 
+struct growth;
+/* --growth's table (output/growth.c): R's call sites ranked by steady
+ * growth over the series G. */
+int output_growth(FILE *out, const struct growth *g, const struct report *r, char *err,
+		  size_t errlen);
+
 /* "inuse_space" and so on: the name pprof gives value V. */
 const char *output_value_name(enum pf_value v);
 /* pprof's first report lines: "File: " and the program's base name (when
