@@ -216,7 +216,10 @@ struct lineedit *lineedit_new(bool edit, const char *prompt, const char *history
 	el_set(le->el, EL_EDITOR, "emacs");
 	el_set(le->el, EL_SIGNAL, 1);
 	el_set(le->el, EL_HIST, history, le->hist);
-	el_set(le->el, EL_ADDFN, "jheap-complete", "complete a command, an option or a name", complete_cb);
+	/* the wide form: libedit keeps these strings as they are (the narrow
+	 * one copies them and never frees the copies) */
+	el_wset(le->el, EL_ADDFN, L"jheap-complete", L"complete a command, an option or a name",
+		complete_cb);
 	el_set(le->el, EL_BIND, "^I", "jheap-complete", NULL);
 	el_source(le->el, NULL);   /* the user's ~/.editrc, as other libedit programs read it */
 	return le;

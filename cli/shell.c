@@ -51,7 +51,7 @@ static const struct command commands[] = {
 	  "the flame graph: in the browser, or into FILE", "--flamegraph" },
 	{ "dot", MODE_DOT, T_TERMINAL, false, "[> FILE]", "the call graph in graphviz's dot language", "--dot" },
 	{ "collapsed", MODE_COLLAPSED, T_TERMINAL, false, "[> FILE]", "folded stacks", "--collapsed" },
-	{ "callgrind", MODE_CALLGRIND, T_TERMINAL, false, "[> FILE]", "callgrind's format", "--callgrind" },
+	{ "callgrind", MODE_CALLGRIND, T_TERMINAL, false, "[FILE]", "callgrind's format (into FILE, as jeprof's)", "--callgrind" },
 	{ "speedscope", MODE_SPEEDSCOPE, T_TERMINAL, false, "[> FILE]", "speedscope's JSON", "--speedscope" },
 	{ "raw", MODE_RAW, T_TERMINAL, false, "[> FILE]", "jeprof's symbolized profile", "--raw" },
 	{ "proto", MODE_PROTO, T_FILE, false, "> FILE", "a gzipped pprof profile.proto", "--proto" },
@@ -525,8 +525,17 @@ static void run_line(struct shell *sh, char *line)
 		}
 		first = 2;
 	}
+	if (cmd && !strcmp(w, "callgrind") && n == 2 && !file) {
+		/* jeprof's "callgrind FILE" */
+		run_report(sh, cmd, topn, NULL, 0, words[1]);
+		return;
+	}
 	if (cmd) {
 		run_report(sh, cmd, topn, words + first, n - first, file);
+		return;
+	}
+	if (!strcmp(w, "gv") || !strcmp(w, "evince")) {
+		say("%s is jeprof's viewer: 'web' shows the call graph in the browser, 'pdf > FILE' writes it", w);
 		return;
 	}
 	if (is_setting_word(w)) {

@@ -209,6 +209,8 @@ test_expect_success GRAPHVIZ '"> FILE" writes what -o FILE writes; binary report
 	cmd - collapsed > shell.folded
 	cmd - dot > shell.dot
 	cmd - top 3 > shell.top
+	cmd - callgrind shell.cg
+	cmd gv.out gv
 	cmd over.out text > $P/demo.exact.heap
 	keys quit\r
 	exit 0
@@ -216,7 +218,8 @@ test_expect_success GRAPHVIZ '"> FILE" writes what -o FILE writes; binary report
 	$PTY files.script -- "$JHEAP" "$P/demo.exact.heap" &&
 	grep "^jheap: proto writes binary data: name a file, as in .proto > heap.pb.gz." proto.out &&
 	grep "^jheap: refusing to write the report over the input" over.out &&
-	for f in "proto pb.gz" "svg svg" "collapsed folded" "dot dot"; do
+	grep "^jheap: gv is jeprof.s viewer: .web. shows the call graph" gv.out &&
+	for f in "proto pb.gz" "svg svg" "collapsed folded" "dot dot" "callgrind cg"; do
 		set -- $f &&
 		"$JHEAP" --$1 -o oneshot.$2 "$P/demo.exact.heap" 2>/dev/null &&
 		test_cmp oneshot.$2 shell.$2 || return 1
