@@ -20,8 +20,9 @@
  *  - stacks with the same frames are one block, their values summed, and
  *    blocks whose value is 0 are left out (with --base the value is the
  *    change, so stacks that did not change are left out);
- *  - blocks are sorted by value, largest first, then by their frames,
- *    root first, in byte order: the same bytes on every run;
+ *  - blocks are sorted by value, largest first, then by their frames
+ *    from the leaf out, in byte order of the names: the same bytes on
+ *    every run;
  *  - values are printed as --text prints them: MB with one decimal,
  *    or bytes (--show_bytes) or objects as integers;
  *  - a stack that is only allocator frames shows one frame, "[allocator]"
@@ -29,6 +30,7 @@
  * pprof prints one block per sample of the file, in the file's order,
  * each value in a unit of its own (kB, MB), and a sample per thread label.
  */
+#include "analyzer/idmap.h"
 #include "analyzer/util.h"
 #include "output/output.h"
 
@@ -43,6 +45,7 @@ struct traces {
 	struct trace *t;
 	size_t n, cap;
 	const struct aggregate *a;
+	uint32_t *rank;             /* per key id: its place in byte order of the names */
 };
 
 /* key ids that stand for the two pseudo frames (no real key is that large) */
@@ -59,15 +62,56 @@ static const char *key_name(const struct traces *ts, uint32_t key)
 	return strtab_get(&ts->a->keys, key);
 }
 
-/* Root first, frame by frame, in byte order of the names; a stack before
- * the longer stacks it starts. */
+/* Where a key's place is in ts->rank: its id, and for the pseudo frames
+ * the two places after the keys. */
+static size_t rank_index(const struct traces *ts, uint32_t key)
+{
+	if (key == KEY_ALLOCATOR_ONLY)
+		return ts->a->keys.len;
+	if (key == KEY_NO_FRAMES)
+		return ts->a->keys.len + 1;
+	return key;
+}
+
+static int cmp_key_names(const void *x, const void *y, void *arg)
+{
+	const struct traces *ts = arg;
+	size_t n = ts->a->keys.len, a = *(const uint32_t *)x, b = *(const uint32_t *)y;
+	const char *na = a < n ? strtab_get(&ts->a->keys, (uint32_t)a) : a == n ? "[allocator]" : "[no frames]";
+	const char *nb = b < n ? strtab_get(&ts->a->keys, (uint32_t)b) : b == n ? "[allocator]" : "[no frames]";
+	int c = strcmp(na, nb);
+	return c ? c : (a < b ? -1 : a > b);
+}
+
+/* ts->rank: every key's place in byte order of the names, sorted once,
+ * so that stacks compare by numbers. */
+static int rank_keys(struct traces *ts)
+{
+	size_t n = ts->a->keys.len + 2;
+	uint32_t *order = malloc(n * sizeof(*order));
+	ts->rank = malloc(n * sizeof(*ts->rank));
+	if (!order || !ts->rank) {
+		free(order);
+		return JH_ENOMEM;
+	}
+	for (size_t i = 0; i < n; i++)
+		order[i] = (uint32_t)i;
+	jh_qsort_r(order, n, sizeof(*order), cmp_key_names, ts);
+	for (size_t i = 0; i < n; i++)
+		ts->rank[order[i]] = (uint32_t)i;
+	free(order);
+	return 0;
+}
+
+/* Frame by frame from the leaf, in byte order of the names; a stack
+ * before the longer stacks it starts. */
 static int cmp_frames(const struct traces *ts, const struct trace *x, const struct trace *y)
 {
 	uint32_t n = x->nkeys < y->nkeys ? x->nkeys : y->nkeys;
-	for (uint32_t i = 1; i <= n; i++) {
-		uint32_t a = ts->keys[x->key0 + x->nkeys - i], b = ts->keys[y->key0 + y->nkeys - i];
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t a = ts->keys[x->key0 + i], b = ts->keys[y->key0 + i];
 		if (a != b)
-			return strcmp(key_name(ts, a), key_name(ts, b));
+			return ts->rank[rank_index(ts, a)] < ts->rank[rank_index(ts, b)] ? -1 : 1;
 	}
 	return x->nkeys < y->nkeys ? -1 : x->nkeys > y->nkeys;
 }
@@ -89,47 +133,67 @@ static int cmp_by_value(const void *x, const void *y, void *arg)
 	return cmp_by_frames(x, y, arg);
 }
 
+struct stack_key {
+	const struct traces *ts;
+	const uint32_t *keys;
+	uint32_t n;
+};
+
+static int stack_eq(const void *ctx, uint32_t id)
+{
+	const struct stack_key *k = ctx;
+	const struct trace *t = &k->ts->t[id];
+	return t->nkeys == k->n && !memcmp(k->ts->keys + t->key0, k->keys, k->n * sizeof(*k->keys));
+}
+
+/* One trace per distinct stack of keys (found by hashing them), its
+ * values added up in sample order. */
 static int collect(struct traces *ts, const struct report *r)
 {
 	const struct profile *p = r->p;
 	uint32_t *keys = NULL;
 	size_t cap = 0;
-	for (size_t si = 0; si < p->nsamples; si++) {
+	struct idmap index;
+	idmap_init(&index);
+	int rc = rank_keys(ts);
+	for (size_t si = 0; si < p->nsamples && !rc; si++) {
 		const struct pf_sample *s = &p->samples[si];
 		double v = s->v[r->value];
 		if (v == 0)
 			continue;
 		int64_t n = aggregate_stack_keys(r->a, p, (uint32_t)si, &keys, &cap);
 		if (n < 0) {
-			free(keys);
-			return (int)n;
+			rc = (int)n;
+			break;
 		}
 		if (n == 0 && r->a->filtered)
 			continue;   /* the filters dropped it */
-		struct trace t = { (uint32_t)ts->nkeys, n ? (uint32_t)n : 1, v };
-		if (jh_grow(&ts->keys, &ts->cap_keys, ts->nkeys + (size_t)t.nkeys, sizeof(*ts->keys)) ||
-		    JH_PUSH(ts->t, ts->n, ts->cap, t)) {
-			free(keys);
-			return JH_ENOMEM;
+		if (n == 0) {
+			keys[0] = s->depth ? KEY_ALLOCATOR_ONLY : KEY_NO_FRAMES;
+			n = 1;
 		}
-		if (n)
-			memcpy(ts->keys + ts->nkeys, keys, (size_t)n * sizeof(*keys));
-		else
-			ts->keys[ts->nkeys] = s->depth ? KEY_ALLOCATOR_ONLY : KEY_NO_FRAMES;
-		ts->nkeys += t.nkeys;
+		struct stack_key k = { ts, keys, (uint32_t)n };
+		uint64_t h = jh_hash_fast(keys, (size_t)n * sizeof(*keys), 0);
+		uint32_t id = idmap_find(&index, h, stack_eq, &k);
+		if (id != UINT32_MAX) {
+			ts->t[id].value += v;
+			continue;
+		}
+		struct trace t = { (uint32_t)ts->nkeys, (uint32_t)n, v };
+		if (jh_grow(&ts->keys, &ts->cap_keys, ts->nkeys + (size_t)n, sizeof(*ts->keys)) ||
+		    JH_PUSH(ts->t, ts->n, ts->cap, t) || idmap_put(&index, h, (uint32_t)(ts->n - 1))) {
+			rc = JH_ENOMEM;
+			break;
+		}
+		memcpy(ts->keys + ts->nkeys, keys, (size_t)n * sizeof(*keys));
+		ts->nkeys += (size_t)n;
 	}
 	free(keys);
-	/* one block per distinct stack */
-	jh_qsort_r(ts->t, ts->n, sizeof(*ts->t), cmp_by_frames, ts);
-	size_t o = 0;
-	for (size_t i = 0; i < ts->n; i++) {
-		if (o && !cmp_frames(ts, &ts->t[o - 1], &ts->t[i]))
-			ts->t[o - 1].value += ts->t[i].value;
-		else
-			ts->t[o++] = ts->t[i];
-	}
+	idmap_release(&index);
+	if (rc)
+		return rc;
 	size_t m = 0;
-	for (size_t i = 0; i < o; i++)
+	for (size_t i = 0; i < ts->n; i++)
 		if (ts->t[i].value != 0)
 			ts->t[m++] = ts->t[i];
 	ts->n = m;
@@ -162,6 +226,7 @@ int output_traces(FILE *out, const struct report *r, char *err, size_t errlen)
 	if (rc) {
 		free(ts.keys);
 		free(ts.t);
+		free(ts.rank);
 		return jh_err(err, errlen, rc, "out of memory");
 	}
 	output_labels(out, r);
@@ -172,12 +237,17 @@ int output_traces(FILE *out, const struct report *r, char *err, size_t errlen)
 			fprintf(out, "%10s:  %s\n", "thread", r->thread);
 		char v[64];
 		text_format_value(v, sizeof(v), t->value, r->units);
-		for (uint32_t k = 0; k < t->nkeys; k++)
-			fprintf(out, "%10s   %s\n", k ? "" : v, key_name(&ts, ts.keys[t->key0 + k]));
+		fprintf(out, "%10s   %s\n", v, key_name(&ts, ts.keys[t->key0]));
+		for (uint32_t k = 1; k < t->nkeys; k++) {
+			fputs("             ", out);   /* "%10s   " of "" */
+			fputs(key_name(&ts, ts.keys[t->key0 + k]), out);
+			fputc('\n', out);
+		}
 	}
 	fprintf(out, "%s\n", separator);
 	free(ts.keys);
 	free(ts.t);
+	free(ts.rank);
 	if (ferror(out))
 		return jh_err(err, errlen, JH_EIO, "error writing the report");
 	return 0;
