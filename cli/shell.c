@@ -568,6 +568,14 @@ static int cmp_str(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+static bool has_control(const char *s)
+{
+	for (; *s; s++)
+		if ((unsigned char)*s < 0x20 || *s == 0x7f)
+			return true;
+	return false;
+}
+
 /* The short (or full) names of every function of the model, for
  * completion: made on the first Tab. */
 static void make_names(struct shell *sh)
@@ -588,7 +596,9 @@ static void make_names(struct shell *sh)
 	char buf[4096];
 	for (size_t f = 0; f < p->nfuncs; f++) {
 		const char *name = aggregate_func_name(p, (uint32_t)f, sh->set.full_names, buf, sizeof(buf));
-		if (name && *name && (v[n] = strdup(name)))
+		if (!name || !*name || has_control(name))
+			continue;   /* a profile's name must not drive the terminal */
+		if ((v[n] = strdup(name)))
 			n++;
 	}
 	qsort(v, n, sizeof(*v), cmp_str);
