@@ -146,50 +146,50 @@ static int stack_eq(const void *ctx, uint32_t id)
 	return t->nkeys == k->n && !memcmp(k->ts->keys + t->key0, k->keys, k->n * sizeof(*k->keys));
 }
 
+struct collector {
+	struct traces *ts;
+	const struct report *r;
+	struct idmap index;
+};
+
+static int add_stack(void *ctx, uint32_t sample, const uint32_t *keys, size_t n, double v)
+{
+	struct collector *c = ctx;
+	struct traces *ts = c->ts;
+	uint32_t pseudo;
+	if (n == 0 && c->r->a->filtered)
+		return 0;   /* the filters dropped it */
+	if (n == 0) {
+		pseudo = c->r->p->samples[sample].depth ? KEY_ALLOCATOR_ONLY : KEY_NO_FRAMES;
+		keys = &pseudo;
+		n = 1;
+	}
+	struct stack_key k = { ts, keys, (uint32_t)n };
+	uint64_t h = jh_hash_fast(keys, n * sizeof(*keys), 0);
+	uint32_t id = idmap_find(&c->index, h, stack_eq, &k);
+	if (id != UINT32_MAX) {
+		ts->t[id].value += v;
+		return 0;
+	}
+	struct trace t = { (uint32_t)ts->nkeys, (uint32_t)n, v };
+	if (jh_grow(&ts->keys, &ts->cap_keys, ts->nkeys + n, sizeof(*ts->keys)) ||
+	    JH_PUSH(ts->t, ts->n, ts->cap, t) || idmap_put(&c->index, h, (uint32_t)(ts->n - 1)))
+		return JH_ENOMEM;
+	memcpy(ts->keys + ts->nkeys, keys, n * sizeof(*keys));
+	ts->nkeys += n;
+	return 0;
+}
+
 /* One trace per distinct stack of keys (found by hashing them), its
- * values added up in sample order. */
+ * values added up in sample order, sorted by value. */
 static int collect(struct traces *ts, const struct report *r)
 {
-	const struct profile *p = r->p;
-	uint32_t *keys = NULL;
-	size_t cap = 0;
-	struct idmap index;
-	idmap_init(&index);
+	struct collector c = { ts, r, { 0 } };
+	idmap_init(&c.index);
 	int rc = rank_keys(ts);
-	for (size_t si = 0; si < p->nsamples && !rc; si++) {
-		const struct pf_sample *s = &p->samples[si];
-		double v = s->v[r->value];
-		if (v == 0)
-			continue;
-		int64_t n = aggregate_stack_keys(r->a, p, (uint32_t)si, &keys, &cap);
-		if (n < 0) {
-			rc = (int)n;
-			break;
-		}
-		if (n == 0 && r->a->filtered)
-			continue;   /* the filters dropped it */
-		if (n == 0) {
-			keys[0] = s->depth ? KEY_ALLOCATOR_ONLY : KEY_NO_FRAMES;
-			n = 1;
-		}
-		struct stack_key k = { ts, keys, (uint32_t)n };
-		uint64_t h = jh_hash_fast(keys, (size_t)n * sizeof(*keys), 0);
-		uint32_t id = idmap_find(&index, h, stack_eq, &k);
-		if (id != UINT32_MAX) {
-			ts->t[id].value += v;
-			continue;
-		}
-		struct trace t = { (uint32_t)ts->nkeys, (uint32_t)n, v };
-		if (jh_grow(&ts->keys, &ts->cap_keys, ts->nkeys + (size_t)n, sizeof(*ts->keys)) ||
-		    JH_PUSH(ts->t, ts->n, ts->cap, t) || idmap_put(&index, h, (uint32_t)(ts->n - 1))) {
-			rc = JH_ENOMEM;
-			break;
-		}
-		memcpy(ts->keys + ts->nkeys, keys, (size_t)n * sizeof(*keys));
-		ts->nkeys += (size_t)n;
-	}
-	free(keys);
-	idmap_release(&index);
+	if (!rc)
+		rc = aggregate_each_stack(r->a, r->p, r->value, add_stack, &c);
+	idmap_release(&c.index);
 	if (rc)
 		return rc;
 	size_t m = 0;

@@ -87,26 +87,18 @@ static int add_edge(struct tree *t, uint32_t caller, uint32_t callee, uint32_t s
 	return 0;
 }
 
+static int add_stack(void *ctx, uint32_t sample, const uint32_t *keys, size_t n, double v)
+{
+	struct tree *t = ctx;
+	for (size_t i = 0; i + 1 < n; i++)
+		if (keys[i] != keys[i + 1] && add_edge(t, keys[i + 1], keys[i], sample, v))
+			return JH_ENOMEM;
+	return 0;
+}
+
 static int collect(struct tree *t)
 {
-	const struct report *r = t->r;
-	const struct profile *p = r->p;
-	uint32_t *keys = NULL;
-	size_t cap = 0;
-	int rc = 0;
-	for (size_t si = 0; si < p->nsamples && !rc; si++) {
-		double v = p->samples[si].v[r->value];
-		if (v == 0)
-			continue;
-		int64_t n = aggregate_stack_keys(r->a, p, (uint32_t)si, &keys, &cap);
-		if (n < 0)
-			rc = (int)n;
-		for (int64_t i = 0; i + 1 < n && !rc; i++)
-			if (keys[i] != keys[i + 1])
-				rc = add_edge(t, keys[i + 1], keys[i], (uint32_t)si, v);
-	}
-	free(keys);
-	return rc;
+	return aggregate_each_stack(t->r->a, t->r->p, t->r->value, add_stack, t);
 }
 
 /* Groups the edges by caller and by callee (a counting sort by key id). */
