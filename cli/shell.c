@@ -481,6 +481,16 @@ static bool is_setting_word(const char *w)
 	return cli_option_help(name, NULL) != NULL;
 }
 
+/* Whether the setting W (no '=') takes a value. */
+static bool takes_value(const char *w)
+{
+	const char *arg = NULL;
+	for (size_t i = 0; i < sizeof(extra_settings) / sizeof(*extra_settings); i++)
+		if (!strcmp(w, extra_settings[i]))
+			return true;
+	return cli_option_help(w, &arg) && arg;
+}
+
 static void run_line(struct shell *sh, char *line)
 {
 	char *words[256];
@@ -549,7 +559,21 @@ static void run_line(struct shell *sh, char *line)
 				say("'%s' is not a setting; 'help' lists them", words[i]);
 				return;
 			}
-			if (!apply_setting(sh, &t, words[i], true))
+			const char *word = words[i];
+			if (!strchr(word, '=') && takes_value(word) && i + 1 < n) {
+				/* "focus RE" as well as "focus=RE" */
+				size_t len = strlen(word) + strlen(words[i + 1]) + 2;
+				char *joined = malloc(len);
+				if (joined)
+					snprintf(joined, len, "%s=%s", word, words[++i]);
+				word = joined ? keep(sh, joined, len - 1) : NULL;
+				free(joined);
+				if (!word) {
+					say("out of memory");
+					return;
+				}
+			}
+			if (!apply_setting(sh, &t, word, true))
 				return;
 			/* base= has loaded and set the bases already */
 			t.bases = sh->set.bases;

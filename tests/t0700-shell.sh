@@ -69,6 +69,8 @@ test_expect_success 'reports: the same bytes as the options (demo, no BINARY)' '
 	tree|--tree
 	peek cache_|--peek=cache_
 	list cache_store_value|--list=cache_store_value
+	disasm cache_store_value|--disasm=cache_store_value
+	top 2|--text --nodecount=2
 	dot|--dot
 	collapsed|--collapsed
 	callgrind|--callgrind
@@ -104,6 +106,8 @@ test_expect_success 'settings apply to the reports after them (C++, with BINARY)
 	exclude= retain=|
 	sample_index=inuse_objects|
 	dot|--inuse_objects --dot
+	focus make nodecount 2|
+	top|--inuse_objects --focus=make --nodecount=2 --text
 	EOF
 '
 
