@@ -30,10 +30,10 @@ ifneq ($(findstring address,$(SANITIZE)),)
 export ASAN_OPTIONS := max_allocation_size_mb=1024:$(ASAN_OPTIONS)
 endif
 endif
-LIBS    := -ldw -lelf -lz -liberty -lpcre2-8 -lcurl -lpthread -lm
+LIBS    := -ldw -lelf -lz -liberty -lpcre2-8 -lcurl -ledit -lpthread -lm
 
 SRCS      := $(sort $(wildcard analyzer/*.c symbolize/*.c output/*.c cli/*.c))
-MAIN_SRC  := analyzer/main.c
+MAIN_SRC  := cli/main.c
 LIB_SRCS  := $(filter-out $(MAIN_SRC),$(SRCS))
 OBJS      := $(SRCS:%.c=$(BUILD)/%.o)
 LIB_OBJS  := $(LIB_SRCS:%.c=$(BUILD)/%.o)
@@ -61,7 +61,7 @@ $(BUILD)/libjheap.a: $(LIB_OBJS)
 	@rm -f $@
 	ar rcs $@ $^
 
-$(BUILD)/jheap: $(BUILD)/analyzer/main.o $(BUILD)/libjheap.a
+$(BUILD)/jheap: $(BUILD)/cli/main.o $(BUILD)/libjheap.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
 
 $(BUILD)/tests/%: tests/unit/%.c tests/unit/unit.h $(BUILD)/libjheap.a
@@ -83,9 +83,13 @@ unit-run: unit
 		JHEAP_FIXTURES=$(abspath $(BUILD))/fixtures \
 		PROFILES="$${PROFILES:-$(abspath $(BUILD))/profiles}" $$t; done
 
-check: all unit-run
+# One summary line at the end counts both kinds of test (tests/run.sh runs
+# the unit tests first, once the workload dumps are made).
+check: all unit
+	@sh tests/unit/build-fixtures.sh $(BUILD)/fixtures
 	@BUILD_DIR=$(abspath $(BUILD)) JHEAP=$(abspath $(BUILD))/jheap \
-		PROFILES=$(abspath $(BUILD))/profiles bash tests/run.sh
+		PROFILES=$(abspath $(BUILD))/profiles JHEAP_FIXTURES=$(abspath $(BUILD))/fixtures \
+		UNIT_TESTS="$(abspath $(UNIT_BINS))" bash tests/run.sh
 
 demo: all
 	@bash scripts/demo.sh $(BUILD)

@@ -376,6 +376,23 @@ int64_t aggregate_stack_keys(const struct aggregate *a, const struct profile *p,
 	return (int64_t)n;
 }
 
+int aggregate_each_stack(const struct aggregate *a, const struct profile *p, enum pf_value v,
+			 aggregate_stack_fn fn, void *ctx)
+{
+	uint32_t *keys = NULL;
+	size_t cap = 0;
+	int rc = 0;
+	for (size_t si = 0; si < p->nsamples && !rc; si++) {
+		double value = p->samples[si].v[v];
+		if (value == 0)
+			continue;
+		int64_t n = aggregate_stack_keys(a, p, (uint32_t)si, &keys, &cap);
+		rc = n < 0 ? (int)n : fn(ctx, (uint32_t)si, keys, (size_t)n, value);
+	}
+	free(keys);
+	return rc;
+}
+
 /* Profiles of at least this many samples are summed in two halves, the
  * second in a thread of its own when there are two cores.  Every sum is
  * then the first half's plus the second's, whatever the thread count, so

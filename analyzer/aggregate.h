@@ -96,4 +96,15 @@ static inline bool aggregate_drops(const struct aggregate *a, uint8_t seen)
 int64_t aggregate_stack_keys(const struct aggregate *a, const struct profile *p,
 			     uint32_t sample, uint32_t **out, size_t *cap);
 
+/* Called by aggregate_each_stack() with a sample, its keys (as
+ * aggregate_stack_keys() gives them; N may be 0) and its value. */
+typedef int (*aggregate_stack_fn)(void *ctx, uint32_t sample, const uint32_t *keys, size_t n,
+				  double value);
+
+/* Calls FN for every sample of P whose value V is not 0, in sample order;
+ * stops at the first nonzero return of FN and returns it, or a negative
+ * code of its own (out of memory). */
+int aggregate_each_stack(const struct aggregate *a, const struct profile *p, enum pf_value v,
+			 aggregate_stack_fn fn, void *ctx);
+
 #endif

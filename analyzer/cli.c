@@ -9,7 +9,8 @@ enum opt_id {
 	O_SHOW_BYTES, O_FUNCTIONS, O_LINES, O_FILES, O_ADDRESSES, O_CUM,
 	O_NODECOUNT, O_FULL_NAMES, O_KEEP_ALLOCATOR, O_BASE, O_DROP_NEGATIVE,
 	O_DEBUGINFO_DIR, O_LIB_PREFIX, O_SECONDS, O_NO_SYMBOLIZE, O_NO_CACHE, O_OUTPUT, O_QUIET,
-	O_HELP, O_VERSION,
+	O_HELP, O_VERSION, O_TRACES, O_TREE, O_PEEK, O_WEB, O_WEBLIST, O_GIF, O_PS, O_ADD_LIB,
+	O_INTERACTIVE,
 };
 
 struct option_def {
@@ -34,6 +35,14 @@ static const struct option_def options[] = {
 	{ "callgrind", 0, O_CALLGRIND, NULL, "callgrind format for KCachegrind and callgrind_annotate" },
 	{ "raw", 0, O_RAW, NULL, "jeprof's symbolized profile: analyze later without the binary" },
 	{ "symbolized", 0, O_SYMBOLIZED, NULL, "the same as --raw" },
+	{ "traces", 0, O_TRACES, NULL, "every stack with its value, leaf first (pprof's -traces)" },
+	{ "tree", 0, O_TREE, NULL, "each function with its callers and callees (pprof's -tree)" },
+	{ "peek", 0, O_PEEK, "RE", "--tree for the functions matching RE only" },
+	{ "web", 0, O_WEB, NULL, "the call graph as SVG, opened with $BROWSER or xdg-open" },
+	{ "weblist", 0, O_WEBLIST, "RE", "--list=RE as a web page, opened with $BROWSER or xdg-open" },
+	{ "gif", 0, O_GIF, NULL, "the call graph rendered as GIF (needs graphviz)" },
+	{ "ps", 0, O_PS, NULL, "the call graph rendered as PostScript (needs graphviz)" },
+	{ "interactive", 0, O_INTERACTIVE, NULL, "open the shell even when not on a terminal" },
 	{ "symbols", 0, O_SYMBOLS, NULL, "read maps and addresses on standard input, print each address's function" },
 	{ "nodefraction", 0, O_NODEFRACTION, "F", "call graph: hide nodes below this fraction of the total (0.005)" },
 	{ "edgefraction", 0, O_EDGEFRACTION, "F", "call graph: hide edges below this fraction of the total (0.001)" },
@@ -65,6 +74,7 @@ static const struct option_def options[] = {
 	{ "debuginfo-dir", 0, O_DEBUGINFO_DIR, "DIR", "also look for separate debug files in DIR (repeatable)" },
 	{ "lib_prefix", 0, O_LIB_PREFIX, "DIRS", "look for libraries under these comma-separated folders first" },
 	{ "seconds", 0, O_SECONDS, "N", "a URL's /pprof/profile collects for N seconds (30)" },
+	{ "add_lib", 0, O_ADD_LIB, "FILE", "look up addresses no mapping covers in FILE's code, loaded at its link-time address" },
 	{ "no-symbolize", 0, O_NO_SYMBOLIZE, NULL, "do not read object files; name frames module+offset" },
 	{ "no-cache", 0, O_NO_CACHE, NULL, "neither read nor write the persistent symbol cache" },
 	{ "output", 'o', O_OUTPUT, "FILE", "write the report to FILE instead of standard output" },
@@ -124,6 +134,7 @@ static int set_mode(struct cli *c, enum output_mode m, int *seen, char *err, siz
 	if (++*seen > 1 && c->mode != m)
 		return jh_err(err, errlen, JH_EUSAGE, "specify only one output format");
 	c->mode = m;
+	c->mode_set = true;
 	return 0;
 }
 
@@ -205,6 +216,19 @@ static int apply(struct cli *c, const struct option_def *o, char *val, int *nval
 	case O_DISASM:
 		c->disasm = val;
 		return set_mode(c, MODE_DISASM, nmode, err, errlen);
+	case O_TRACES: return set_mode(c, MODE_TRACES, nmode, err, errlen);
+	case O_TREE: return set_mode(c, MODE_TREE, nmode, err, errlen);
+	case O_PEEK:
+		c->peek = val;
+		return set_mode(c, MODE_TREE, nmode, err, errlen);
+	case O_WEB: return set_mode(c, MODE_WEB, nmode, err, errlen);
+	case O_WEBLIST:
+		c->weblist = val;
+		return set_mode(c, MODE_WEBLIST, nmode, err, errlen);
+	case O_GIF: return set_mode(c, MODE_GIF, nmode, err, errlen);
+	case O_PS: return set_mode(c, MODE_PS, nmode, err, errlen);
+	case O_ADD_LIB: return push(&c->add_libs, &c->nadd_libs, val);
+	case O_INTERACTIVE: c->interactive = true; return 0;
 	case O_SOURCE_DIR: return push(&c->source_dirs, &c->nsource, val);
 	case O_FOCUS: c->focus = val; return 0;
 	case O_IGNORE: c->ignore = val; return 0;
@@ -283,9 +307,15 @@ int cli_parse(struct cli *c, int argc, char **argv, char *err, size_t errlen)
 			for (size_t k = 0; k < NOPTIONS; k++)
 				if (name_eq(name, len, options[k].name))
 					o = &options[k];
-			if (!o)
+			if (!o) {
+				const char *near = cli_nearest_option(name, len);
+				if (near)
+					return jh_err(err, errlen, JH_EUSAGE,
+						      "unknown option '%.*s'; the nearest jheap has is '--%s'",
+						      (int)(len + (size_t)(name - a)), a, near);
 				return jh_err(err, errlen, JH_EUSAGE, "unknown option '%.*s'",
 					      (int)(len + (size_t)(name - a)), a);
+			}
 			if (eq) {
 				if (!o->arg)
 					return jh_err(err, errlen, JH_EUSAGE,
@@ -308,6 +338,7 @@ int cli_parse(struct cli *c, int argc, char **argv, char *err, size_t errlen)
 
 void cli_release(struct cli *c)
 {
+	free(c->add_libs);
 	free(c->debuginfo_dirs);
 	free(c->lib_prefixes);
 	free(c->bases);
@@ -350,4 +381,129 @@ void cli_help(FILE *out)
 	}
 	fputs("\nExit status: 0 success, 1 data error or incomplete result, 2 usage error.\n"
 	      "See jheap(1) for details.\n", out);
+}
+
+/* Edits (insertions, deletions, substitutions, swaps of neighbours) that
+ * turn A into B, '-' and '_' alike, or LIMIT + 1 when more than LIMIT. */
+static size_t edit_distance(const char *a, size_t n, const char *b, size_t m, size_t limit)
+{
+	if (n > 64 || m > 64)
+		return limit + 1;
+	size_t d[65][65];
+	for (size_t i = 0; i <= n; i++)
+		d[i][0] = i;
+	for (size_t j = 0; j <= m; j++)
+		d[0][j] = j;
+	for (size_t i = 1; i <= n; i++) {
+		for (size_t j = 1; j <= m; j++) {
+			char x = a[i - 1] == '-' ? '_' : a[i - 1], y = b[j - 1] == '-' ? '_' : b[j - 1];
+			size_t v = d[i - 1][j - 1] + (x != y);
+			if (d[i - 1][j] + 1 < v)
+				v = d[i - 1][j] + 1;
+			if (d[i][j - 1] + 1 < v)
+				v = d[i][j - 1] + 1;
+			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
+			    d[i - 2][j - 2] + 1 < v)
+				v = d[i - 2][j - 2] + 1;
+			d[i][j] = v;
+		}
+	}
+	return d[n][m] <= limit ? d[n][m] : limit + 1;
+}
+
+/* jeprof's options that jheap has no option of that name for, and what
+ * comes nearest in jheap. */
+static const struct { const char *jeprof, *jheap; } jeprof_only[] = {
+	{"gv", "web"},                  /* a viewer for the call graph */
+	{"evince", "pdf"},              /* a PDF viewer for the call graph */
+	{"debug-syms-by-id", "debuginfo-dir"}, /* jheap always looks by build id */
+};
+
+const char *cli_nearest_option(const char *name, size_t len)
+{
+	for (size_t k = 0; k < sizeof(jeprof_only) / sizeof(jeprof_only[0]); k++)
+		if (name_eq(name, len, jeprof_only[k].jeprof))
+			return jeprof_only[k].jheap;
+	/* a unique prefix first (Getopt::Long, which jeprof uses, takes
+	 * one as the option itself) */
+	const char *prefix = NULL;
+	size_t nprefix = 0;
+	for (size_t k = 0; k < NOPTIONS && len >= 2; k++) {
+		size_t m = strlen(options[k].name);
+		if (len < m && edit_distance(name, len, options[k].name, len, 0) == 0) {
+			prefix = options[k].name;
+			nprefix++;
+		}
+	}
+	if (nprefix == 1)
+		return prefix;
+	/* else the fewest edits: at most a third of the name, at most 3 */
+	size_t limit = len / 3 < 3 ? len / 3 : 3, best = limit + 1;
+	const char *near = NULL;
+	for (size_t k = 0; k < NOPTIONS; k++) {
+		size_t dist = edit_distance(name, len, options[k].name, strlen(options[k].name), limit);
+		if (dist < best) {
+			best = dist;
+			near = options[k].name;
+		}
+	}
+	return near;
+}
+
+/* The options that choose how a loaded model is reported, which the shell
+ * may change between commands (the others choose what is loaded, or are
+ * outputs: the shell has commands for those). */
+static bool is_setting(int id)
+{
+	switch (id) {
+	case O_NODEFRACTION: case O_EDGEFRACTION: case O_MAXDEGREE:
+	case O_INUSE_SPACE: case O_INUSE_OBJECTS: case O_ALLOC_SPACE: case O_ALLOC_OBJECTS:
+	case O_SHOW_BYTES: case O_FUNCTIONS: case O_LINES: case O_FILES: case O_ADDRESSES:
+	case O_CUM: case O_NODECOUNT: case O_FULL_NAMES: case O_KEEP_ALLOCATOR: case O_THREAD:
+	case O_FOCUS: case O_IGNORE: case O_RETAIN: case O_EXCLUDE:
+		return true;
+	default:
+		return false;
+	}
+}
+
+int cli_apply(struct cli *c, const char *name, char *value, char *err, size_t errlen)
+{
+	const struct option_def *o = NULL;
+	for (size_t k = 0; k < NOPTIONS && !o; k++)
+		if (name_eq(name, strlen(name), options[k].name))
+			o = &options[k];
+	if (!o) {
+		const char *near = cli_nearest_option(name, strlen(name));
+		if (near)
+			return jh_err(err, errlen, JH_EUSAGE, "no option '%s'; the nearest is '%s'", name, near);
+		return jh_err(err, errlen, JH_EUSAGE, "no option '%s'", name);
+	}
+	if (!is_setting(o->id))
+		return jh_err(err, errlen, JH_EUSAGE, "'%s' is not a setting of a loaded profile", o->name);
+	if (o->arg && !value)
+		return jh_err(err, errlen, JH_EUSAGE, "'%s' needs a value: %s=%s", o->name, o->name, o->arg);
+	if (!o->arg && value)
+		return jh_err(err, errlen, JH_EUSAGE, "'%s' takes no value", o->name);
+	int nvalue = 0, ngran = 0, nmode = 0;
+	int rc = apply(c, o, value, &nvalue, &ngran, &nmode, err, errlen);
+	return rc == JH_ENOMEM ? jh_err(err, errlen, rc, "out of memory") : rc;
+}
+
+const char *cli_option_help(const char *name, const char **arg)
+{
+	for (size_t k = 0; k < NOPTIONS; k++)
+		if (name_eq(name, strlen(name), options[k].name)) {
+			if (arg)
+				*arg = options[k].arg;
+			return options[k].help;
+		}
+	return NULL;
+}
+
+void cli_each_setting(void (*fn)(void *ctx, const char *name, bool takes_value), void *ctx)
+{
+	for (size_t k = 0; k < NOPTIONS; k++)
+		if (is_setting(options[k].id))
+			fn(ctx, options[k].name, options[k].arg != NULL);
 }

@@ -25,6 +25,12 @@ enum output_mode {
 	MODE_SYMBOLS,
 	MODE_LIST,
 	MODE_DISASM,
+	MODE_TRACES,     /* every stack with its value (pprof's -traces) */
+	MODE_TREE,       /* each function with its callers and callees (pprof's -tree, -peek) */
+	MODE_WEB,        /* the call graph as SVG, opened in a browser */
+	MODE_WEBLIST,    /* --weblist=RE: the annotated source as HTML, opened in a browser */
+	MODE_GIF,        /* the call graph rendered by graphviz */
+	MODE_PS,
 };
 
 struct cli {
@@ -47,8 +53,13 @@ struct cli {
 	const char **source_dirs;       /* NULL-terminated */
 	const char *list;               /* --list=RE */
 	const char *disasm;             /* --disasm=RE */
+	const char *peek;               /* --peek=RE: the --tree entries of matching functions */
+	const char *weblist;            /* --weblist=RE */
+	const char **add_libs;          /* --add_lib, NULL-terminated */
 	const char **args;              /* positionals: [BINARY] PROFILE... */
-	size_t nargs, ndebug, nprefix, nbases, nsource;
+	size_t nargs, ndebug, nprefix, nbases, nsource, nadd_libs;
+	bool mode_set;                  /* an output format was given */
+	bool interactive;               /* --interactive: the shell even without a terminal */
 	bool help, version;
 };
 
@@ -59,5 +70,24 @@ void cli_release(struct cli *c);
 
 /* Writes the usage text (generated from the option table). */
 void cli_help(FILE *out);
+
+/* The long option nearest to NAME (LEN bytes, without dashes), for a "did
+ * you mean" hint: the one fewest edits away ('-' and '_' alike), or NULL
+ * when none is close. */
+const char *cli_nearest_option(const char *name, size_t len);
+
+/* Applies one long option NAME (without dashes, '-' and '_' alike) with
+ * VALUE (NULL when it takes none) to C, as on the command line; VALUE must
+ * outlive C.  Only the settings of a report are taken (value, granularity,
+ * filters, thread, node limits, sorting): the shell's "option=value"
+ * commands.  Returns 0, JH_EUSAGE with a message (unknown option, not a
+ * setting, a value missing or not wanted, a bad number) or JH_ENOMEM. */
+int cli_apply(struct cli *c, const char *name, char *value, char *err, size_t errlen);
+
+/* The usage line and help text of the long option NAME, or NULL. */
+const char *cli_option_help(const char *name, const char **arg);
+
+/* Calls FN with the name of every option cli_apply() takes, for completion. */
+void cli_each_setting(void (*fn)(void *ctx, const char *name, bool takes_value), void *ctx);
 
 #endif

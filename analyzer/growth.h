@@ -11,7 +11,6 @@
 #include <stdio.h>
 #include "analyzer/aggregate.h"
 #include "analyzer/profile.h"
-#include "output/text.h"
 
 struct growth {
 	size_t ndumps;
@@ -36,11 +35,8 @@ int growth_finish(struct growth *g, const struct profile *p, const uint32_t *rem
  * output format can show where memory grows. */
 void growth_apply(const struct growth *g, struct profile *p);
 
-/* The growth table: call sites (the leaf key of each stack after the
- * allocator cut and the filters) ranked by slope times fit. */
-int growth_write_text(FILE *out, const struct growth *g, const struct profile *p,
-		      const struct aggregate *a, enum pf_value value, enum units units,
-		      long nodecount);
+/* Sample SAMPLE's value V in dump DUMP (after growth_finish). */
+double growth_value(const struct growth *g, size_t sample, size_t dump, enum pf_value v);
 
 /* Least-squares fit of Y[0..n) against 0..n-1: slope and R^2 (0 when Y is
  * constant). */

@@ -80,6 +80,7 @@ struct split {
 	struct split_warning { unsigned long line; char *msg; } *warns;
 	size_t nwarns, cap_warns;
 	bool warn_oom;
+	bool truncated;         /* it found the file cut short (note_truncated) */
 	/* "t*" lines after the first one of a sample: applied in this order
 	 * after the first ones, so that every sum is made in the order the
 	 * sequential parser makes it */
@@ -113,6 +114,15 @@ static int perr(struct parser *ps, int code, const char *fmt, ...)
 		return jh_err(ps->err, ps->errlen, code, "%s", msg);
 	}
 	return jh_err(ps->err, ps->errlen, code, "%s:%lu: %s", ps->name, ps->lineno, msg);
+}
+
+/* The file looks cut short (parse_options.truncated). */
+static void note_truncated(struct parser *ps)
+{
+	if (ps->second)
+		ps->sp->truncated = true;   /* passed on when the halves are joined */
+	else if (ps->o && ps->o->truncated)
+		*ps->o->truncated = true;
 }
 
 __attribute__((format(printf, 2, 3)))
@@ -684,8 +694,10 @@ static int read_maps(struct parser *ps)
 	}
 	if (r < 0)
 		return r;
-	if (ps->last_unterminated)
+	if (ps->last_unterminated) {
 		pwarn(ps, "the file does not end with a newline (truncated dump?)");
+		note_truncated(ps);
+	}
 	return 0;
 }
 
@@ -848,8 +860,10 @@ static int v2_body(struct parser *ps)
 		return perr(ps, JH_EFORMAT, "the file ends in the middle of a stack record (truncated dump?)");
 	if (check_stack_done(ps))
 		return JH_EFORMAT;
-	if (!p->npresyms)
+	if (!p->npresyms) {
 		pwarn(ps, "no MAPPED_LIBRARIES section (truncated dump?): addresses can only be symbolized in the BINARY given on the command line");
+		note_truncated(ps);
+	}
 	return 0;
 }
 
@@ -1123,6 +1137,8 @@ static int parse_v2_split(struct parser *ps, const char *cut)
 					 base + sp->warns[i].line, sp->warns[i].msg);
 				ps->o->warn(ps->o->ctx, full);
 			}
+			if (sp->truncated && ps->o && ps->o->truncated)
+				*ps->o->truncated = true;
 			if (sp->rc)
 				rc = jh_err(ps->err, ps->errlen, sp->rc, "%s:%lu: %s", ps->name,
 					    base + sp->err_line, sp->msg);

@@ -37,6 +37,11 @@ struct parse_options {
 	size_t split_at;
 	/* When not NULL, set to whether the body was parsed in two threads. */
 	bool *split_done;
+	/* When not NULL, set to true when the file looks cut short although
+	 * what it holds could be read (no MAPPED_LIBRARIES section after the
+	 * stacks, a last line without its newline): the report is
+	 * incomplete.  A file cut inside a record is an error instead. */
+	bool *truncated;
 	/* When the body is parsed in two threads: called once, from either
 	 * of them, as soon as the first of the two halves is done, when one
 	 * core is left idle for the rest of the parse (waiting for the other

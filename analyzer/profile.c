@@ -280,6 +280,30 @@ uint32_t profile_find_mapping(const struct profile *p, uint64_t addr)
 	return best;
 }
 
+int64_t profile_cover_unmapped(struct profile *p, const struct pf_mapping *m)
+{
+	int64_t id = profile_mapping(p, m);
+	if (id < 0)
+		return id;
+	int64_t moved = 0;
+	for (size_t i = 0; i < p->nlocs; i++) {
+		struct pf_location *l = &p->locs[i];
+		if ((l->mapping != UINT32_MAX && p->maps[l->mapping].exec) ||
+		    l->addr < m->start || l->addr >= m->limit)
+			continue;
+		l->mapping = (uint32_t)id;
+		moved++;
+	}
+	if (moved) {
+		/* the location index's keys include the mapping */
+		idmap_release(&p->loc_index);
+		idmap_init(&p->loc_index);
+		if (index_locations(p))
+			return JH_ENOMEM;
+	}
+	return moved;
+}
+
 static int looks_like_shared_object(const char *path)
 {
 	const char *base = strrchr(path, '/');

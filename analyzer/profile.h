@@ -206,6 +206,12 @@ uint32_t profile_presym_find(const struct profile *p, uint64_t addr);
 /* Mapping id containing ADDR (executable mappings preferred), or UINT32_MAX. */
 uint32_t profile_find_mapping(const struct profile *p, uint64_t addr);
 
+/* Adds mapping M, an object loaded at its link-time addresses (jeprof's
+ * --add_lib), and points at it every location whose address M holds and
+ * that no executable mapping of the profile covers.  The main executable
+ * stays what it was.  Returns how many locations moved, or JH_ENOMEM. */
+int64_t profile_cover_unmapped(struct profile *p, const struct pf_mapping *m);
+
 /* Points every location at the mapping that contains it and picks the main
  * executable's mapping.  Called by the parser once the maps are known.
  * Returns 0 or JH_ENOMEM (the location index could not be rebuilt). */

@@ -162,32 +162,30 @@ static int cmp_edges(const void *x, const void *y, void *arg)
 	return 0;
 }
 
+struct edge_collector {
+	const uint32_t *node_of;
+	struct edge_set *es;
+};
+
+static int add_stack_edges(void *ctx, uint32_t sample, const uint32_t *keys, size_t n, double v)
+{
+	const struct edge_collector *c = ctx;
+	int rc = 0;
+	for (size_t i = 0; i + 1 < n && !rc; i++) {
+		uint32_t src = c->node_of[keys[i + 1]], dst = c->node_of[keys[i]];
+		if (src && dst)
+			rc = edge_set_add(c->es, src - 1, dst - 1, v);
+	}
+	return rc;
+}
+
 /* Sums the weight of every caller -> callee pair of keys in the unreduced
  * stacks where both ends are nodes.  NODE_OF maps a key id to its node
  * index + 1, or 0. */
 static int collect_edges(const struct report *r, const uint32_t *node_of, struct edge_set *es)
 {
-	const struct profile *p = r->p;
-	uint32_t *keys = NULL;
-	size_t cap = 0;
-	int rc = 0;
-	for (size_t si = 0; si < p->nsamples && !rc; si++) {
-		double v = p->samples[si].v[r->value];
-		if (v == 0)
-			continue;
-		int64_t n = aggregate_stack_keys(r->a, p, (uint32_t)si, &keys, &cap);
-		if (n < 0) {
-			rc = (int)n;
-			break;
-		}
-		for (int64_t i = 0; i + 1 < n && !rc; i++) {
-			uint32_t src = node_of[keys[i + 1]], dst = node_of[keys[i]];
-			if (src && dst)
-				rc = edge_set_add(es, src - 1, dst - 1, v);
-		}
-	}
-	free(keys);
-	return rc;
+	struct edge_collector c = { node_of, es };
+	return aggregate_each_stack(r->a, r->p, r->value, add_stack_edges, &c);
 }
 
 struct graph {
@@ -617,8 +615,8 @@ int output_graphviz(FILE *out, const struct report *r, const char *format,
 		target = TARGET_SVG;
 	else if (!strcmp(format, "pdf"))
 		target = TARGET_PDF;
-	else if (!strcmp(format, "png"))
-		target = TARGET_PNG;
+	else if (!strcmp(format, "png") || !strcmp(format, "gif") || !strcmp(format, "ps"))
+		target = TARGET_PNG;   /* jeprof sets a page size for PDF only */
 	else
 		return jh_err(err, errlen, JH_EUSAGE, "unknown graphviz format '%s'", format);
 	int fd = fileno(out);

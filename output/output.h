@@ -36,6 +36,8 @@ struct report {
 	const char *thread;          /* "t3" when reporting one thread, else NULL */
 	const char *list;            /* --list=RE */
 	const char *disasm;          /* --disasm=RE */
+	const char *peek;            /* --peek=RE: --tree of the matching entries */
+	const char *weblist;         /* --weblist=RE */
 	bool growth;                 /* --growth: sample values are fitted growth over a series */
 	const char *const *source_dirs; /* --source-dir, NULL-terminated, may be NULL */
 };
@@ -55,5 +57,23 @@ int output_raw(FILE *out, const struct report *r, char *err, size_t errlen);
 int output_list(FILE *out, const struct report *r, char *err, size_t errlen);
 /* --disasm=RE: annotated machine code (objdump) of the matching functions. */
 int output_disasm(FILE *out, const struct report *r, char *err, size_t errlen);
+/* --traces: every stack with its value (output/traces.c has the rules). */
+int output_traces(FILE *out, const struct report *r, char *err, size_t errlen);
+/* --tree, --peek=RE: each function's callers and callees (output/tree.c). */
+int output_tree(FILE *out, const struct report *r, char *err, size_t errlen);
+/* --weblist=RE: --list's annotated source as an HTML page (output/weblist.c). */
+int output_weblist(FILE *out, const struct report *r, char *err, size_t errlen);
+
+struct growth;
+/* --growth's table (output/growth.c): R's call sites ranked by steady
+ * growth over the series G. */
+int output_growth(FILE *out, const struct growth *g, const struct report *r, char *err,
+		  size_t errlen);
+
+/* "inuse_space" and so on: the name pprof gives value V. */
+const char *output_value_name(enum pf_value v);
+/* pprof's first report lines: "File: " and the program's base name (when
+ * known), "Type: " and the value's name. */
+void output_labels(FILE *out, const struct report *r);
 
 #endif

@@ -89,6 +89,8 @@ static int add_sample(struct build *b, const struct report *r, uint32_t si,
 	int64_t n = aggregate_stack_keys(r->a, r->p, si, keys, cap);
 	if (n < 0)
 		return (int)n;
+	if (n == 0 && r->a->filtered)
+		return 0;   /* the filters dropped it, or left it no frame */
 	struct stack e = { (uint32_t)st->nframes, 0, value, before };
 	if (n == 0) {
 		int64_t id = strtab_intern(&st->names, s->depth ? STACKS_ALLOCATOR_ONLY

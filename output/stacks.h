@@ -39,7 +39,8 @@ struct stacks {
  * by frame in byte order of the names (a stack before the longer stacks it
  * is a prefix of, so the order is a depth-first walk of the call tree with
  * children sorted by name).  Stacks whose value and before are both 0 are
- * left out.  Returns 0 or JH_ENOMEM; call stacks_release() afterwards in
+ * left out, and so are those that --focus, --ignore, --retain or
+ * --exclude drop or leave without a frame.  Returns 0 or JH_ENOMEM; call stacks_release() afterwards in
  * both cases. */
 int stacks_build(struct stacks *st, const struct report *r);
 void stacks_release(struct stacks *st);

@@ -24,6 +24,7 @@ libpcre2-dev
 libcurl4-openssl-dev
 curl
 openssl
+libedit-dev
 graphviz
 valgrind
 golang-go
@@ -40,6 +41,7 @@ nghttp2-client
 llvm
 clang
 lld
+chromium
 "
 
 set -u

@@ -2,6 +2,10 @@
 # tests/run.sh [SCRIPT...]: run the command-line tests (every
 # tests/t[0-9]*.sh, in order, or the scripts given) and print the summary
 # line "N passed, N failed" (plus ", N skipped" when some were skipped).
+# With UNIT_TESTS (the unit test programs, space-separated; make check
+# sets it) and no SCRIPT, the unit tests run first, after the workload
+# dumps are made (test_parse_split reads them), and the summary counts
+# their tests too: "N passed, N failed (M of them unit tests)".
 # Exits non-zero when a test failed or a script died without finishing.
 # The environment (JHEAP, PROFILES, JEPROF, UPDATE, VERBOSE...) passes
 # through to the scripts; see tests/lib.sh.
@@ -36,7 +40,33 @@ else
 	scripts=("$TEST_DIRECTORY"/t[0-9]*.sh)
 fi
 
-passed=0 failed=0 skipped=0 broken=
+passed=0 failed=0 skipped=0 broken= units=0
+if [ -n "${UNIT_TESTS:-}" ] && [ $# -eq 0 ]; then
+	PROFILES=${PROFILES:-$BUILD_DIR/profiles}
+	export PROFILES
+	if ! bash "$TEST_DIRECTORY/mkprofiles.sh" "$PROFILES" >"$TEST_RESULTS_DIR/mkprofiles.log" 2>&1; then
+		echo "run.sh: tests/mkprofiles.sh failed (see $TEST_RESULTS_DIR/mkprofiles.log)" >&2
+	fi
+	for u in $UNIT_TESTS; do
+		name=$(basename "$u")
+		"$u" >"$TEST_RESULTS_DIR/$name.out" 2>&1
+		rc=$?
+		cat "$TEST_RESULTS_DIR/$name.out"
+		# the program's last words: "FILE: N passed, N failed"
+		counts=$(sed -n 's/^.*: \([0-9][0-9]*\) passed, \([0-9][0-9]*\) failed$/\1 \2/p' \
+			"$TEST_RESULTS_DIR/$name.out" | tail -n 1)
+		if [ -z "$counts" ]; then
+			echo "run.sh: $name exited with status $rc without its summary line" >&2
+			broken="$broken $name"
+			continue
+		fi
+		read -r p f <<<"$counts"
+		passed=$((passed + p)) failed=$((failed + f)) units=$((units + p + f))
+		if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
+			broken="$broken $name"
+		fi
+	done
+fi
 for t in "${scripts[@]}"; do
 	[ -f "$t" ] || { echo "run.sh: no test script '$t'" >&2; broken="$broken $t"; continue; }
 	name=$(basename "$t" .sh)
@@ -58,6 +88,7 @@ done
 
 summary="$passed passed, $((failed + $(echo $broken | wc -w))) failed"
 [ "$skipped" -gt 0 ] && summary="$summary, $skipped skipped"
+[ "$units" -gt 0 ] && summary="$summary ($units of them unit tests)"
 [ -n "$broken" ] && echo "run.sh: scripts that did not finish cleanly:$broken" >&2
 echo "$summary"
 [ "$failed" -eq 0 ] && [ -z "$broken" ]

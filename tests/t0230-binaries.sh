@@ -103,14 +103,44 @@ test_expect_success 'the main program is found from the maps when BINARY is abse
 	test_cmp nopie nopie2
 '
 
-test_expect_success 'a dump without MAPPED_LIBRARIES still symbolizes a non-PIE BINARY' '
+test_expect_success 'a dump without MAPPED_LIBRARIES still symbolizes a non-PIE BINARY (status 1: cut short)' '
 	sed "/^MAPPED_LIBRARIES:/,\$d" "$PROFILES/w_basic_nopie.exact.heap" >nomaps.heap &&
-	"$JHEAP" --show_bytes "$PROFILES/w_basic_nopie" nomaps.heap >out 2>err &&
+	"$JHEAP" --show_bytes "$PROFILES/w_basic_nopie" nomaps.heap >out 2>err
+	test $? -eq 1 &&
 	grep "no MAPPED_LIBRARIES" err &&
 	grep "^       0 .* 1024000 .* alloc_malloc\$" out &&
 	# the leaf is a raw address in libjemalloc, wherever ASLR put it
 	# (0x00007e... as well as 0x00007f...)
 	grep "^ 5071872 .* 0x0000[0-9a-f]\{12\}\$" out
+'
+
+# --add_lib=FILE (jeprof's meaning): FILE's code at its link-time
+# addresses.  A non-PIE program's dump without its maps, and no BINARY:
+# without --add_lib its addresses stay hex; with it, the program's rows
+# are jeprof's (jeprof --add_lib with an unrelated PIE as the program,
+# whose fallback entry would otherwise name them).
+test_have_prog "$JEPROF" && test_set_prereq JEPROF
+test_expect_success '--add_lib: unmapped addresses looked up in FILE as they are' '
+	sed "/^MAPPED_LIBRARIES:/,\$d" "$PROFILES/w_basic_nopie.exact.heap" >nomaps.heap &&
+	"$JHEAP" -q --show_bytes nomaps.heap >plain
+	test $? -eq 1 && ! grep alloc_malloc plain &&
+	"$JHEAP" -q --show_bytes --add_lib="$PROFILES/w_basic_nopie" nomaps.heap >added
+	test $? -eq 1 &&
+	grep -E "^ +0 .* 1024000 .* alloc_malloc\$" added &&
+	"$JHEAP" --show_bytes --add_lib="$PROFILES/w_basic" nomaps.heap >/dev/null 2>err
+	grep "warning: --add_lib: no address of the profile .* lies in .*w_basic." err &&
+	"$JHEAP" --add_lib=no-such-lib nomaps.heap 2>err
+	test $? -eq 1 && grep "^jheap: --add_lib: cannot open .no-such-lib." err &&
+	"$JHEAP" --add_lib="$PROFILES/demo.exact.heap" nomaps.heap 2>err
+	test $? -eq 1 && grep "is not an ELF object file" err
+'
+
+test_expect_success JEPROF '--add_lib: the program'"'"'s rows are jeprof'"'"'s' '
+	test_jeprof jp --text --show_bytes --add_lib="$PROFILES/w_basic_nopie" "$PROFILES/w_basic" nomaps.heap &&
+	grep -v -e "^Total" -e " 0x0000" jp | sort >expect &&
+	test $(wc -l <expect) -ge 10 &&
+	grep -v -e "^Total" -e " 0x0000" added | sort >actual &&
+	test_cmp expect actual
 '
 
 test_expect_success 'a missing profile: message naming it, exit 1' '

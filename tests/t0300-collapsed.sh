@@ -212,6 +212,23 @@ for w in w_basic demo w_shlib; do
 	"
 done
 
+# A stack that --focus or --ignore drops, or --exclude leaves without a
+# frame, is no line at all (it was an "[allocator]" line): the weights
+# add up to the flat values --text shows.
+test_expect_success 'filtered stacks are left out, not shown as [allocator]' '
+	heap=$PROFILES/demo.exact.heap &&
+	folded out --focus=cache_store "$heap" &&
+	! grep "^\[allocator\]" out &&
+	test $(wc -l <out) -eq 1 &&
+	grep -E ";cache_store_value 2048000\$" out &&
+	folded out2 --ignore=cache_store "$heap" &&
+	! grep -e "^\[allocator\]" -e cache_store out2 &&
+	"$JHEAP" --text --show_bytes --ignore=cache_store "$heap" |
+		awk "NR > 1 { s += \$1 } END { print s }" >flat &&
+	awk "{ s += \$NF } END { print s }" out2 >sum &&
+	test_cmp flat sum
+'
+
 # --- the differential form --------------------------------------------
 
 test_expect_success '--base with the same dump: BEFORE = AFTER = the one-column weight' '

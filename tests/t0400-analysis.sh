@@ -195,6 +195,25 @@ test_expect_success '--growth --collapsed carries the fitted growth' '
 	grep -E ";leak_step 589824\$" folded && ! grep build_cache folded
 '
 
+# A site that grows by 16 KiB a dump grows by 0.0156 MB: in MB the table
+# shows it with two significant digits, not as a slope of 0.0.
+test_expect_success '--growth in MB: a slow leak does not print a slope of 0.0' '
+	for k in 1 2 3 4 5 6; do
+		{
+			printf "heap_v2/1\n  t*: %d: %d [0: 0]\n" $((k + 64)) $((16384 * k + 8388608))
+			printf "@ 0x1001 0x2001\n  t*: %d: %d [0: 0]\n" $k $((16384 * k))
+			printf "@ 0x1002 0x2002\n  t*: 64: 8388608 [0: 0]\n"
+			printf "\nMAPPED_LIBRARIES:\n"
+		} >slow.$k.heap || return 1
+	done &&
+	"$JHEAP" --growth --no-symbolize slow.[1-6].heap >mb &&
+	sed -n 1p mb | grep "(MB per profile;" &&
+	sed -n 3p mb | grep -E "^ +0\.016 +1\.00 +0\.016 +0\.094 +0\.078 0x0*1001\$" &&
+	sed -n 4p mb | grep -E "^ +0\.0 +0\.00 +8\.0 +8\.0 +0\.0 0x0*1002\$" &&
+	"$JHEAP" --growth --no-symbolize --show_bytes slow.[1-6].heap >bytes &&
+	sed -n 3p bytes | grep -E "^ +16384 +1\.00 +16384 +98304 +81920 0x0*1001\$"
+'
+
 # --- --symbols ------------------------------------------------------------
 test_expect_success '--symbols: maps and addresses on standard input, like jeprof' '
 	nm "$PROFILES/w_basic_nopie" | awk "\$3 == \"alloc_malloc\" || \$3 == \"caller_b\" { print \"0x\" \$1 }" >addrs &&

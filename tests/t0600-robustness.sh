@@ -38,6 +38,27 @@ test_expect_success 'truncated between records (a stack without counts)' '
 	expect_fail 1 "^jheap: t2.heap:[0-9]+: stack record has no .t\*:. counts line \(truncated dump\?\)" t2.heap
 '
 
+# A dump cut between records (or in its maps) can be read: the report of
+# what it holds is printed, with a warning, and the status is 1 (a
+# degraded result, as the man page says) with one thread or two.
+test_expect_success 'cut before its maps: the report of what is there, status 1' '
+	sed "/^MAPPED_LIBRARIES:/,\$d" "$H" >t3.heap &&
+	for threads in 1 2; do
+		JHEAP_THREADS=$threads JHEAP_PARSE_SPLIT_MIN=0 \
+			expect_fail 1 "^jheap: warning: t3.heap:[0-9]+: no MAPPED_LIBRARIES section \(truncated dump\?\)" \
+			--show_bytes "$B" t3.heap &&
+		grep "^Total: 5071872 B\$" out || return 1
+	done &&
+	"$JHEAP" --show_bytes "$B" "$H" >whole &&
+	grep "^Total: 5071872 B\$" whole
+'
+
+test_expect_success 'cut inside its last maps line: the report, status 1' '
+	head -c -1 "$H" >t4.heap &&
+	expect_fail 1 "^jheap: warning: t4.heap:[0-9]+: the file does not end with a newline \(truncated dump\?\)" t4.heap &&
+	grep "^Total: " out
+'
+
 test_expect_success 'counts that overflow 64 bits' '
 	printf "heap_v2/1\n@ 0x1 0x2\n  t*: 1: 18446744073709551616 [0: 0]\n" >big.heap &&
 	expect_fail 1 "^jheap: big.heap:3: a byte count does not fit in 64 bits" big.heap

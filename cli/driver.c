@@ -1,0 +1,748 @@
+/* The stages of a run: load once (parse, merge, symbolize), then write any
+ * number of reports from the model in memory (see driver.h). */
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "analyzer/aggregate.h"
+#include "analyzer/parse.h"
+#include "analyzer/util.h"
+#include "cli/addlib.h"
+#include "cli/browser.h"
+#include "cli/driver.h"
+#include "cli/remote.h"
+#include "symbolize/unnamed.h"
+#include "output/output.h"
+#include "output/text.h"
+#include "symbolize/symbolize.h"
+
+static void drop_cached(struct driver *r);
+
+static double seconds_between(const struct timespec *a, const struct timespec *b)
+{
+	return (double)(b->tv_sec - a->tv_sec) + (b->tv_nsec - a->tv_nsec) / 1e9;
+}
+
+bool driver_debug_on(const char *what)
+{
+	const char *d = getenv("JHEAP_DEBUG");
+	return d && strstr(d, what);
+}
+
+void driver_init(struct driver *d)
+{
+	d->tty = isatty(STDERR_FILENO);
+	const char *after = getenv("JHEAP_PROGRESS_AFTER");
+	d->progress_after = after && *after ? atof(after) : 1.0;
+	clock_gettime(CLOCK_MONOTONIC, &d->start);
+	d->mark = d->start;
+	d->progress_from = d->start;
+	d->debug_time = driver_debug_on("time");
+}
+
+static double cpu_seconds(const struct rusage *ru)
+{
+	return (double)(ru->ru_utime.tv_sec + ru->ru_stime.tv_sec) +
+	       (ru->ru_utime.tv_usec + ru->ru_stime.tv_usec) / 1e6;
+}
+
+/* JHEAP_DEBUG=time: the wall time since the previous stage ended, and
+ * the CPU time (all threads) and minor page faults it took. */
+void driver_stage_done(struct driver *r, const char *what)
+{
+	if (!r->debug_time)
+		return;
+	struct timespec now;
+	struct rusage ru;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	getrusage(RUSAGE_SELF, &ru);
+	double cpu = cpu_seconds(&ru);
+	fprintf(stderr, "jheap: time: %-10s %8.3f s (%.3f s in all), cpu %.3f s, %ld page faults\n",
+		what, seconds_between(&r->mark, &now), seconds_between(&r->start, &now),
+		cpu - r->mark_cpu, ru.ru_minflt - r->mark_flt);
+	r->mark = now;
+	r->mark_cpu = cpu;
+	r->mark_flt = ru.ru_minflt;
+}
+
+void driver_mark(struct driver *r)
+{
+	struct rusage ru;
+	clock_gettime(CLOCK_MONOTONIC, &r->mark);
+	r->progress_from = r->mark;
+	getrusage(RUSAGE_SELF, &ru);
+	r->mark_cpu = cpu_seconds(&ru);
+	r->mark_flt = ru.ru_minflt;
+}
+
+static void progress_clear(struct driver *r)
+{
+	if (r->shown) {
+		fputs("\r\033[K", stderr);
+		r->shown = false;
+	}
+}
+
+__attribute__((format(printf, 2, 3)))
+static void progress_show(struct driver *r, const char *fmt, ...)
+{
+	if (!r->tty || r->cli.quiet)
+		return;
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	if (seconds_between(&r->progress_from, &now) < r->progress_after)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	fputs("\r\033[Kjheap: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fflush(stderr);
+	r->shown = true;
+}
+
+static void parse_progress(void *ctx, const char *name, size_t done, size_t total)
+{
+	progress_show(ctx, "parsing %s: %zu of %zu MB", name, done >> 20, total >> 20);
+}
+
+static void symbolize_progress(void *ctx, size_t modules, size_t done, size_t total)
+{
+	progress_show(ctx, "symbolizing: %zu of %zu addresses (%zu objects)", done, total, modules);
+}
+
+/* Prints "jheap: MSG" unless --quiet: what a fetch did. */
+static void info_cb(void *ctx, const char *msg)
+{
+	struct driver *r = ctx;
+	progress_clear(r);
+	if (!r->cli.quiet)
+		fprintf(stderr, "jheap: %s\n", msg);
+}
+
+static void fetch_progress(void *ctx, const char *what)
+{
+	progress_show(ctx, "%s", what);
+}
+
+/* Prints "jheap: note: MSG" unless --quiet. */
+static void note_line(void *ctx, const char *msg)
+{
+	struct driver *r = ctx;
+	progress_clear(r);
+	if (!r->cli.quiet)
+		fprintf(stderr, "jheap: note: %s\n", msg);
+}
+
+void driver_warn(void *ctx, const char *msg)
+{
+	struct driver *r = ctx;
+	progress_clear(r);
+	if (!r->cli.quiet)
+		fprintf(stderr, "jheap: warning: %s\n", msg);
+}
+
+void driver_note(void *ctx, const char *msg)
+{
+	struct driver *r = ctx;
+	progress_clear(r);
+	fprintf(stderr, "jheap: cache: %s\n", msg);
+}
+
+/* The persistent symbol cache, or NULL when --no-cache, --no-symbolize or
+ * when the folder cannot be used: then WHY says so (else it is ""), for a
+ * warning the caller gives when it is time (the run goes on). */
+static struct diskcache *open_cache_quiet(struct driver *r, const struct symcache *sc,
+					  char *why, size_t whylen)
+{
+	const struct cli *c = &r->cli;
+	why[0] = '\0';
+	if (c->no_cache || c->no_symbolize)
+		return NULL;
+	char err[1024];
+	struct diskcache *dc = diskcache_new(NULL, symcache_debuginfo_dirs(sc), err, sizeof(err));
+	if (!dc)
+		snprintf(why, whylen, "symbol cache not used: %s (--no-cache skips it)", err);
+	return dc;
+}
+
+struct diskcache *driver_open_cache(struct driver *r, const struct symcache *sc)
+{
+	char why[1200];
+	struct diskcache *dc = open_cache_quiet(r, sc, why, sizeof(why));
+	if (why[0])
+		driver_warn(r, why);
+	return dc;
+}
+
+/* parse_options.core_idle: the parse has a core to spare from now on. */
+static void core_idle(void *ctx)
+{
+	struct driver *r = ctx;
+	if (r->pre_sc && !r->pre)
+		r->pre = symbolize_preload_start(r->pre_sc, r->pre_dc, r->pre_binary);
+}
+
+static const char *program_name(const struct profile *p, const char *binary);
+
+static int load(struct driver *r, struct profile *dst, const char *path, double sign)
+{
+	struct profile one;
+	char err[1024];
+	if (profile_init(&one)) {
+		fprintf(stderr, "jheap: out of memory\n");
+		return EXIT_DATA;
+	}
+	bool truncated = false;
+	struct parse_options po = { .warn = driver_warn, .ctx = r, .progress = parse_progress,
+				    .core_idle = core_idle, .truncated = &truncated };
+	int rc = remote_is_url(path)
+		? remote_load(&one, path, &r->remote, &po, err, sizeof(err))
+		: parse_file(&one, strcmp(path, "-") ? path : "/dev/stdin", &po, err, sizeof(err));
+	progress_clear(r);
+	if (truncated)
+		r->degraded = true;   /* the report is of what the file holds: exit status 1 */
+	if (rc) {
+		fprintf(stderr, "jheap: %s\n", err);
+		profile_release(&one);
+		return EXIT_DATA;
+	}
+	const char *was = program_name(dst, NULL), *base = program_name(&one, NULL);
+	if (sign < 0 && *was && *base && strcmp(was, base)) {
+		char msg[1200];
+		snprintf(msg, sizeof(msg), "the base profile '%s' is of '%s', the profile of '%s': the difference is between two programs",
+			 path, base, was);
+		driver_warn(r, msg);
+	}
+	if (sign > 0 && dst->format == PF_FMT_NONE && !dst->nsamples && !dst->nmaps &&
+	    !dst->npresyms) {
+		/* the first profile: take it as it is rather than copy it */
+		profile_release(dst);
+		*dst = one;
+		return EXIT_OK;
+	}
+	rc = profile_merge(dst, &one, sign, err, sizeof(err));
+	profile_release(&one);
+	if (rc) {
+		fprintf(stderr, "jheap: %s\n", err);
+		return EXIT_DATA;
+	}
+	return EXIT_OK;
+}
+
+/* True when PATH names one of the input files of C (the same inode),
+ * which opening it for writing would destroy. */
+static bool output_is_input(const struct cli *c, const char *path)
+{
+	struct stat o;
+	if (stat(path, &o))
+		return false;
+	for (size_t i = 0; i < c->nargs; i++) {
+		struct stat s;
+		if (!stat(c->args[i], &s) && s.st_dev == o.st_dev && s.st_ino == o.st_ino)
+			return true;
+	}
+	for (size_t i = 0; i < c->nbases; i++) {
+		struct stat s;
+		if (!stat(c->bases[i], &s) && s.st_dev == o.st_dev && s.st_ino == o.st_ino)
+			return true;
+	}
+	return false;
+}
+
+static const char *value_option(enum pf_value v)
+{
+	switch (v) {
+	case PF_INUSE_OBJECTS: return "--inuse_objects";
+	case PF_INUSE_SPACE: return "--inuse_space";
+	case PF_ALLOC_OBJECTS: return "--alloc_objects";
+	default: return "--alloc_space";
+	}
+}
+
+static void drop_negative(struct profile *p)
+{
+	for (size_t i = 0; i < p->nsamples; i++)
+		for (int j = 0; j < PF_NVALUES; j++)
+			if (p->samples[i].v[j] < 0)
+				p->samples[i].v[j] = 0;
+}
+
+/* The symbol caches exist before the dumps are read so that the binary
+ * and its persistent cache can be opened beside the parse; they are kept
+ * for a reload.  Returns 0 or EXIT_DATA. */
+static int open_caches(struct driver *r, const struct cli *c, char *why, size_t whylen)
+{
+	why[0] = '\0';
+	if (r->caches_open)
+		return EXIT_OK;
+	r->sc = symcache_new(&(struct symcache_options){ .debuginfo_dirs = c->debuginfo_dirs });
+	if (!r->sc) {
+		fprintf(stderr, "jheap: out of memory\n");
+		return EXIT_DATA;
+	}
+	r->dc = open_cache_quiet(r, r->sc, why, whylen);
+	r->caches_open = true;
+	return EXIT_OK;
+}
+
+int driver_load(struct driver *r, const char *binary, const char *const *paths,
+		size_t npaths, const struct cli *c)
+{
+	char err[1024];
+	struct profile p;
+	if (profile_init(&p)) {
+		fprintf(stderr, "jheap: out of memory\n");
+		return EXIT_DATA;
+	}
+	int rc = EXIT_OK;
+	if (c->growth) {
+		growth_release(&r->g);
+		growth_init(&r->g);
+		r->growth = &r->g;
+	}
+	r->remote = (struct remote_options){
+		.binary = binary, .seconds = c->seconds, .lib_prefixes = c->lib_prefixes,
+		.note = info_cb, .warn = driver_warn, .progress = fetch_progress, .ctx = r,
+	};
+	char cache_why[1200];
+	bool first = !r->caches_open;
+	rc = open_caches(r, c, cache_why, sizeof(cache_why));
+	if (rc)
+		goto out;
+	if (first && !c->no_symbolize && binary) {
+		r->pre_sc = r->sc;
+		r->pre_dc = r->dc;
+		r->pre_binary = binary;
+	}
+	for (size_t i = 0; i < npaths && !rc; i++) {
+		rc = load(r, &p, paths[i], 1);
+		if (!rc && c->growth && growth_snapshot(&r->g, &p)) {
+			fprintf(stderr, "jheap: out of memory\n");
+			rc = EXIT_DATA;
+		}
+	}
+	for (size_t i = 0; i < c->nbases && !rc; i++)
+		rc = load(r, &p, c->bases[i], -1);
+	symbolize_preload_finish(r->pre);
+	r->pre = NULL;
+	r->pre_sc = NULL;
+	/* names from the server of the first URL, for files not here */
+	const char *url = rc || binary || c->no_symbolize ? NULL
+		: remote_first_url(paths, npaths, (const char *const *)c->bases, c->nbases);
+	if (url && remote_symbols(&p, url, &r->remote, err, sizeof(err))) {
+		fprintf(stderr, "jheap: %s\n", err);
+		rc = EXIT_DATA;
+	}
+	if (rc)
+		goto out;
+	driver_stage_done(r, "parse");
+	if (cache_why[0])
+		driver_warn(r, cache_why);
+	for (size_t i = 0; i < c->nadd_libs; i++) {
+		size_t moved;
+		if (addlib_apply(&p, c->add_libs[i], &moved, err, sizeof(err))) {
+			fprintf(stderr, "jheap: %s\n", err);
+			rc = EXIT_DATA;
+			goto out;
+		}
+		if (!moved) {
+			snprintf(err, sizeof(err), "--add_lib: no address of the profile that a mapping leaves uncovered lies in '%s'",
+				 c->add_libs[i]);
+			driver_warn(r, err);
+		}
+	}
+	if ((c->value == PF_ALLOC_SPACE || c->value == PF_ALLOC_OBJECTS) && !p.has_alloc &&
+	    p.nsamples) {
+		fprintf(stderr, "jheap: %s: the profile has no allocation counts (the program ran without MALLOC_CONF=prof_accum:true); use --inuse_space or --inuse_objects\n",
+			value_option(c->value));
+		rc = EXIT_DATA;
+		goto out;
+	}
+	struct symbolize_options so = {
+		.binary = binary, .lib_prefixes = c->lib_prefixes,
+		.cache = r->dc, .note = driver_debug_on("cache") ? driver_note : NULL,
+		.no_symbolize = c->no_symbolize, .warn = driver_warn, .ctx = r,
+		.progress = symbolize_progress,
+		.symcache_opts = { .debuginfo_dirs = c->debuginfo_dirs },
+		.ranges = driver_needs_ranges(c),
+	};
+	struct symbolize_stats st;
+	uint32_t *remap = NULL;
+	if (symbolize_profile(&p, r->sc, &so, &st, err, sizeof(err)) ||
+	    (profile_fold_by_symbol(&p, c->gran == GRAN_ADDRESSES, &remap) &&
+	     jh_err(err, sizeof(err), JH_ENOMEM, "out of memory")) ||
+	    (c->growth && growth_finish(&r->g, &p, remap) && jh_err(err, sizeof(err), JH_ENOMEM, "out of memory"))) {
+		fprintf(stderr, "jheap: %s\n", err);
+		rc = EXIT_DATA;
+		free(remap);
+		goto out;
+	}
+	free(remap);
+	driver_stage_done(r, "symbolize");
+	if (c->drop_negative)
+		drop_negative(&p);
+	if (c->growth && c->mode != MODE_TEXT)
+		growth_apply(&r->g, &p);
+	if (st.binary_mismatch)
+		r->degraded = true;
+	/* a stripped program that passes the call check is the right one:
+	 * a note says how to get its names */
+	if (st.main_pcs && !st.main_resolved && !c->no_symbolize && !st.binary_mismatch &&
+	    st.main_calls.verdict != CALLCHECK_MATCH && !st.main_stripped) {
+		const char *name = binary;
+		if (p.main_mapping != UINT32_MAX && p.maps[p.main_mapping].object)
+			name = strtab_get(&p.strs, p.maps[p.main_mapping].object);
+		fprintf(stderr, "jheap: warning: none of the %zu addresses in the main program resolve to a function in '%s': is it the binary that wrote the dump?\n",
+			st.main_pcs, name ? name : "?");
+		r->degraded = true;
+	}
+	progress_clear(r);
+	/* the new model replaces the one before */
+	drop_cached(r);
+	if (r->loaded)
+		profile_release(&r->p);
+	r->p = p;
+	r->loaded = true;
+	r->binary = binary;
+	r->paths = paths;
+	r->npaths = npaths;
+	r->nbases = c->nbases;
+	r->ranges = so.ranges;
+	r->by_address = c->gran == GRAN_ADDRESSES;
+	r->noted = c->no_symbolize;
+	return EXIT_OK;
+out:
+	profile_release(&p);
+	return rc;
+}
+
+bool driver_needs_ranges(const struct cli *o)
+{
+	return o->mode == MODE_DISASM || o->mode == MODE_WEBLIST;
+}
+
+bool driver_loaded_for(const struct driver *d, const struct cli *o)
+{
+	return d->loaded && d->nbases == o->nbases && (d->ranges || !driver_needs_ranges(o)) &&
+	       d->by_address == (o->gran == GRAN_ADDRESSES);
+}
+
+static int write_report(struct driver *r, const struct cli *c, const struct report *rep,
+			FILE *out)
+{
+	char err[1024] = "";
+	int rc = 0;
+	switch (c->mode) {
+	case MODE_TEXT: {
+		struct text_options to = { .units = rep->units, .nodecount = rep->nodecount,
+					   .thread = rep->thread, .nodelimit = -1 };
+		if (c->nodefraction_set) {
+			/* jeprof's limit and note, as for call graphs */
+			char v[64];
+			to.nodelimit = trunc(c->nodefraction * fabs(rep->a->flat_total));
+			text_format_value(v, sizeof(v), to.nodelimit, rep->units);
+			progress_clear(r);
+			if (!r->cli.quiet)
+				fprintf(stderr, "Dropping nodes with <= %s %s\n", v, text_unit_name(rep->units));
+		}
+		text_write(out, rep->a, &to);
+		break;
+	}
+	case MODE_COLLAPSED: rc = output_collapsed(out, rep, err, sizeof(err)); break;
+	case MODE_FLAMEGRAPH: rc = output_flamegraph(out, rep, err, sizeof(err)); break;
+	case MODE_DOT: rc = output_dot(out, rep, err, sizeof(err)); break;
+	case MODE_SVG: rc = output_graphviz(out, rep, "svg", err, sizeof(err)); break;
+	case MODE_PDF: rc = output_graphviz(out, rep, "pdf", err, sizeof(err)); break;
+	case MODE_PNG: rc = output_graphviz(out, rep, "png", err, sizeof(err)); break;
+	case MODE_PROTO: rc = output_proto(out, rep, err, sizeof(err)); break;
+	case MODE_SPEEDSCOPE: rc = output_speedscope(out, rep, err, sizeof(err)); break;
+	case MODE_CALLGRIND: rc = output_callgrind(out, rep, err, sizeof(err)); break;
+	case MODE_RAW: rc = output_raw(out, rep, err, sizeof(err)); break;
+	case MODE_LIST: rc = output_list(out, rep, err, sizeof(err)); break;
+	case MODE_DISASM: rc = output_disasm(out, rep, err, sizeof(err)); break;
+	case MODE_TRACES: rc = output_traces(out, rep, err, sizeof(err)); break;
+	case MODE_TREE: rc = output_tree(out, rep, err, sizeof(err)); break;
+	case MODE_WEB: rc = output_graphviz(out, rep, "svg", err, sizeof(err)); break;
+	case MODE_WEBLIST: rc = output_weblist(out, rep, err, sizeof(err)); break;
+	case MODE_GIF: rc = output_graphviz(out, rep, "gif", err, sizeof(err)); break;
+	case MODE_PS: rc = output_graphviz(out, rep, "ps", err, sizeof(err)); break;
+	case MODE_SYMBOLS: break;
+	}
+	if (rc) {
+		fprintf(stderr, "jheap: %s\n", err);
+		return rc == JH_EUSAGE ? EXIT_USAGE : EXIT_DATA;
+	}
+	return EXIT_OK;
+}
+
+static int report_one(struct driver *r, const struct cli *c, struct profile *p,
+		      const char *thread, FILE *out);
+
+static int cmp_thread_uid(const void *a, const void *b, void *arg)
+{
+	const struct profile *p = arg;
+	int64_t x = p->threads[*(const uint32_t *)a].uid, y = p->threads[*(const uint32_t *)b].uid;
+	return x < y ? -1 : x > y;
+}
+
+/* Without --thread, one report of the whole profile.  With --thread=N or
+ * '*', the samples' values are replaced by each thread's share in turn
+ * (already net of --base: thread values merge with the base's sign). */
+static int report(struct driver *r, const struct cli *c, struct profile *p, FILE *out)
+{
+	if (!c->thread)
+		return report_one(r, c, p, NULL, out);
+	bool all = !strcmp(c->thread, "*");
+	if (all && c->mode != MODE_TEXT && c->mode != MODE_DOT && c->mode != MODE_COLLAPSED &&
+	    c->mode != MODE_CALLGRIND && c->mode != MODE_TRACES && c->mode != MODE_TREE) {
+		fprintf(stderr, "jheap: --thread='*' writes one report per thread and works with --text, --traces, --tree, --dot, --collapsed and --callgrind; pick one thread for this format\n");
+		return EXIT_USAGE;
+	}
+	uint32_t *ids = malloc((p->nthreads + 1) * sizeof(*ids));
+	double (*saved)[2][PF_NVALUES] = malloc((p->nsamples + 1) * sizeof(*saved));
+	if (!ids || !saved) {
+		free(ids);
+		free(saved);
+		fprintf(stderr, "jheap: out of memory\n");
+		return EXIT_DATA;
+	}
+	size_t n = 0;
+	for (size_t i = 0; i < p->nthreads; i++)
+		if (all || p->threads[i].uid == strtoll(c->thread, NULL, 10))
+			ids[n++] = (uint32_t)i;
+	jh_qsort_r(ids, n, sizeof(*ids), cmp_thread_uid, p);
+	int rc = EXIT_OK;
+	if (!n) {
+		fprintf(stderr, "jheap: the profile has no thread %s (%zu threads%s)\n", c->thread,
+			p->nthreads, p->nthreads ? "; try --thread='*'" : "");
+		rc = EXIT_DATA;
+	}
+	for (size_t i = 0; i < p->nsamples; i++) {
+		memcpy(saved[i][0], p->samples[i].v, sizeof(saved[i][0]));
+		memcpy(saved[i][1], p->samples[i].base, sizeof(saved[i][1]));
+	}
+	for (size_t k = 0; k < n && rc == EXIT_OK; k++) {
+		const struct pf_thread *t = &p->threads[ids[k]];
+		for (size_t i = 0; i < p->nsamples; i++) {
+			memset(p->samples[i].v, 0, sizeof(p->samples[i].v));
+			memset(p->samples[i].base, 0, sizeof(p->samples[i].base));
+		}
+		for (size_t i = 0; i < p->ntvals; i++) {
+			const struct pf_thread_value *tv = &p->tvals[i];
+			if (tv->thread != ids[k])
+				continue;
+			for (int j = 0; j < PF_NVALUES; j++)
+				p->samples[tv->sample].v[j] += tv->v[j];
+		}
+		char label[300];
+		const char *name = strtab_get(&p->strs, t->name);
+		snprintf(label, sizeof(label), "t%lld%s%s", (long long)t->uid, *name ? " " : "", name);
+		if (k && (c->mode == MODE_TEXT || c->mode == MODE_TREE))
+			fputc('\n', out);
+		rc = report_one(r, c, p, label, out);
+	}
+	for (size_t i = 0; i < p->nsamples; i++) {
+		memcpy(p->samples[i].v, saved[i][0], sizeof(saved[i][0]));
+		memcpy(p->samples[i].base, saved[i][1], sizeof(saved[i][1]));
+	}
+	free(ids);
+	free(saved);
+	return rc;
+}
+
+/* The program's name as reports show it: BINARY as typed, else the main
+ * executable from the dump, else a symbolized profile's "binary=". */
+static const char *program_name(const struct profile *p, const char *binary)
+{
+	if (binary)
+		return binary;
+	if (p->main_mapping != UINT32_MAX)
+		return strtab_get(&p->strs, p->maps[p->main_mapping].path);
+	return strtab_get(&p->strs, p->presym_binary);
+}
+
+static bool same_re(const char *a, const char *b)
+{
+	return a == b || (a && b && !strcmp(a, b));
+}
+
+/* Whether the cached aggregate was built with the options of AO. */
+static bool cached_for(const struct driver *r, const struct agg_options *ao)
+{
+	const struct agg_options *k = &r->agg_key;
+	return r->agg_cached && k->value == ao->value && k->gran == ao->gran &&
+	       k->full_names == ao->full_names && k->keep_allocator == ao->keep_allocator &&
+	       same_re(k->focus, ao->focus) && same_re(k->ignore, ao->ignore) &&
+	       same_re(k->retain, ao->retain) && same_re(k->exclude, ao->exclude);
+}
+
+static void drop_cached(struct driver *r)
+{
+	if (r->agg_cached)
+		aggregate_release(&r->agg);
+	r->agg_cached = false;
+	for (int i = 0; i < 4; i++) {
+		free(r->agg_res[i]);
+		r->agg_res[i] = NULL;
+	}
+}
+
+/* The aggregate of the whole profile (not a thread's: those change the
+ * samples) for AO is kept, so that the shell's next report with the same
+ * value, granularity and filters is written without summing again. */
+static void keep_cached(struct driver *r, struct aggregate *a, const struct agg_options *ao)
+{
+	drop_cached(r);
+	const char *res[4] = { ao->focus, ao->ignore, ao->retain, ao->exclude };
+	for (int i = 0; i < 4; i++)
+		if (res[i] && !(r->agg_res[i] = strdup(res[i]))) {
+			drop_cached(r);
+			aggregate_release(a);
+			return;
+		}
+	r->agg = *a;
+	r->agg_key = *ao;
+	r->agg_key.focus = r->agg_res[0];
+	r->agg_key.ignore = r->agg_res[1];
+	r->agg_key.retain = r->agg_res[2];
+	r->agg_key.exclude = r->agg_res[3];
+	r->agg_cached = true;
+}
+
+static int report_one(struct driver *r, const struct cli *c, struct profile *p,
+		      const char *thread, FILE *out)
+{
+	struct agg_options ao = {
+		.value = c->value, .gran = c->gran, .full_names = c->full_names,
+		.keep_allocator = c->keep_allocator, .focus = c->focus, .ignore = c->ignore,
+		.retain = c->retain, .exclude = c->exclude,
+	};
+	struct aggregate own, *a = &own;
+	bool cacheable = !thread && !r->growth;
+	if (cacheable && cached_for(r, &ao)) {
+		a = &r->agg;
+		if (aggregate_sort(a, c->cum)) {
+			fprintf(stderr, "jheap: out of memory\n");
+			return EXIT_DATA;
+		}
+	} else {
+		int brc = aggregate_build(a, p, &ao);
+		if (brc || aggregate_sort(a, c->cum)) {
+			fprintf(stderr, "jheap: %s\n", brc == JH_EUSAGE ? a->errmsg : "out of memory");
+			aggregate_release(a);
+			return brc == JH_EUSAGE ? EXIT_USAGE : EXIT_DATA;
+		}
+	}
+	driver_stage_done(r, "aggregate");
+	/* once per model: which stripped objects hold unnamed code */
+	if (!r->noted && unnamed_notes(p, a, c->value, r->sc, note_line, r) >= 0)
+		r->noted = true;
+	struct report rep = {
+		.p = p, .a = a, .value = c->value, .units = text_units(c->value, c->show_bytes),
+		.gran = c->gran, .full_names = c->full_names, .keep_allocator = c->keep_allocator,
+		.diff = r->nbases > 0, .no_symbolize = c->no_symbolize,
+		.nodecount = c->nodecount, .nodefraction = c->nodefraction,
+		.edgefraction = c->edgefraction, .maxdegree = c->maxdegree,
+		.program = program_name(p, r->binary), .profile_paths = r->paths,
+		.thread = thread, .list = c->list, .disasm = c->disasm, .peek = c->peek,
+		.weblist = c->weblist, .growth = r->growth != NULL,
+		.source_dirs = (const char *const *)c->source_dirs,
+	};
+	int rc;
+	if (r->growth && c->mode == MODE_TEXT) {
+		char err[256];
+		rc = output_growth(out, r->growth, &rep, err, sizeof(err))
+			? (fprintf(stderr, "jheap: %s\n", err), EXIT_DATA) : EXIT_OK;
+	} else {
+		rc = write_report(r, c, &rep, out);
+	}
+	if (a == &own) {
+		if (cacheable)
+			keep_cached(r, a, &ao);
+		else
+			aggregate_release(a);
+	}
+	return rc;
+}
+
+int driver_write(struct driver *d, const struct cli *o, FILE *out)
+{
+	int rc = report(d, o, &d->p, out);
+	driver_stage_done(d, "write");
+	return rc;
+}
+
+int driver_write_file(struct driver *d, const struct cli *o, const char *path)
+{
+	FILE *out;
+	if (output_is_input(o, path)) {
+		fprintf(stderr, "jheap: refusing to write the report over the input '%s'\n", path);
+		return EXIT_USAGE;
+	}
+	if (!(out = fopen(path, "w"))) {
+		fprintf(stderr, "jheap: cannot write '%s': %s\n", path, strerror(errno));
+		return EXIT_DATA;
+	}
+	int rc = driver_write(d, o, out);
+	if (fclose(out)) {
+		fprintf(stderr, "jheap: cannot write '%s': %s\n", path, strerror(errno));
+		rc = EXIT_DATA;
+	}
+	return rc;
+}
+
+int driver_show(struct driver *d, const struct cli *o, const char *path)
+{
+	char tmp[4096], err[1024];
+	int rc;
+	if (path) {
+		rc = driver_write_file(d, o, path);
+	} else {
+		const char *suffix = o->mode == MODE_WEBLIST ? "html" : "svg";
+		int fd = browser_temp_file(suffix, tmp, sizeof(tmp), err, sizeof(err));
+		FILE *out = fd >= 0 ? fdopen(fd, "w") : NULL;
+		if (!out) {
+			if (fd >= 0)
+				close(fd);
+			fprintf(stderr, "jheap: %s\n", fd < 0 ? err : strerror(errno));
+			return EXIT_DATA;
+		}
+		rc = driver_write(d, o, out);
+		if (fclose(out) && !rc) {
+			fprintf(stderr, "jheap: cannot write '%s': %s\n", tmp, strerror(errno));
+			rc = EXIT_DATA;
+		}
+		path = tmp;
+	}
+	if (rc)
+		return rc;
+	if (!d->cli.quiet)
+		fprintf(stderr, "jheap: opening %s\n", path);
+	if (browser_open(path, err, sizeof(err))) {
+		fprintf(stderr, "jheap: %s\n", err);
+		return EXIT_DATA;
+	}
+	return EXIT_OK;
+}
+
+void driver_release(struct driver *d)
+{
+	if (d->caches_open) {
+		diskcache_free(d->dc);
+		symcache_free(d->sc);
+	}
+	d->dc = NULL;
+	d->sc = NULL;
+	d->caches_open = false;
+	growth_release(&d->g);
+	d->growth = NULL;
+	drop_cached(d);
+	if (d->loaded)
+		profile_release(&d->p);
+	d->loaded = false;
+	driver_stage_done(d, "free");
+}

@@ -1,0 +1,273 @@
+/* jheap's entry point: the command line, then the stages of cli/driver.c
+ * (load once, write the report); the only place with main() and the exit
+ * status (0 ok, 1 data error or degraded result, 2 usage error). */
+#include <errno.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include "analyzer/aggregate.h"
+#include "analyzer/cli.h"
+#include "analyzer/profile.h"
+#include "analyzer/util.h"
+#include "cli/driver.h"
+#include "cli/remote.h"
+#include "cli/shell.h"
+#include "symbolize/maps.h"
+#include "symbolize/symbolize.h"
+
+#ifndef JHEAP_VERSION
+#define JHEAP_VERSION "0.1.0"
+#endif
+
+/* 1 when PATH starts with the ELF magic, 0 when not, -1 (errno set) when it
+ * cannot be read. */
+static int is_elf(const char *path)
+{
+	if (!strcmp(path, "-"))
+		return 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	unsigned char b[4] = { 0 };
+	ssize_t n = read(fd, b, 4);
+	int e = errno;
+	close(fd);
+	if (n < 0) {
+		errno = e;
+		return -1;
+	}
+	return n == 4 && !memcmp(b, "\177ELF", 4);
+}
+
+/* jemalloc's dump names are <prefix>.<pid>.<seq>.<kind><n>.heap; returns
+ * <seq>, or -1 when PATH does not look like one. */
+static long long dump_sequence(const char *path)
+{
+	const char *end = strrchr(path, '/');
+	end = end ? end + 1 : path;
+	size_t n = strlen(end);
+	if (n < 5 || strcmp(end + n - 5, ".heap"))
+		return -1;
+	/* walk back over ".<kind><n>" to ".<seq>" */
+	const char *dot[3] = { NULL, NULL, NULL };
+	int found = 0;
+	for (const char *q = end + n - 5; q > end && found < 3; q--)
+		if (q[-1] == '.')
+			dot[found++] = q;
+	if (found < 2)
+		return -1;
+	const char *seq = dot[1];
+	char *stop;
+	long long v = strtoll(seq, &stop, 10);
+	return stop > seq && *stop == '.' ? v : -1;
+}
+
+static int cmp_sequence(const void *a, const void *b)
+{
+	long long x = dump_sequence(*(const char *const *)a), y = dump_sequence(*(const char *const *)b);
+	return x < y ? -1 : x > y;
+}
+
+static bool is_alnum(char c)
+{
+	return (c >= '0' && c <= '9') || ((c | 32) >= 'a' && (c | 32) <= 'z') || c == '_';
+}
+
+
+/* The first word "0x<hex>" of LINE (jeprof's /\b(0x[0-9a-f]+)\b/i), or NULL. */
+static const char *find_hex_token(const char *line)
+{
+	for (const char *s = line; *s; s++) {
+		if (s[0] != '0' || (s[1] | 32) != 'x' || jh_hexval(s[2]) < 0 || (s > line && is_alnum(s[-1])))
+			continue;
+		const char *e = s + 2;
+		while (jh_hexval(*e) >= 0)
+			e++;
+		if (!is_alnum(*e))
+			return s;
+	}
+	return NULL;
+}
+
+/* --symbols: jeprof's PrintSymbols.  Standard input holds maps lines and
+ * lines with a "0x..." address (looked up as given, without the -1 of
+ * return addresses); one line per address is printed: the short name of
+ * its outermost function, or the address as 16 hex digits when unknown. */
+static int run_symbols(struct driver *r, const char *binary)
+{
+	struct profile p;
+	char err[1024], *line = NULL;
+	size_t cap = 0;
+	ssize_t n;
+	uint32_t *order = NULL;
+	size_t norder = 0, cap_order = 0;
+	int rc = EXIT_OK;
+	if (profile_init(&p))
+		return EXIT_DATA;
+	while ((n = getline(&line, &cap, stdin)) > 0) {
+		const char *hex = find_hex_token(line);
+		if (hex) {
+			uint64_t a = strtoull(hex, NULL, 16);
+			int64_t id = profile_location(&p, a, true, UINT32_MAX);
+			if (id < 0 || JH_PUSH(order, norder, cap_order, (uint32_t)id))
+				goto oom;
+			continue;
+		}
+		struct maps_line ml;
+		if (maps_parse_line(line, (size_t)n - (line[n - 1] == '\n'), &ml, err, sizeof(err)))
+			continue;
+		struct pf_mapping m = { .start = ml.start, .limit = ml.end, .offset = ml.offset,
+					.exec = ml.exec, .deleted = ml.deleted,
+					.kind = ml.pathlen ? (ml.path[0] == '[' ? PF_MAP_SPECIAL : PF_MAP_FILE) : PF_MAP_ANON };
+		int64_t sid = strtab_intern_n(&p.strs, ml.path, ml.pathlen);
+		if (sid < 0)
+			goto oom;
+		m.path = (uint32_t)sid;
+		if (profile_mapping(&p, &m) < 0)
+			goto oom;
+		p.has_maps = true;
+	}
+	free(line);
+	line = NULL;
+	if (profile_resolve_mappings(&p))
+		goto oom;
+	struct symcache *sc = symcache_new(&(struct symcache_options){
+		.debuginfo_dirs = r->cli.debuginfo_dirs });
+	if (!sc)
+		goto oom;
+	struct diskcache *dc = driver_open_cache(r, sc);
+	struct symbolize_options so = { .binary = binary, .lib_prefixes = r->cli.lib_prefixes,
+					.cache = dc, .note = driver_debug_on("cache") ? driver_note : NULL,
+					.warn = driver_warn, .ctx = r,
+					.symcache_opts = { .debuginfo_dirs = r->cli.debuginfo_dirs } };
+	struct symbolize_stats st;
+	if (symbolize_profile(&p, sc, &so, &st, err, sizeof(err))) {
+		diskcache_free(dc);
+		symcache_free(sc);
+		goto oom;
+	}
+	char buf[4096];
+	for (size_t i = 0; i < norder; i++) {
+		const struct pf_location *l = &p.locs[order[i]];
+		if (l->sym == PF_SYM_UNKNOWN || !l->nlines) {
+			printf("0x%016llx\n", (unsigned long long)l->addr);
+			continue;
+		}
+		const struct pf_line *outer = &p.lines[l->line0 + l->nlines - 1];
+		puts(aggregate_func_name(&p, outer->function, r->cli.full_names, buf, sizeof(buf)));
+	}
+	diskcache_free(dc);
+	symcache_free(sc);
+	goto out;
+oom:
+	fprintf(stderr, "jheap: out of memory\n");
+	rc = EXIT_DATA;
+out:
+	free(line);
+	free(order);
+	profile_release(&p);
+	return rc;
+}
+
+static int run(struct driver *r, int argc, char **argv)
+{
+	struct cli *c = &r->cli;
+	char err[1024];
+	if (cli_parse(c, argc, argv, err, sizeof(err))) {
+		fprintf(stderr, "jheap: %s\nTry 'jheap --help' for more information.\n", err);
+		return EXIT_USAGE;
+	}
+	if (c->help) {
+		cli_help(stdout);
+		return EXIT_OK;
+	}
+	if (c->version) {
+		printf("jheap %s\n", JHEAP_VERSION);
+		return EXIT_OK;
+	}
+	/* [BINARY] PROFILE...: a binary is told from a profile by its content */
+	const char *binary = NULL;
+	size_t first = 0;
+	for (size_t i = 0; i < c->nargs; i++) {
+		int e = is_elf(c->args[i]);
+		if (e < 0 && remote_is_url(c->args[i]))
+			continue;
+		if (e < 0) {
+			fprintf(stderr, "jheap: cannot open '%s': %s\n", c->args[i], strerror(errno));
+			return EXIT_DATA;
+		}
+		if (e && i == 0) {
+			binary = c->args[0];
+			first = 1;
+		} else if (e) {
+			fprintf(stderr, "jheap: '%s' is an ELF file, not a heap profile; only the first argument may be the program\n",
+				c->args[i]);
+			return EXIT_USAGE;
+		}
+	}
+	if (c->mode == MODE_SYMBOLS)
+		return run_symbols(r, binary);
+	if (first >= c->nargs) {
+		fprintf(stderr, "jheap: no profile given\nUsage: jheap [OPTIONS] [BINARY] PROFILE...\n");
+		return EXIT_USAGE;
+	}
+	int rc = EXIT_OK;
+	if (c->interactive && (c->mode_set || c->output || c->growth)) {
+		fprintf(stderr, "jheap: --interactive opens the shell; it does not combine with an output format, -o or --growth\n");
+		rc = EXIT_USAGE;
+		goto out;
+	}
+	if (c->growth) {
+		if (c->nbases || c->thread) {
+			fprintf(stderr, "jheap: --growth reads a series of dumps of one process; it does not combine with --base or --thread\n");
+			rc = EXIT_USAGE;
+			goto out;
+		}
+		if (c->mode == MODE_RAW || c->mode == MODE_LIST) {
+			fprintf(stderr, "jheap: --growth works with --text, --collapsed, --flamegraph, --proto, --dot, --callgrind and --speedscope\n");
+			rc = EXIT_USAGE;
+			goto out;
+		}
+		if (c->nargs - first < 2) {
+			fprintf(stderr, "jheap: --growth needs at least two dumps, oldest first\n");
+			rc = EXIT_USAGE;
+			goto out;
+		}
+		/* a glob sorts a.10.i10 before a.2.i2: order jemalloc's dumps by
+		 * their sequence number when every name carries one */
+		bool all = true;
+		for (size_t i = first; i < c->nargs; i++)
+			all &= dump_sequence(c->args[i]) >= 0;
+		if (all)
+			jh_qsort(c->args + first, c->nargs - first, sizeof(*c->args), cmp_sequence);
+	}
+	rc = driver_load(r, binary, (const char *const *)c->args + first, c->nargs - first, c);
+	if (rc)
+		goto out;
+	if (shell_wanted(c))
+		rc = shell_run(r);
+	else if (c->mode == MODE_WEB || c->mode == MODE_WEBLIST)
+		rc = driver_show(r, c, c->output);
+	else if (c->output)
+		rc = driver_write_file(r, c, c->output);
+	else
+		rc = driver_write(r, c, stdout);
+out:
+	driver_release(r);
+	if (!rc && r->degraded)
+		rc = EXIT_DATA;
+	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	struct driver r = { 0 };
+	driver_init(&r);
+	int rc = run(&r, argc, argv);
+	cli_release(&r.cli);
+	if (fflush(stdout) || ferror(stdout)) {
+		fprintf(stderr, "jheap: error writing the report: %s\n", strerror(errno));
+		rc = EXIT_DATA;
+	}
+	return rc;
+}

@@ -1,0 +1,287 @@
+/*
+ * --tree and --peek=RE: each function with its callers and its callees, in
+ * the layout of pprof's -tree and -peek.
+ *
+ *   File: PROGRAM
+ *   Type: inuse_space
+ *   Showing nodes accounting for 2.6 MB, 100% of 2.6 MB total
+ *   ----------------------------------------------------------+-------------
+ *         flat  flat%   sum%        cum   cum%   calls calls% + context
+ *   ----------------------------------------------------------+-------------
+ *                                                2.0   100% |   cache_insert
+ *          2.0 74.46% 74.46%        2.0 74.46%                | cache_store_value
+ *   ----------------------------------------------------------+-------------
+ *   ...                                        (callers above, callees below)
+ *
+ * Rules:
+ *  - the entries are --text's rows: the same keys (inline levels as
+ *    "name (inline)", the granularity and filters applied), the same flat
+ *    and cum, in the same order (flat, or cum with --cum, then the name in
+ *    byte order), and --nodecount=N keeps the first N; pprof's own default
+ *    trimming (80 nodes, nodes under 0.5% and edges under 0.1% of the
+ *    total) is not applied;
+ *  - an edge is two neighbouring keys of a stack (caller, callee), after
+ *    the allocator cut and the filters, weighted by the stack's value and
+ *    counted once per stack however often recursion repeats it; a key
+ *    calling itself is no edge (pprof's rules);
+ *  - callers above the entry and callees below it are sorted by |weight|,
+ *    then by the caller's name, then by the callee's; an edge whose
+ *    weights add up to 0 is left out;
+ *  - flat%, sum% and cum% are of --text's 100% (the sum of flat), calls%
+ *    of the entry's cum, all in pprof's form ("%5.2f%%", "  100%" from
+ *    99.95 to 100.05, "%5.2g%%" under 1); values as --text prints them;
+ *  - --peek=RE shows only the entries whose name matches RE (a
+ *    Perl-compatible regular expression; sum% adds up the entries shown);
+ *    none matching is an error;
+ *  - pprof's legend line ends in two stray tabs; this one does not.
+ */
+#define PCRE2_CODE_UNIT_WIDTH 8
+#include <math.h>
+#include <pcre2.h>
+#include "analyzer/idmap.h"
+#include "analyzer/util.h"
+#include "output/output.h"
+
+struct edge {
+	uint32_t caller, callee;
+	uint32_t last;              /* the last sample that added to it, + 1 */
+	double w;
+};
+
+struct tree {
+	const struct report *r;
+	struct edge *e;
+	size_t n, cap;
+	struct idmap index;
+	uint32_t *by_caller, *by_callee;  /* edge ids grouped by key */
+	uint32_t *caller0, *callee0;      /* per key: first of its group, + one past the end */
+};
+
+struct edge_key {
+	const struct tree *t;
+	uint32_t caller, callee;
+};
+
+static int edge_eq(const void *ctx, uint32_t id)
+{
+	const struct edge_key *k = ctx;
+	return k->t->e[id].caller == k->caller && k->t->e[id].callee == k->callee;
+}
+
+static int add_edge(struct tree *t, uint32_t caller, uint32_t callee, uint32_t sample, double w)
+{
+	struct edge_key k = { t, caller, callee };
+	uint64_t h = jh_mix64(((uint64_t)caller << 32) | callee);
+	uint32_t id = idmap_find(&t->index, h, edge_eq, &k);
+	if (id == UINT32_MAX) {
+		struct edge e = { caller, callee, 0, 0 };
+		if (JH_PUSH(t->e, t->n, t->cap, e) || idmap_put(&t->index, h, (uint32_t)(t->n - 1)))
+			return JH_ENOMEM;
+		id = (uint32_t)(t->n - 1);
+	}
+	struct edge *e = &t->e[id];
+	if (e->last == sample + 1)
+		return 0;   /* once per stack */
+	e->last = sample + 1;
+	e->w += w;
+	return 0;
+}
+
+static int add_stack(void *ctx, uint32_t sample, const uint32_t *keys, size_t n, double v)
+{
+	struct tree *t = ctx;
+	for (size_t i = 0; i + 1 < n; i++)
+		if (keys[i] != keys[i + 1] && add_edge(t, keys[i + 1], keys[i], sample, v))
+			return JH_ENOMEM;
+	return 0;
+}
+
+static int collect(struct tree *t)
+{
+	return aggregate_each_stack(t->r->a, t->r->p, t->r->value, add_stack, t);
+}
+
+/* Groups the edges by caller and by callee (a counting sort by key id). */
+static int group(struct tree *t)
+{
+	size_t nk = t->r->a->keys.len;
+	t->by_caller = malloc((t->n + 1) * sizeof(uint32_t));
+	t->by_callee = malloc((t->n + 1) * sizeof(uint32_t));
+	t->caller0 = calloc(nk + 2, sizeof(uint32_t));
+	t->callee0 = calloc(nk + 2, sizeof(uint32_t));
+	if (!t->by_caller || !t->by_callee || !t->caller0 || !t->callee0)
+		return JH_ENOMEM;
+	for (size_t i = 0; i < t->n; i++) {
+		t->caller0[t->e[i].caller + 1]++;
+		t->callee0[t->e[i].callee + 1]++;
+	}
+	for (size_t k = 1; k <= nk; k++) {
+		t->caller0[k] += t->caller0[k - 1];
+		t->callee0[k] += t->callee0[k - 1];
+	}
+	uint32_t *fill_r = malloc((nk + 1) * sizeof(uint32_t)), *fill_e = malloc((nk + 1) * sizeof(uint32_t));
+	if (!fill_r || !fill_e) {
+		free(fill_r);
+		free(fill_e);
+		return JH_ENOMEM;
+	}
+	memcpy(fill_r, t->caller0, nk * sizeof(uint32_t));
+	memcpy(fill_e, t->callee0, nk * sizeof(uint32_t));
+	for (size_t i = 0; i < t->n; i++) {
+		t->by_caller[fill_r[t->e[i].caller]++] = (uint32_t)i;
+		t->by_callee[fill_e[t->e[i].callee]++] = (uint32_t)i;
+	}
+	free(fill_r);
+	free(fill_e);
+	return 0;
+}
+
+static int cmp_edges(const void *x, const void *y, void *arg)
+{
+	const struct tree *t = arg;
+	const struct edge *a = &t->e[*(const uint32_t *)x], *b = &t->e[*(const uint32_t *)y];
+	if (fabs(a->w) != fabs(b->w))
+		return fabs(a->w) > fabs(b->w) ? -1 : 1;
+	const struct strtab *k = &t->r->a->keys;
+	int c = a->caller == b->caller ? 0 : strcmp(strtab_get(k, a->caller), strtab_get(k, b->caller));
+	if (c)
+		return c;
+	c = a->callee == b->callee ? 0 : strcmp(strtab_get(k, a->callee), strtab_get(k, b->callee));
+	if (c)
+		return c;
+	return a < b ? -1 : a > b;
+}
+
+/* pprof's percentage: "  100%" near 100, two decimals from 1, else two
+ * significant digits. */
+static void percent(char *buf, size_t len, double v, double total)
+{
+	double ratio = total != 0 ? fabs(v / total) * 100 : 0;
+	if (ratio >= 99.95 && ratio <= 100.05)
+		snprintf(buf, len, "  100%%");
+	else if (ratio >= 1.0)
+		snprintf(buf, len, "%5.2f%%", ratio);
+	else
+		snprintf(buf, len, "%5.2g%%", ratio);
+}
+
+/* The edges of one entry (EDGES[0..n) of the key), sorted, one a line;
+ * the name is the other end's. */
+static int write_edges(FILE *out, struct tree *t, const uint32_t *ids, size_t n, bool callers,
+		       double cum)
+{
+	uint32_t *sorted = malloc((n + 1) * sizeof(*sorted));
+	if (!sorted)
+		return JH_ENOMEM;
+	memcpy(sorted, ids, n * sizeof(*sorted));
+	jh_qsort_r(sorted, n, sizeof(*sorted), cmp_edges, t);
+	for (size_t i = 0; i < n; i++) {
+		const struct edge *e = &t->e[sorted[i]];
+		if (e->w == 0)
+			continue;
+		char v[64], pc[32];
+		text_format_value(v, sizeof(v), e->w, t->r->units);
+		percent(pc, sizeof(pc), e->w, cum);
+		fprintf(out, "%50s %s |   %s\n", v, pc,
+			strtab_get(&t->r->a->keys, callers ? e->caller : e->callee));
+	}
+	free(sorted);
+	return 0;
+}
+
+static int write_tree(FILE *out, struct tree *t, pcre2_code *re, pcre2_match_data *md,
+		      char *err, size_t errlen)
+{
+	static const char separator[] =
+		"----------------------------------------------------------+-------------";
+	const struct report *r = t->r;
+	const struct aggregate *a = r->a;
+	size_t shown = a->norder;
+	if (r->nodecount > 0 && (size_t)r->nodecount < shown)
+		shown = (size_t)r->nodecount;
+	double total = a->flat_total, flat_shown = 0;
+	for (size_t i = 0; i < shown; i++)
+		flat_shown += a->rows[a->order[i]].flat;
+	char v1[64], v2[64], pc[32];
+	output_labels(out, r);
+	text_format_value(v1, sizeof(v1), flat_shown, r->units);
+	text_format_value(v2, sizeof(v2), total, r->units);
+	percent(pc, sizeof(pc), flat_shown, total);
+	fprintf(out, "Showing nodes accounting for %s %s, %s of %s %s total\n", v1,
+		text_unit_name(r->units), pc + strspn(pc, " "), v2, text_unit_name(r->units));
+	if (shown < a->norder)
+		fprintf(out, "Showing top %zu nodes out of %zu\n", shown, a->norder);
+	fprintf(out, "%s\n", separator);
+	fprintf(out, "      flat  flat%%   sum%%        cum   cum%%   calls calls%% + context\n");
+	double sum = 0;
+	size_t matched = 0;
+	for (size_t i = 0; i < shown; i++) {
+		uint32_t key = a->order[i];
+		const struct agg_row *row = &a->rows[key];
+		const char *name = strtab_get(&a->keys, key);
+		if (re && pcre2_match(re, (PCRE2_SPTR)name, PCRE2_ZERO_TERMINATED, 0, 0, md, NULL) < 0)
+			continue;
+		matched++;
+		sum += row->flat;   /* of the entries shown, as pprof's sum% */
+		fprintf(out, "%s\n", separator);
+		if (write_edges(out, t, t->by_callee + t->callee0[key],
+				t->callee0[key + 1] - t->callee0[key], true, row->cum))
+			return jh_err(err, errlen, JH_ENOMEM, "out of memory");
+		char f[64], fp[32], sp[32], c[64], cp[32];
+		text_format_value(f, sizeof(f), row->flat, r->units);
+		text_format_value(c, sizeof(c), row->cum, r->units);
+		percent(fp, sizeof(fp), row->flat, total);
+		percent(sp, sizeof(sp), sum, total);
+		percent(cp, sizeof(cp), row->cum, total);
+		fprintf(out, "%10s %s %s %10s %s                | %s\n", f, fp, sp, c, cp, name);
+		if (write_edges(out, t, t->by_caller + t->caller0[key],
+				t->caller0[key + 1] - t->caller0[key], false, row->cum))
+			return jh_err(err, errlen, JH_ENOMEM, "out of memory");
+	}
+	if (shown)
+		fprintf(out, "%s\n", separator);
+	if (re && !matched)
+		return jh_err(err, errlen, JH_EUSAGE, "--peek: no function matches '%s'", r->peek);
+	return 0;
+}
+
+int output_tree(FILE *out, const struct report *r, char *err, size_t errlen)
+{
+	pcre2_code *re = NULL;
+	pcre2_match_data *md = NULL;
+	if (r->peek) {
+		int code;
+		PCRE2_SIZE off;
+		re = pcre2_compile((PCRE2_SPTR)r->peek, PCRE2_ZERO_TERMINATED, 0, &code, &off, NULL);
+		if (!re) {
+			PCRE2_UCHAR msg[200];
+			pcre2_get_error_message(code, msg, sizeof(msg));
+			return jh_err(err, errlen, JH_EUSAGE, "--peek: bad regular expression '%s' at offset %zu: %s",
+				      r->peek, (size_t)off, (const char *)msg);
+		}
+		if (!(md = pcre2_match_data_create(4, NULL))) {
+			pcre2_code_free(re);
+			return jh_err(err, errlen, JH_ENOMEM, "out of memory");
+		}
+	}
+	struct tree t = { .r = r };
+	idmap_init(&t.index);
+	int rc = collect(&t);
+	if (!rc)
+		rc = group(&t);
+	if (rc)
+		rc = jh_err(err, errlen, rc, "out of memory");
+	else
+		rc = write_tree(out, &t, re, md, err, errlen);
+	idmap_release(&t.index);
+	free(t.e);
+	free(t.by_caller);
+	free(t.by_callee);
+	free(t.caller0);
+	free(t.callee0);
+	pcre2_match_data_free(md);
+	pcre2_code_free(re);
+	if (!rc && ferror(out))
+		return jh_err(err, errlen, JH_EIO, "error writing the report");
+	return rc;
+}
