@@ -15,6 +15,7 @@
 #include "analyzer/parse.h"
 #include "analyzer/profile.h"
 #include "analyzer/util.h"
+#include "cli/subcmd.h"
 #include "output/output.h"
 #include "output/text.h"
 #include "symbolize/maps.h"
@@ -729,6 +730,11 @@ out:
 
 int main(int argc, char **argv)
 {
+	/* jheap record|dump|ctl ...; jheap dump PID --text comes back here
+	 * with its dump to analyze */
+	int sub = subcmd_main(&argc, &argv);
+	if (sub >= 0)
+		return sub;
 	struct run r = { 0 };
 	r.tty = isatty(STDERR_FILENO);
 	const char *after = getenv("JHEAP_PROGRESS_AFTER");
