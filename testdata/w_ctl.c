@@ -1,9 +1,11 @@
 /* w_ctl: a long-running program steered by signals, for the tests of
  * jheap record, jheap dump and jheap ctl.  Built -O0 -g.
  *
- * It blocks SIGUSR1, SIGUSR2 and SIGTERM and waits for them with sigwait
- * (so a thread that left them unblocked would be killed by the first one:
- * the control library's thread must block them).  After each step it
+ * It blocks SIGUSR1, SIGUSR2 and SIGTERM and reads them from a signalfd,
+ * as event loops do (so a thread that left them unblocked would get the
+ * first one and its default action would kill the process: the control
+ * library's thread must block them; sigwait would not show it, as it
+ * unblocks the signals it waits for).  After each step it
  * prints one line on standard output (flushed), which the tests wait for.
  *
  *   SIGUSR1  the next step; prints "step N"
@@ -28,6 +30,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/signalfd.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -92,14 +95,18 @@ int main(int argc, char **argv)
 	sigaddset(&set, SIGUSR2);
 	sigaddset(&set, SIGTERM);
 	sigprocmask(SIG_BLOCK, &set, NULL);
+	int sfd = signalfd(-1, &set, SFD_CLOEXEC);
+	if (sfd < 0)
+		return 1;
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	int step = 0;
 	const char *who = "";
 	puts("ready");
 	for (;;) {
-		int sig;
-		if (sigwait(&set, &sig))
+		struct signalfd_siginfo si;
+		if (read(sfd, &si, sizeof(si)) != sizeof(si))
 			return 1;
+		int sig = (int)si.ssi_signo;
 		if (sig == SIGTERM) {
 			puts("bye");
 			exit(0);
