@@ -216,11 +216,11 @@ int control_request(pid_t pid, const char *command, double timeout,
 	}
 	char req[128];
 	int rn = snprintf(req, sizeof(req), "jheap1 %s\n", command);
-	if (send(fd, req, (size_t)rn, MSG_NOSIGNAL) != rn) {
+	/* a process that refused us may have answered and closed already:
+	 * then the answer is read all the same */
+	if (send(fd, req, (size_t)rn, MSG_NOSIGNAL) != rn && errno != EPIPE && errno != ECONNRESET) {
 		int e = errno;
 		close(fd);
-		if (e == EPIPE || e == ECONNRESET)
-			return ended(pid, label, err, errlen);
 		return jh_err(err, errlen, JH_EIO, "cannot send to %s: %s", label, strerror(e));
 	}
 	size_t n = 0;

@@ -166,13 +166,6 @@ static void serve_one(int c)
 	struct timeval tv = { 5, 0 };
 	setsockopt(c, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 	setsockopt(c, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-	if (getsockopt(c, SOL_SOCKET, SO_PEERCRED, &cred, &clen) ||
-	    (cred.uid != 0 && cred.uid != geteuid())) {
-		reply_add(&r, "error refused: user %u may not control process %d, which runs as user %u (only that user and root may)\n\n",
-			  (unsigned)cred.uid, (int)getpid(), (unsigned)geteuid());
-		send_all(c, r.buf, r.len);
-		return;
-	}
 	size_t n = 0;
 	while (n < sizeof(req) - 1) {
 		ssize_t k = recv(c, req + n, sizeof(req) - 1 - n, 0);
@@ -189,6 +182,20 @@ static void serve_one(int c)
 	if (!nl)
 		return;   /* the client went away or sent no request */
 	*nl = '\0';
+	/* a client that gave up while the process was stopped left its
+	 * request in the queue: no dump for nobody */
+	struct pollfd gone = { .fd = c, .events = POLLRDHUP };
+	if (poll(&gone, 1, 0) == 1 && (gone.revents & (POLLRDHUP | POLLHUP | POLLERR)))
+		return;
+	/* the request is read first, so that a refused client reads the
+	 * answer rather than a broken pipe */
+	if (getsockopt(c, SOL_SOCKET, SO_PEERCRED, &cred, &clen) ||
+	    (cred.uid != 0 && cred.uid != geteuid())) {
+		reply_add(&r, "error refused: user %u may not control process %d, which runs as user %u (only that user and root may)\n\n",
+			  (unsigned)cred.uid, (int)getpid(), (unsigned)geteuid());
+		send_all(c, r.buf, r.len);
+		return;
+	}
 	char *end;
 	if (!strcmp(req, "jheap1 status"))
 		prof_cmd_status(&r);

@@ -31,6 +31,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "preload/jheapctl.h"
@@ -233,10 +234,15 @@ static void dump_prefix(char *out, size_t len)
 		out[0] = '\0';   /* too long to name: no dump can be found by it */
 }
 
-/* The highest N of the files PREFIX.<pid>.<seq>.m<N>.heap, -1 when none:
- * what jemalloc names a dump asked for without a file name.  Read with
+/* The dump jemalloc has just written when asked without a file name:
+ * of the files PREFIX.<pid>.<seq>.m<N>.heap, the one modified last (then
+ * the highest N), if that was at SINCE or later.  Not simply the highest
+ * N: an exec'd image of the same pid starts jemalloc's counters at 0
+ * again and overwrites the earlier image's files.  SINCE is read from the
+ * coarse clock, which file times come from.  The folder is read with
  * getdents64 into a buffer on the stack (opendir would malloc). */
-static long long last_manual_dump(const char *prefix, char *path, size_t pathlen)
+static int find_manual_dump(const char *prefix, const struct timespec *since,
+			    char *path, size_t pathlen)
 {
 	char dir[PATH_MAX], head[NAME_MAX + 32];
 	const char *slash = strrchr(prefix, '/');
@@ -248,7 +254,8 @@ static long long last_manual_dump(const char *prefix, char *path, size_t pathlen
 	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
 		return -1;
-	long long best = -1;
+	struct timespec best = *since;
+	long long best_n = -1;
 	char buf[8192];
 	long n;
 	while ((n = syscall(SYS_getdents64, fd, buf, sizeof(buf))) > 0) {
@@ -264,15 +271,22 @@ static long long last_manual_dump(const char *prefix, char *path, size_t pathlen
 				continue;
 			s = e + 2;
 			long long v = strtoll(s, &e, 10);
-			if (e == s || strcmp(e, ".heap") || v <= best)
+			struct stat st;
+			if (e == s || strcmp(e, ".heap") || fstatat(fd, d->d_name, &st, AT_SYMLINK_NOFOLLOW))
+				continue;
+			if (st.st_mtim.tv_sec < best.tv_sec ||
+			    (st.st_mtim.tv_sec == best.tv_sec && st.st_mtim.tv_nsec < best.tv_nsec) ||
+			    (st.st_mtim.tv_sec == best.tv_sec && st.st_mtim.tv_nsec == best.tv_nsec && v < best_n))
 				continue;
 			int k = snprintf(path, pathlen, "%s/%s", strcmp(dir, "/") ? dir : "", d->d_name);
-			if (k > 0 && (size_t)k < pathlen)
-				best = v;
+			if (k > 0 && (size_t)k < pathlen) {
+				best = st.st_mtim;
+				best_n = v;
+			}
 		}
 	}
 	close(fd);
-	return best;
+	return best_n >= 0 ? 0 : -1;
 }
 
 /* prof.dump to jemalloc's own file name; PATH gets it. */
@@ -287,14 +301,15 @@ static int dump(struct reply *r, char *path, size_t pathlen)
 			  (int)getpid());
 		return -1;
 	}
-	long long before = last_manual_dump(prefix, path, pathlen);
+	struct timespec since;
+	clock_gettime(CLOCK_REALTIME_COARSE, &since);
 	int e = mallctl_p("prof.dump", NULL, NULL, NULL, 0);
 	if (e) {
 		reply_add(r, "error jemalloc could not write a dump to %s.%d.*.heap (prof.dump: %s)\n",
 			  prefix, (int)getpid(), strerror(e));
 		return -1;
 	}
-	if (last_manual_dump(prefix, path, pathlen) <= before) {
+	if (find_manual_dump(prefix, &since, path, pathlen)) {
 		reply_add(r, "error jemalloc wrote a dump but not as %s.%d.<seq>.m<n>.heap (did the program change prof.prefix?)\n",
 			  prefix, (int)getpid());
 		return -1;
