@@ -307,6 +307,9 @@ void cli_release(struct cli *c)
 void cli_help(FILE *out)
 {
 	fputs("Usage: jheap [OPTIONS] [BINARY] PROFILE...\n"
+	      "   or: jheap record [OPTIONS] [--] PROGRAM [ARGS...]\n"
+	      "   or: jheap dump [OPTIONS] PID [REPORT OPTIONS] [BINARY]\n"
+	      "   or: jheap ctl [OPTIONS] PID on|off|reset|sample SIZE|status|dump\n"
 	      "Analyze jemalloc heap profiles (heap_v2 dumps, gperftools heap profiles,\n"
 	      "and jeprof's symbolized profiles). BINARY is optional: the program is\n"
 	      "found from the dump's MAPPED_LIBRARIES; when given, it replaces that path.\n"
@@ -324,6 +327,7 @@ void cli_help(FILE *out)
 				 o->arg ? o->arg : "");
 		fprintf(out, "  %-28s %s\n", left, o->help);
 	}
-	fputs("\nExit status: 0 success, 1 data error or incomplete result, 2 usage error.\n"
+	fputs("\nThe subcommands take dumps of a running program (jheap SUBCOMMAND --help).\n"
+	      "Exit status: 0 success, 1 data error or incomplete result, 2 usage error.\n"
 	      "See jheap(1) for details.\n", out);
 }

@@ -47,7 +47,7 @@ static const struct subopt record_options[] = {
 	{ "every", 0, R_EVERY, "TIME", "also dump every TIME (90, 500ms, 60s, 5m, 1h)" },
 	{ "every-bytes", 0, R_EVERY_BYTES, "SIZE", "also dump every SIZE bytes allocated (jemalloc's lg_prof_interval)" },
 	{ "inactive", 0, R_INACTIVE, NULL, "start with sampling off; 'jheap ctl PID on' turns it on" },
-	{ "accum", 0, R_ACCUM, NULL, "also count what was allocated and freed (prof_accum: --alloc_space)" },
+	{ "accum", 0, R_ACCUM, NULL, "also keep the counts of freed allocations (prof_accum)" },
 	{ "no-final", 0, R_NO_FINAL, NULL, "no dump when the program exits" },
 	{ "jemalloc", 0, R_JEMALLOC, "PATH", "the libjemalloc.so to preload (default Debian's libjemalloc.so.2)" },
 	{ "malloc-conf", 0, R_MALLOC_CONF, "CONF", "more jemalloc settings, added last (lg_prof_sample:0,...)" },
