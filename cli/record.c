@@ -413,8 +413,11 @@ int record_main(int argc, char **argv)
 		char off[64] = "";
 		if (r.inactive)
 			snprintf(off, sizeof(off), "; sampling off until 'jheap ctl %d on'", (int)pid);
+		char with[PATH_MAX + 16];
+		snprintf(with, sizeof(with), "%s%s", !jemalloc ? "its own jemalloc" :
+			 r.jemalloc ? r.jemalloc : "Debian's jemalloc", jemalloc ? " preloaded" : "");
 		fprintf(stderr, "jheap: recording process %d (%s) with %s; %s%s\n", (int)pid, base,
-			jemalloc ? "Debian's jemalloc preloaded" : "its own jemalloc", rate, off);
+			with, rate, off);
 		char when[96] = "";
 		if (r.every > 0)
 			snprintf(when, sizeof(when), "every %g s, ", r.every);

@@ -51,9 +51,10 @@
 
 long jheapctl_every_ms;
 
-static int listen_fd = -1;
+static volatile int listen_fd = -1;  /* -1 also once the thread gave up */
 static ino_t listen_ino;              /* the socket's inode: is the fd still ours? */
 static volatile int conn_fd = -1;     /* the connection being served */
+static ino_t conn_ino;
 static pid_t owner;                   /* the pid the socket answers for */
 static char sock_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 
@@ -214,13 +215,13 @@ static void serve_one(int c)
 	send_all(c, r.buf, r.len);
 }
 
-/* The fd is still the socket this thread made: a program may close every
+/* FD is still the socket of inode INO: a program may close every
  * descriptor (daemons do) and reuse the number for a socket of its own,
- * whose connections are not ours to take. */
-static bool still_ours(int fd)
+ * whose connections are not ours to take, nor ours to close. */
+static bool still_ours(int fd, ino_t ino)
 {
 	struct stat st;
-	return !fstat(fd, &st) && S_ISSOCK(st.st_mode) && st.st_ino == listen_ino;
+	return fd >= 0 && !fstat(fd, &st) && S_ISSOCK(st.st_mode) && st.st_ino == ino;
 }
 
 static void *serve(void *arg)
@@ -251,7 +252,7 @@ static void *serve(void *arg)
 			}
 			continue;
 		}
-		if (!still_ours(fd))
+		if (!still_ours(fd, listen_ino))
 			break;
 		int c = accept4(fd, NULL, NULL, SOCK_CLOEXEC);
 		if (c < 0) {
@@ -259,25 +260,29 @@ static void *serve(void *arg)
 				break;
 			continue;
 		}
+		struct stat cst;
+		conn_ino = fstat(c, &cst) ? 0 : cst.st_ino;
 		conn_fd = c;
 		serve_one(c);
 		conn_fd = -1;
 		close(c);
 	}
 	/* the program closed the socket: stop, and leave no dead file behind */
+	listen_fd = -1;
 	if (owner == getpid())
 		unlink(sock_path);
 	return NULL;
 }
 
 /* Makes the socket and starts the thread; FIRST in the program's own
- * start (not in a child of fork) also removes dead sockets. */
-static void start_listener(bool first)
+ * start (not in a child of fork) also removes dead sockets.  True when
+ * listening. */
+static bool start_listener(bool first)
 {
 	char dir[sizeof(sock_path)], why[400];
 	if (!socket_dir(dir, sizeof(dir), why, sizeof(why))) {
 		say("not listening: %s", why);
-		return;
+		return false;
 	}
 	if (first)
 		sweep(dir);
@@ -285,12 +290,12 @@ static void start_listener(bool first)
 	if (snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/%d.sock", dir, (int)getpid()) >=
 	    (int)sizeof(sa.sun_path)) {
 		say("not listening: the socket path under %s is too long", dir);
-		return;
+		return false;
 	}
 	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0) {
 		say("not listening: socket: %s", strerror(errno));
-		return;
+		return false;
 	}
 	unlink(sa.sun_path);   /* left by a process that had this pid, or by our own image before exec */
 	struct stat st;
@@ -298,7 +303,7 @@ static void start_listener(bool first)
 	    listen(fd, 16) || fstat(fd, &st)) {
 		say("not listening on %s: %s", sa.sun_path, strerror(errno));
 		close(fd);
-		return;
+		return false;
 	}
 	memcpy(sock_path, sa.sun_path, sizeof(sock_path));
 	listen_fd = fd;
@@ -325,18 +330,19 @@ static void start_listener(bool first)
 		unlink(sock_path);
 		close(fd);
 		listen_fd = -1;
-		return;
+		return false;
 	}
 	pthread_setname_np(th, "jheap-ctl");
+	return true;
 }
 
 static void after_fork_child(void)
 {
-	int c = conn_fd;
-	if (c >= 0)
+	int c = conn_fd, l = listen_fd;
+	if (still_ours(c, conn_ino))
 		close(c);
-	if (listen_fd >= 0)
-		close(listen_fd);
+	if (still_ours(l, listen_ino))
+		close(l);
 	conn_fd = listen_fd = -1;
 	owner = 0;
 	prof_after_fork();
@@ -355,11 +361,10 @@ static void jheapctl_init(void)
 		else
 			jheapctl_every_ms = (long)(s * 1000 + 0.5);
 	}
-	start_listener(true);
 	/* Registered after the thread started, which allocated: jemalloc has
 	 * registered its own fork handlers by then, and its child handler
 	 * (which makes its locks usable again) runs before ours. */
-	if (listen_fd >= 0)
+	if (start_listener(true))
 		pthread_atfork(NULL, NULL, after_fork_child);
 }
 

@@ -30,6 +30,8 @@ libxml2-utils
 librsvg2-bin
 python3
 time
+redis-server
+redis-tools
 "
 
 set -u
