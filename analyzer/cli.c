@@ -74,9 +74,7 @@ static const struct option_def options[] = {
 
 #define NOPTIONS (sizeof(options) / sizeof(options[0]))
 
-/* Long names match with '-' and '_' treated alike, so both jeprof's
- * --show_bytes and --show-bytes work. */
-static bool name_eq(const char *a, size_t alen, const char *b)
+bool cli_name_eq(const char *a, size_t alen, const char *b)
 {
 	size_t blen = strlen(b);
 	if (alen != blen)
@@ -269,7 +267,7 @@ int cli_parse(struct cli *c, int argc, char **argv, char *err, size_t errlen)
 			char *eq = strchr(name, '=');
 			size_t len = eq ? (size_t)(eq - name) : strlen(name);
 			for (size_t k = 0; k < NOPTIONS; k++)
-				if (name_eq(name, len, options[k].name))
+				if (cli_name_eq(name, len, options[k].name))
 					o = &options[k];
 			if (!o)
 				return jh_err(err, errlen, JH_EUSAGE, "unknown option '%.*s'",
@@ -304,6 +302,18 @@ void cli_release(struct cli *c)
 	memset(c, 0, sizeof(*c));
 }
 
+void cli_help_line(FILE *out, char short_name, const char *name, const char *arg,
+		   const char *help, int width)
+{
+	char left[64];
+	if (short_name)
+		snprintf(left, sizeof(left), "-%c, --%s%s%s", short_name, name, arg ? " " : "",
+			 arg ? arg : "");
+	else
+		snprintf(left, sizeof(left), "    --%s%s%s", name, arg ? "=" : "", arg ? arg : "");
+	fprintf(out, "  %-*s %s\n", width, left, help);
+}
+
 void cli_help(FILE *out)
 {
 	fputs("Usage: jheap [OPTIONS] [BINARY] PROFILE...\n"
@@ -316,17 +326,9 @@ void cli_help(FILE *out)
 	      "Several profiles are summed. Options may come anywhere on the line, as\n"
 	      "--opt=value or --opt value; '-' and '_' in option names are alike.\n\n"
 	      "Options:\n", out);
-	for (size_t k = 0; k < NOPTIONS; k++) {
-		const struct option_def *o = &options[k];
-		char left[64];
-		if (o->short_name)
-			snprintf(left, sizeof(left), "-%c, --%s%s%s", o->short_name, o->name,
-				 o->arg ? " " : "", o->arg ? o->arg : "");
-		else
-			snprintf(left, sizeof(left), "    --%s%s%s", o->name, o->arg ? "=" : "",
-				 o->arg ? o->arg : "");
-		fprintf(out, "  %-28s %s\n", left, o->help);
-	}
+	for (size_t k = 0; k < NOPTIONS; k++)
+		cli_help_line(out, options[k].short_name, options[k].name, options[k].arg,
+			      options[k].help, 28);
 	fputs("\nThe subcommands take dumps of a running program (jheap SUBCOMMAND --help).\n"
 	      "Exit status: 0 success, 1 data error or incomplete result, 2 usage error.\n"
 	      "See jheap(1) for details.\n", out);

@@ -59,4 +59,14 @@ void cli_release(struct cli *c);
 /* Writes the usage text (generated from the option table). */
 void cli_help(FILE *out);
 
+/* Writes one option's line of a --help text: "-c, --name ARG" or
+ * "    --name=ARG" padded to WIDTH, then HELP (the subcommands' help uses
+ * it too). */
+void cli_help_line(FILE *out, char short_name, const char *name, const char *arg,
+		   const char *help, int width);
+
+/* Long option names compare with '-' and '_' alike, so both jeprof's
+ * --show_bytes and --show-bytes work. */
+bool cli_name_eq(const char *a, size_t alen, const char *b);
+
 #endif

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analyzer/cli.h"
 #include "analyzer/util.h"
 #include "cli/subcmd.h"
 
@@ -22,16 +23,6 @@ int subcmd_main(int *argcp, char ***argvp)
 	if (!strcmp(word, "dump"))
 		return dump_main(*argcp - 1, *argvp + 1, argcp, argvp);
 	return -1;
-}
-
-static bool name_eq(const char *a, size_t alen, const char *b)
-{
-	if (alen != strlen(b))
-		return false;
-	for (size_t i = 0; i < alen; i++)
-		if ((a[i] == '-' ? '_' : a[i]) != (b[i] == '-' ? '_' : b[i]))
-			return false;
-	return true;
 }
 
 int subopt_match(const struct subopt *table, size_t n, int argc, char **argv, int *i,
@@ -54,7 +45,7 @@ int subopt_match(const struct subopt *table, size_t n, int argc, char **argv, in
 		eq = strchr(name, '=');
 		size_t len = eq ? (size_t)(eq - name) : strlen(name);
 		for (size_t k = 0; k < n; k++)
-			if (name_eq(name, len, table[k].name))
+			if (cli_name_eq(name, len, table[k].name))
 				*opt = &table[k];
 	}
 	if (!*opt)
@@ -75,17 +66,8 @@ int subopt_match(const struct subopt *table, size_t n, int argc, char **argv, in
 void subopt_help(FILE *out, const struct subopt *table, size_t n)
 {
 	fputs("Options:\n", out);
-	for (size_t k = 0; k < n; k++) {
-		const struct subopt *o = &table[k];
-		char left[64];
-		if (o->short_name)
-			snprintf(left, sizeof(left), "-%c, --%s%s%s", o->short_name, o->name,
-				 o->arg ? " " : "", o->arg ? o->arg : "");
-		else
-			snprintf(left, sizeof(left), "    --%s%s%s", o->name, o->arg ? "=" : "",
-				 o->arg ? o->arg : "");
-		fprintf(out, "  %-24s %s\n", left, o->help);
-	}
+	for (size_t k = 0; k < n; k++)
+		cli_help_line(out, table[k].short_name, table[k].name, table[k].arg, table[k].help, 24);
 }
 
 int subopt_size(const char *s, unsigned long long *out)

@@ -119,48 +119,47 @@ test_expect_success 'a stopped process: jheap gives up after --timeout' '
 	"$JHEAP" dump $pid >path && test -f "$(cat path)"
 '
 
-# The request waits in the socket's queue while the process is stopped;
+# ask_dying NAME SIGNAL: start w_ctl as NAME, stop it, ask it for a dump
+# (jheap dump in the background: the request waits in the socket's queue
+# while the process is stopped), send SIGNAL and SIGCONT, and wait for
+# jheap, which must be done within 10 s: its status in NAME.rc, its
+# output in NAME.dout and NAME.derr.
+ask_dying() {
+	local name=$1 pid client
+	start "$name" --dir=d && pid=$(cat "$name.pid") && kill -STOP "$pid" || return 1
+	{ "$JHEAP" dump --timeout=30 "$pid" >"$name.dout" 2>"$name.derr"; echo $? >"$name.rc"; } &
+	client=$!
+	sleep 0.5 && kill -"$2" "$pid" && { kill -CONT "$pid" 2>/dev/null; true; } &&
+	elapsed_below 10 wait $client
+}
+
+# answered_or_ended NAME: the dump was written, or jheap said the process
+# ended before it answered (SIGSEGV and SIGTERM reach a stopped process
+# when it continues, and its control thread may answer first: the dump is
+# written, and jemalloc's final dump waits for it; or not)
+answered_or_ended() {
+	case $(cat "$1.rc") in
+	0) test -s "$(cat "$1.dout")" ;;
+	1) grep -E "^jheap: process $(cat "$1.pid") \(w_ctl\) ended before it answered" "$1.derr" ;;
+	*) false ;;
+	esac
+}
+
 # SIGKILL ends it at once, before its control thread can answer.
 test_expect_success 'a process killed while a dump is asked for' '
-	start c --dir=d && pid=$(cat c.pid) && kill -STOP $pid || return 1
-	{ "$JHEAP" dump --timeout=30 $pid >cout 2>cerr; echo $? >crc; } &
-	client=$!
-	sleep 0.5 && kill -KILL $pid &&
-	elapsed_below 10 wait $client &&
-	test "$(cat crc)" = 1 &&
-	grep -E "^jheap: process $pid \(w_ctl\) ended before it answered \((it is a zombie: )?it exited or was killed\)\$" cerr
+	ask_dying c KILL &&
+	test "$(cat c.rc)" = 1 &&
+	grep -E "^jheap: process $(cat c.pid) \(w_ctl\) ended before it answered \((it is a zombie: )?it exited or was killed\)\$" c.derr
 '
 
-# SIGSEGV (a crash) and SIGTERM (w_ctl exits with exit(0)) reach a stopped
-# process when it continues, and its control thread may answer first (the
-# dump is written; jemalloc's final dump waits for it) or not: either
-# outcome is right, with a clear message and no wait.
 test_expect_success 'a process that crashes while a dump is asked for' '
-	start s2 --dir=d && pid=$(cat s2.pid) && kill -STOP $pid || return 1
-	{ "$JHEAP" dump --timeout=30 $pid >sout 2>serr; echo $? >src; } &
-	client=$!
-	sleep 0.5 && kill -SEGV $pid && kill -CONT $pid &&
-	elapsed_below 10 wait $client &&
-	case $(cat src) in
-	0) test -s "$(cat sout)" ;;
-	1) grep -E "^jheap: process $pid \(w_ctl\) ended before it answered" serr ;;
-	*) false ;;
-	esac &&
-	for i in $(seq 100); do kill -0 $pid 2>/dev/null || break; sleep 0.05; done &&
-	! kill -0 $pid 2>/dev/null
+	ask_dying s2 SEGV && answered_or_ended s2 &&
+	for i in $(seq 100); do kill -0 $(cat s2.pid) 2>/dev/null || break; sleep 0.05; done &&
+	! kill -0 $(cat s2.pid) 2>/dev/null
 '
 
 test_expect_success 'a process that exits while a dump is asked for' '
-	start e --dir=d && pid=$(cat e.pid) && kill -STOP $pid || return 1
-	{ "$JHEAP" dump --timeout=30 $pid >eout 2>eerr; echo $? >erc; } &
-	client=$!
-	sleep 0.5 && kill -TERM $pid && kill -CONT $pid &&
-	elapsed_below 10 wait $client &&
-	case $(cat erc) in
-	0) test -s "$(cat eout)" ;;
-	1) grep -E "^jheap: process $pid \(w_ctl\) ended before it answered" eerr ;;
-	*) false ;;
-	esac &&
+	ask_dying e TERM && answered_or_ended e &&
 	wait_line e.out "^bye\$"
 '
 
