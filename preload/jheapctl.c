@@ -162,7 +162,7 @@ static void serve_one(int c)
 {
 	char out[8192], req[256];
 	struct reply r = { out, 0, sizeof(out) };
-	struct ucred cred;
+	struct ucred cred = { .pid = 0, .uid = (uid_t)-1, .gid = (gid_t)-1 };
 	socklen_t clen = sizeof(cred);
 	struct timeval tv = { 5, 0 };
 	setsockopt(c, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
