@@ -148,10 +148,17 @@ static double now_seconds(void)
 	return (double)t.tv_sec + t.tv_nsec / 1e9;
 }
 
-/* Why the process said nothing more: it ended, or it is a zombie, or not. */
+/* Why the process said nothing more: it ended, or it is a zombie, or not.
+ * A dying process closes its sockets before it becomes a zombie: give it
+ * half a second to get there. */
 static int ended(pid_t pid, const char *label, char *err, size_t errlen)
 {
 	char st = proc_state(pid);
+	for (int i = 0; i < 50 && st && st != 'Z' && st != 'X'; i++) {
+		struct timespec ts = { 0, 10 * 1000 * 1000 };
+		nanosleep(&ts, NULL);
+		st = proc_state(pid);
+	}
 	if (!st || st == 'Z' || st == 'X')
 		return jh_err(err, errlen, JH_EIO, "%s ended before it answered%s", label,
 			      st ? " (it is a zombie: it exited or was killed)" : " (it exited or was killed)");

@@ -239,7 +239,7 @@ static void *serve(void *arg)
 		int n = poll(&p, 1, timeout);
 		if (n < 0 && errno == EINTR)
 			continue;
-		if (n < 0 || (p.revents & POLLNVAL))
+		if (n < 0 || (p.revents & POLLNVAL) || !still_ours(fd, listen_ino))
 			break;
 		if (n == 0) {
 			char out[1024];
@@ -252,8 +252,6 @@ static void *serve(void *arg)
 			}
 			continue;
 		}
-		if (!still_ours(fd, listen_ino))
-			break;
 		int c = accept4(fd, NULL, NULL, SOCK_CLOEXEC);
 		if (c < 0) {
 			if (errno == EBADF || errno == ENOTSOCK || errno == EINVAL)

@@ -11,6 +11,9 @@
 #   w_step NAME N    send SIGUSR1 to workload NAME (testdata/w_ctl.c) and
 #                    wait for its "step N"
 #   elapsed_below SECONDS CMD...   run CMD; fail when it took longer
+#   stop_process PID   SIGSTOP, and wait until every thread is stopped
+#                    (kill returns before they are, on a busy machine
+#                    long before)
 
 JEMALLOC=/usr/lib/x86_64-linux-gnu/libjemalloc.so.2
 for f in /usr/lib/"$(gcc -print-multiarch 2>/dev/null)"/libjemalloc.so.2 /usr/lib/x86_64-linux-gnu/libjemalloc.so.2; do
@@ -72,4 +75,19 @@ elapsed_below() {
 		return 1
 	fi
 	return $rc
+}
+
+stop_process() {
+	local i t stopped
+	kill -STOP "$1" || return 1
+	for ((i = 0; i < 200; i++)); do
+		stopped=1
+		for t in /proc/$1/task/*/stat; do
+			case $(sed "s/.*) //" "$t" 2>/dev/null) in T*) ;; *) stopped= ;; esac
+		done
+		[ -n "$stopped" ] && return 0
+		sleep 0.025
+	done
+	echo "process $1 did not stop"
+	return 1
 }

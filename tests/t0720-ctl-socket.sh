@@ -113,7 +113,7 @@ test_expect_success 'a socket nobody listens on: the message says so, at once' '
 '
 
 test_expect_success 'a stopped process: jheap gives up after --timeout' '
-	pid=$(cat a.pid) && kill -STOP $pid &&
+	pid=$(cat a.pid) && stop_process $pid &&
 	elapsed_below 6 expect_fail 1 "^jheap: process $pid \(w_ctl\) did not answer within 1 s \(it is stopped\)\$" dump --timeout=1 $pid;
 	rc=$?; kill -CONT $pid; test $rc -eq 0 &&
 	"$JHEAP" dump $pid >path && test -f "$(cat path)"
@@ -126,7 +126,7 @@ test_expect_success 'a stopped process: jheap gives up after --timeout' '
 # output in NAME.dout and NAME.derr.
 ask_dying() {
 	local name=$1 pid client
-	start "$name" --dir=d && pid=$(cat "$name.pid") && kill -STOP "$pid" || return 1
+	start "$name" --dir=d && pid=$(cat "$name.pid") && stop_process "$pid" || return 1
 	{ "$JHEAP" dump --timeout=30 "$pid" >"$name.dout" 2>"$name.derr"; echo $? >"$name.rc"; } &
 	client=$!
 	sleep 0.5 && kill -"$2" "$pid" && { kill -CONT "$pid" 2>/dev/null; true; } &&
@@ -148,8 +148,9 @@ answered_or_ended() {
 # SIGKILL ends it at once, before its control thread can answer.
 test_expect_success 'a process killed while a dump is asked for' '
 	ask_dying c KILL &&
-	test "$(cat c.rc)" = 1 &&
-	grep -E "^jheap: process $(cat c.pid) \(w_ctl\) ended before it answered \((it is a zombie: )?it exited or was killed\)\$" c.derr
+	{ test "$(cat c.rc)" = 1 &&
+	  grep -E "^jheap: process $(cat c.pid) \(w_ctl\) ended before it answered \((it is a zombie: )?it exited or was killed\)\$" c.derr ||
+	  { echo "status $(cat c.rc)"; cat c.dout c.derr; false; }; }
 '
 
 test_expect_success 'a process that crashes while a dump is asked for' '
