@@ -23,6 +23,8 @@ struct reply {
 	size_t len, cap;
 };
 
+/* Appends printf-style text to R, cut at its capacity (always
+ * NUL-terminated). */
 JHEAPCTL_HIDDEN void reply_add(struct reply *r, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
