@@ -43,12 +43,12 @@ TOOL_SRCS := $(sort $(wildcard tests/tools/*.c))
 TOOL_BINS := $(TOOL_SRCS:tests/tools/%.c=$(BUILD)/tests/tools/%)
 
 .PHONY: all clean deps demo check unit unit-run install bench fuzz
-all: $(BUILD)/jheap
+all: $(BUILD)/jheap $(BUILD)/libjheapctl.so
 
 # demo, check and bench first install what is missing (scripts/deps.sh
 # uses apt-get, through sudo when not root); a plain build does not.
 ifneq ($(filter demo check bench,$(MAKECMDGOALS)),)
-$(OBJS) $(UNIT_BINS) $(TOOL_BINS): | deps
+$(OBJS) $(PRELOAD_OBJS) $(UNIT_BINS) $(TOOL_BINS): | deps
 endif
 deps:
 	@sh scripts/deps.sh
@@ -63,6 +63,21 @@ $(BUILD)/libjheap.a: $(LIB_OBJS)
 
 $(BUILD)/jheap: $(BUILD)/cli/main.o $(BUILD)/libjheap.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
+
+# The control library that jheap record preloads into a program
+# (preload/): never built with sanitizers, which would have to come first
+# in every program it is loaded into; it exports no symbol.
+PRELOAD_SRCS  := $(sort $(wildcard preload/*.c))
+PRELOAD_OBJS  := $(PRELOAD_SRCS:%.c=$(BUILD)/%.pic.o)
+PRELOAD_FLAGS := -std=gnu11 $(WARN) $(CFLAGS) -D_GNU_SOURCE -I. -MMD -MP -fPIC -fvisibility=hidden \
+	$(if $(DEVELOPER),-Werror)
+
+$(BUILD)/%.pic.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(PRELOAD_FLAGS) -c -o $@ $<
+
+$(BUILD)/libjheapctl.so: $(PRELOAD_OBJS)
+	$(CC) -shared -Wl,-z,defs -Wl,-soname,libjheapctl.so -o $@ $^ -ldl -lpthread
 
 $(BUILD)/tests/%: tests/unit/%.c tests/unit/unit.h $(BUILD)/libjheap.a
 	@mkdir -p $(dir $@)
@@ -103,6 +118,8 @@ bench: all
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1
 	install -m 755 $(BUILD)/jheap $(DESTDIR)$(PREFIX)/bin/jheap
+	install -d $(DESTDIR)$(PREFIX)/lib/jheap
+	install -m 644 $(BUILD)/libjheapctl.so $(DESTDIR)$(PREFIX)/lib/jheap/libjheapctl.so
 	install -m 644 man/jheap.1 $(DESTDIR)$(PREFIX)/share/man/man1/jheap.1
 
 # Fuzzing with clang's libFuzzer, ASan and UBSan: make fuzz FUZZ_SECONDS=N
@@ -134,4 +151,4 @@ fuzz: $(FUZZ_TARGETS)
 clean:
 	rm -rf $(BUILD)
 
--include $(OBJS:.o=.d) $(UNIT_BINS:=.d) $(TOOL_BINS:=.d)
+-include $(OBJS:.o=.d) $(PRELOAD_OBJS:.o=.d) $(UNIT_BINS:=.d) $(TOOL_BINS:=.d)

@@ -85,9 +85,7 @@ static const struct option_def options[] = {
 
 #define NOPTIONS (sizeof(options) / sizeof(options[0]))
 
-/* Long names match with '-' and '_' treated alike, so both jeprof's
- * --show_bytes and --show-bytes work. */
-static bool name_eq(const char *a, size_t alen, const char *b)
+bool cli_name_eq(const char *a, size_t alen, const char *b)
 {
 	size_t blen = strlen(b);
 	if (alen != blen)
@@ -305,7 +303,7 @@ int cli_parse(struct cli *c, int argc, char **argv, char *err, size_t errlen)
 			char *eq = strchr(name, '=');
 			size_t len = eq ? (size_t)(eq - name) : strlen(name);
 			for (size_t k = 0; k < NOPTIONS; k++)
-				if (name_eq(name, len, options[k].name))
+				if (cli_name_eq(name, len, options[k].name))
 					o = &options[k];
 			if (!o) {
 				const char *near = cli_nearest_option(name, len);
@@ -347,9 +345,24 @@ void cli_release(struct cli *c)
 	memset(c, 0, sizeof(*c));
 }
 
+void cli_help_line(FILE *out, char short_name, const char *name, const char *arg,
+		   const char *help, int width)
+{
+	char left[64];
+	if (short_name)
+		snprintf(left, sizeof(left), "-%c, --%s%s%s", short_name, name, arg ? " " : "",
+			 arg ? arg : "");
+	else
+		snprintf(left, sizeof(left), "    --%s%s%s", name, arg ? "=" : "", arg ? arg : "");
+	fprintf(out, "  %-*s %s\n", width, left, help);
+}
+
 void cli_help(FILE *out)
 {
 	fputs("Usage: jheap [OPTIONS] [BINARY] PROFILE...\n"
+	      "   or: jheap record [OPTIONS] [--] PROGRAM [ARGS...]\n"
+	      "   or: jheap dump [OPTIONS] PID [REPORT OPTIONS] [BINARY]\n"
+	      "   or: jheap ctl [OPTIONS] PID on|off|reset|sample SIZE|status|dump\n"
 	      "Analyze heap profiles. BINARY is optional: the program is found from the\n"
 	      "dump's MAPPED_LIBRARIES; when given, it replaces that path. Several\n"
 	      "profiles are summed. Options may come anywhere on the line, as\n"
@@ -368,18 +381,11 @@ void cli_help(FILE *out)
 	      "            jheap ./app 'localhost:8080/mtev/heap_profile?trigger_dump=true'\n"
 	      "            jheap http://localhost:8000/pprof/heap\n\n"
 	      "Options:\n", out);
-	for (size_t k = 0; k < NOPTIONS; k++) {
-		const struct option_def *o = &options[k];
-		char left[64];
-		if (o->short_name)
-			snprintf(left, sizeof(left), "-%c, --%s%s%s", o->short_name, o->name,
-				 o->arg ? " " : "", o->arg ? o->arg : "");
-		else
-			snprintf(left, sizeof(left), "    --%s%s%s", o->name, o->arg ? "=" : "",
-				 o->arg ? o->arg : "");
-		fprintf(out, "  %-28s %s\n", left, o->help);
-	}
-	fputs("\nExit status: 0 success, 1 data error or incomplete result, 2 usage error.\n"
+	for (size_t k = 0; k < NOPTIONS; k++)
+		cli_help_line(out, options[k].short_name, options[k].name, options[k].arg,
+			      options[k].help, 28);
+	fputs("\nThe subcommands take dumps of a running program (jheap SUBCOMMAND --help).\n"
+	      "Exit status: 0 success, 1 data error or incomplete result, 2 usage error.\n"
 	      "See jheap(1) for details.\n", out);
 }
 
@@ -422,7 +428,7 @@ static const struct { const char *jeprof, *jheap; } jeprof_only[] = {
 const char *cli_nearest_option(const char *name, size_t len)
 {
 	for (size_t k = 0; k < sizeof(jeprof_only) / sizeof(jeprof_only[0]); k++)
-		if (name_eq(name, len, jeprof_only[k].jeprof))
+		if (cli_name_eq(name, len, jeprof_only[k].jeprof))
 			return jeprof_only[k].jheap;
 	/* a unique prefix first (Getopt::Long, which jeprof uses, takes
 	 * one as the option itself) */
@@ -471,7 +477,7 @@ int cli_apply(struct cli *c, const char *name, char *value, char *err, size_t er
 {
 	const struct option_def *o = NULL;
 	for (size_t k = 0; k < NOPTIONS && !o; k++)
-		if (name_eq(name, strlen(name), options[k].name))
+		if (cli_name_eq(name, strlen(name), options[k].name))
 			o = &options[k];
 	if (!o) {
 		const char *near = cli_nearest_option(name, strlen(name));
@@ -493,7 +499,7 @@ int cli_apply(struct cli *c, const char *name, char *value, char *err, size_t er
 const char *cli_option_help(const char *name, const char **arg)
 {
 	for (size_t k = 0; k < NOPTIONS; k++)
-		if (name_eq(name, strlen(name), options[k].name)) {
+		if (cli_name_eq(name, strlen(name), options[k].name)) {
 			if (arg)
 				*arg = options[k].arg;
 			return options[k].help;

@@ -89,5 +89,14 @@ const char *cli_option_help(const char *name, const char **arg);
 
 /* Calls FN with the name of every option cli_apply() takes, for completion. */
 void cli_each_setting(void (*fn)(void *ctx, const char *name, bool takes_value), void *ctx);
+/* Writes one option's line of a --help text: "-c, --name ARG" or
+ * "    --name=ARG" padded to WIDTH, then HELP (the subcommands' help uses
+ * it too). */
+void cli_help_line(FILE *out, char short_name, const char *name, const char *arg,
+		   const char *help, int width);
+
+/* Long option names compare with '-' and '_' alike, so both jeprof's
+ * --show_bytes and --show-bytes work. */
+bool cli_name_eq(const char *a, size_t alen, const char *b);
 
 #endif

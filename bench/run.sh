@@ -16,6 +16,9 @@
 # Every external tool is optional ("not installed"); a time never fails the
 # run: the exit status is 0 unless an input could not be built.
 #
+# The last section measures what jheap's control library costs a program
+# (bench/ctl.sh); "bash bench/run.sh BUILD ctl" runs and prints only it.
+#
 # Environment:
 #   JEPROF_TIMEOUT  seconds before a jeprof run is stopped (default 600)
 #   TOOL_TIMEOUT    the same for the other tools (default 600)
@@ -29,6 +32,10 @@ set -u
 
 SRCDIR=$(cd "$(dirname "$0")/.." && pwd) || exit 1
 BUILD=${1:-build}
+# bench/run.sh BUILD ctl: only the control library's section (bench/ctl.sh)
+if [ "${2:-}" = ctl ]; then
+	exec bash "$SRCDIR/bench/ctl.sh" "$BUILD"
+fi
 mkdir -p "$BUILD/bench" || exit 1
 BUILD=$(cd "$BUILD" && pwd)
 B=$BUILD/bench
@@ -544,6 +551,11 @@ else
 	out "perf is not installed or not usable here ($(head -n 1 "$B/out/perf.err" 2>/dev/null))."
 fi
 out ""
+
+# ------------------------------------------------- the control library
+
+bash "$SRCDIR/bench/ctl.sh" "$BUILD" >>"$REPORT" ||
+	out "The control library's section failed (bench/ctl.sh)."
 
 # ------------------------------------------------------------ targets
 

@@ -12,6 +12,7 @@
 #include "cli/driver.h"
 #include "cli/remote.h"
 #include "cli/shell.h"
+#include "cli/subcmd.h"
 #include "symbolize/maps.h"
 #include "symbolize/symbolize.h"
 
@@ -261,6 +262,11 @@ out:
 
 int main(int argc, char **argv)
 {
+	/* jheap record|dump|ctl ...; jheap dump PID --text comes back here
+	 * with its dump to analyze */
+	int sub = subcmd_main(&argc, &argv);
+	if (sub >= 0)
+		return sub;
 	struct driver r = { 0 };
 	driver_init(&r);
 	int rc = run(&r, argc, argv);

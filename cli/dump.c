@@ -1,0 +1,202 @@
+/*
+ * dump.c: `jheap dump PID [REPORT OPTIONS]` and `jheap ctl PID COMMAND`,
+ * the commands that talk to a running program's control library
+ * (cli/control.c does the talking).
+ *
+ * `jheap dump PID` prints the new dump's path.  With any further argument
+ * the dump is analyzed at once by the ordinary analysis: the command line
+ * is handed back to main as "jheap ARGUMENTS DUMP".
+ */
+#include <limits.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "analyzer/util.h"
+#include "cli/control.h"
+#include "cli/subcmd.h"
+
+enum { EXIT_OK = 0, EXIT_DATA = 1, EXIT_USAGE = 2 };
+enum { D_TIMEOUT, D_HELP };
+
+/* The options of jheap dump and jheap ctl.  Keep in step with their
+ * sections of man/jheap.1 (tests/t0010). */
+static const struct subopt dump_options[] = {
+	{ "timeout", 0, D_TIMEOUT, "SECONDS", "give up when the process has not answered in time (60)" },
+	{ "help", 'h', D_HELP, NULL, "print this help and exit" },
+};
+#define NDUMP (sizeof(dump_options) / sizeof(dump_options[0]))
+
+static void dump_help(FILE *out)
+{
+	fputs("Usage: jheap dump [OPTIONS] PID [REPORT OPTIONS] [BINARY]\n"
+	      "Ask process PID for a heap dump now and print the dump's path.  The process\n"
+	      "runs jheap's control library: it was started with 'jheap record', or with\n"
+	      "LD_PRELOAD naming libjheapctl.so and MALLOC_CONF=prof:true.  With any other\n"
+	      "argument (--text, --base=FILE --flamegraph -o FILE, ...) the dump is analyzed\n"
+	      "at once, as 'jheap ARGUMENTS DUMP' would; its path then goes to standard error.\n\n", out);
+	subopt_help(out, dump_options, NDUMP);
+	fputs("\nExit status: 0 success, 1 no dump (no such process, no answer, an error\n"
+	      "in the process) or a data error of the report, 2 usage error.\n", out);
+}
+
+static void ctl_help(FILE *out)
+{
+	fputs("Usage: jheap ctl [OPTIONS] PID COMMAND\n"
+	      "Control heap profiling in a running process that has jheap's control library\n"
+	      "(see 'jheap dump --help').  Commands:\n"
+	      "  on            sample allocations from now on (prof.active)\n"
+	      "  off           stop sampling; dumps still show what was sampled before\n"
+	      "  reset         forget every sample so far: later dumps show what is new\n"
+	      "  sample SIZE   one sample per SIZE bytes on average (1 samples every\n"
+	      "                allocation; a power of two); this also resets\n"
+	      "  status        jemalloc, profiling state, sample rate, where dumps go\n"
+	      "  dump          the same as 'jheap dump PID'\n\n", out);
+	subopt_help(out, dump_options, NDUMP);
+	fputs("\nExit status: 0 success, 1 the process did not do it, 2 usage error.\n", out);
+}
+
+/* Parses the shared options out of ARGV (from index 1); the other
+ * arguments go to REST in order.  Returns -1 to go on, else an exit status. */
+static int parse(int argc, char **argv, const char *word, double *timeout,
+		 char **rest, int *nrest, void (*help)(FILE *))
+{
+	char err[256];
+	bool want_help = false;
+	*timeout = 60;
+	*nrest = 0;
+	bool only_args = false;
+	for (int i = 1; i < argc; i++) {
+		const struct subopt *o;
+		const char *val;
+		int m = only_args ? 0 : subopt_match(dump_options, NDUMP, argc, argv, &i, &o, &val,
+						      err, sizeof(err));
+		if (m < 0) {
+			fprintf(stderr, "jheap %s: %s\n", word, err);
+			return EXIT_USAGE;
+		}
+		if (!m) {
+			only_args |= !strcmp(argv[i], "--");
+			rest[(*nrest)++] = argv[i];
+			continue;
+		}
+		if (o->id == D_HELP) {
+			want_help = true;
+			continue;
+		}
+		char *end;
+		*timeout = strtod(val, &end);
+		if (*end || end == val || !(*timeout > 0 && *timeout <= 1e6)) {
+			fprintf(stderr, "jheap %s: --timeout expects a number of seconds, not '%s'\n", word, val);
+			return EXIT_USAGE;
+		}
+	}
+	if (want_help) {
+		help(stdout);
+		return EXIT_OK;
+	}
+	return -1;
+}
+
+/* The PID argument, or a usage message (that also says how to analyze a
+ * file named like the subcommand). */
+static int need_pid(const char *word, int nrest, char **rest, pid_t *pid)
+{
+	if (nrest && !control_parse_pid(rest[0], pid))
+		return 0;
+	if (nrest)
+		fprintf(stderr, "jheap %s: '%s' is not a process id; the process id comes first: jheap %s PID%s\n",
+			word, rest[0], word, !strcmp(word, "dump") ? " [REPORT OPTIONS]" : " COMMAND");
+	else
+		fprintf(stderr, "jheap %s: which process? jheap %s PID%s\n", word, word,
+			!strcmp(word, "dump") ? " [REPORT OPTIONS]" : " COMMAND");
+	if (!access(word, F_OK))
+		fprintf(stderr, "jheap: to analyze the file '%s', write ./%s (a subcommand's word comes first)\n",
+			word, word);
+	return EXIT_USAGE;
+}
+
+int dump_main(int argc, char **argv, int *new_argc, char ***new_argv)
+{
+	/* static: the new command line lives until the program exits */
+	static char **analysis;
+	static char path[PATH_MAX + 64];
+	char **rest = malloc((size_t)(argc + 2) * sizeof(*rest));
+	int nrest, rc;
+	double timeout;
+	pid_t pid;
+	char err[1024];
+	if (!rest) {
+		fprintf(stderr, "jheap: out of memory\n");
+		return EXIT_DATA;
+	}
+	if ((rc = parse(argc, argv, "dump", &timeout, rest, &nrest, dump_help)) >= 0 ||
+	    (rc = need_pid("dump", nrest, rest, &pid))) {
+		free(rest);
+		return rc;
+	}
+	if (control_request(pid, "dump", timeout, path, sizeof(path), err, sizeof(err))) {
+		fprintf(stderr, "jheap: %s\n", err);
+		free(rest);
+		return EXIT_DATA;
+	}
+	if (nrest == 1) {
+		printf("%s\n", path);
+		free(rest);
+		return EXIT_OK;
+	}
+	/* jheap REPORT-OPTIONS... DUMP */
+	bool quiet = false;
+	rest[0] = (*new_argv)[0];
+	for (int i = 1; i < nrest; i++)
+		quiet |= !strcmp(rest[i], "-q") || !strcmp(rest[i], "--quiet");
+	rest[nrest++] = path;
+	rest[nrest] = NULL;
+	if (!quiet)
+		fprintf(stderr, "jheap: process %d dumped its heap to %s\n", (int)pid, path);
+	free(analysis);
+	analysis = rest;
+	*new_argc = nrest;
+	*new_argv = analysis;
+	return -1;
+}
+
+int ctl_main(int argc, char **argv)
+{
+	char *rest[argc + 1];
+	int nrest, rc;
+	double timeout;
+	pid_t pid;
+	char err[1024], reply[16384], cmd[64];
+	if ((rc = parse(argc, argv, "ctl", &timeout, rest, &nrest, ctl_help)) >= 0 ||
+	    (rc = need_pid("ctl", nrest, rest, &pid)))
+		return rc;
+	const char *c = nrest > 1 ? rest[1] : "";
+	unsigned long long size;
+	if (nrest == 3 && !strcmp(c, "sample") && !subopt_size(rest[2], &size)) {
+		int lg = subopt_lg(size);
+		if (lg > 62) {
+			fprintf(stderr, "jheap ctl: sample size '%s' is too large\n", rest[2]);
+			return EXIT_USAGE;
+		}
+		snprintf(cmd, sizeof(cmd), "sample %d", lg);
+	} else if (nrest == 2 && (!strcmp(c, "on") || !strcmp(c, "off") || !strcmp(c, "reset") ||
+				  !strcmp(c, "status") || !strcmp(c, "dump"))) {
+		snprintf(cmd, sizeof(cmd), "%s", c);
+	} else {
+		if (nrest == 3 && !strcmp(c, "sample"))
+			fprintf(stderr, "jheap ctl: sample expects a size in bytes (1, 4096, 512K, 1M), not '%s'\n",
+				rest[2]);
+		else
+			fprintf(stderr, "jheap ctl: %s%s%s; the commands are on, off, reset, sample SIZE, status and dump\n",
+				*c ? "unknown command '" : "which command?", c, *c ? "'" : "");
+		return EXIT_USAGE;
+	}
+	if (control_request(pid, cmd, timeout, reply, sizeof(reply), err, sizeof(err))) {
+		fprintf(stderr, "jheap: %s\n", err);
+		return EXIT_DATA;
+	}
+	printf("%s\n", reply);
+	return EXIT_OK;
+}

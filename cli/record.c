@@ -1,0 +1,441 @@
+/*
+ * record.c: `jheap record [OPTIONS] [--] PROGRAM [ARGS...]`: runs a program
+ * with jemalloc's heap profiler ready and jheap's control library
+ * (preload/jheapctl.c) listening in it.
+ *
+ * jheap sets the environment and then replaces itself with the program
+ * (execvp): the program keeps jheap's process id, so `$!`, the pid jheap
+ * prints and `jheap dump PID` all name it, and signals and the exit status
+ * are the program's own, with nothing in between.  The environment is
+ * the caller's plus:
+ *   LD_PRELOAD   Debian's libjemalloc.so.2, unless the program is linked
+ *                with a jemalloc already, and libjheapctl.so
+ *   MALLOC_CONF  prof:true and jheap's settings, after the caller's own
+ *                MALLOC_CONF (jemalloc lets the later setting win); the
+ *                same in JE_MALLOC_CONF or _RJEM_MALLOC_CONF for a program
+ *                whose jemalloc has that prefix
+ *   JHEAP_CTL_EVERY  seconds between periodic dumps (--every)
+ * Programs it starts inherit all of it, so they are profiled too, each
+ * with its own socket and dumps named by its own pid.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "analyzer/util.h"
+#include "cli/subcmd.h"
+
+enum { EXIT_OK = 0, EXIT_DATA = 1, EXIT_USAGE = 2 };
+
+enum {
+	R_DIR, R_SAMPLE, R_EVERY, R_EVERY_BYTES, R_INACTIVE, R_ACCUM, R_NO_FINAL,
+	R_JEMALLOC, R_MALLOC_CONF, R_QUIET, R_HELP,
+};
+
+/* The options of jheap record.  Keep in step with its section of
+ * man/jheap.1 (tests/t0010). */
+static const struct subopt record_options[] = {
+	{ "dir", 'd', R_DIR, "DIR", "write the dumps to DIR (default ./jheap-PID), made when missing" },
+	{ "sample", 0, R_SAMPLE, "SIZE", "one sample per SIZE bytes allocated on average (512K; 1: every allocation)" },
+	{ "every", 0, R_EVERY, "TIME", "also dump every TIME (90, 500ms, 60s, 5m, 1h)" },
+	{ "every-bytes", 0, R_EVERY_BYTES, "SIZE", "also dump every SIZE bytes allocated (jemalloc's lg_prof_interval)" },
+	{ "inactive", 0, R_INACTIVE, NULL, "start with sampling off; 'jheap ctl PID on' turns it on" },
+	{ "accum", 0, R_ACCUM, NULL, "also keep the counts of freed allocations (prof_accum)" },
+	{ "no-final", 0, R_NO_FINAL, NULL, "no dump when the program exits" },
+	{ "jemalloc", 0, R_JEMALLOC, "PATH", "the libjemalloc.so to preload (default Debian's libjemalloc.so.2)" },
+	{ "malloc-conf", 0, R_MALLOC_CONF, "CONF", "more jemalloc settings, added last (lg_prof_sample:0,...)" },
+	{ "quiet", 'q', R_QUIET, NULL, "say nothing before the program starts" },
+	{ "help", 'h', R_HELP, NULL, "print this help and exit" },
+};
+#define NRECORD (sizeof(record_options) / sizeof(record_options[0]))
+
+struct record {
+	const char *dir, *jemalloc, *extra;
+	int lg_sample, lg_interval;   /* lg_interval -1: none */
+	double every;                 /* seconds, 0: none */
+	bool inactive, accum, no_final, quiet, help;
+};
+
+static void record_help(FILE *out)
+{
+	fputs("Usage: jheap record [OPTIONS] [--] PROGRAM [ARGS...]\n"
+	      "Run PROGRAM with jemalloc's heap profiler ready and jheap's control library\n"
+	      "in it: 'jheap dump PID' takes a dump at any time, 'jheap ctl PID on|off|reset'\n"
+	      "steers the profiler.  Debian's libjemalloc.so.2 is preloaded unless PROGRAM\n"
+	      "is linked with a jemalloc.  jheap becomes PROGRAM (same process id, signals\n"
+	      "and exit status); it prints where the dumps go first.\n\n", out);
+	subopt_help(out, record_options, NRECORD);
+	fputs("\nExit status: PROGRAM's; 127 when it is not found, 126 when it cannot be run,\n"
+	      "1 when profiling cannot be set up, 2 usage error.\n", out);
+}
+
+/* "90", "500ms", "60s", "5m", "1h" (also "min") to seconds; -1 when not. */
+static double parse_time(const char *s)
+{
+	char *end;
+	if ((*s < '0' || *s > '9') && *s != '.')
+		return -1;
+	double v = strtod(s, &end);
+	if (!strcmp(end, "ms"))
+		v /= 1000;
+	else if (!strcmp(end, "m") || !strcmp(end, "min"))
+		v *= 60;
+	else if (!strcmp(end, "h"))
+		v *= 3600;
+	else if (*end && strcmp(end, "s"))
+		return -1;
+	return v >= 0.001 && v <= 1e7 ? v : -1;
+}
+
+static int apply(struct record *r, const struct subopt *o, const char *val)
+{
+	unsigned long long size;
+	switch (o->id) {
+	case R_DIR: r->dir = val; return 0;
+	case R_SAMPLE:
+	case R_EVERY_BYTES:
+		if (subopt_size(val, &size) || subopt_lg(size) > 62) {
+			fprintf(stderr, "jheap record: --%s expects a size in bytes (1, 4096, 512K, 1G), not '%s'\n",
+				o->name, val);
+			return EXIT_USAGE;
+		}
+		*(o->id == R_SAMPLE ? &r->lg_sample : &r->lg_interval) = subopt_lg(size);
+		return 0;
+	case R_EVERY:
+		if ((r->every = parse_time(val)) < 0) {
+			fprintf(stderr, "jheap record: --every expects a time (90, 500ms, 60s, 5m, 1h), not '%s'\n", val);
+			return EXIT_USAGE;
+		}
+		return 0;
+	case R_INACTIVE: r->inactive = true; return 0;
+	case R_ACCUM: r->accum = true; return 0;
+	case R_NO_FINAL: r->no_final = true; return 0;
+	case R_JEMALLOC: r->jemalloc = val; return 0;
+	case R_MALLOC_CONF: r->extra = val; return 0;
+	case R_QUIET: r->quiet = true; return 0;
+	case R_HELP: r->help = true; return 0;
+	}
+	return 0;
+}
+
+/* PROGRAM as execvp finds it: a name with a slash as is, else the first
+ * executable regular file of that name along $PATH. */
+static bool find_program(const char *name, char *out, size_t len)
+{
+	struct stat st;
+	if (strchr(name, '/')) {
+		snprintf(out, len, "%s", name);
+		return !stat(out, &st);
+	}
+	const char *path = getenv("PATH");
+	if (!path)
+		path = "/usr/local/bin:/usr/bin:/bin";
+	for (const char *p = path;; p++) {
+		const char *e = strchrnul(p, ':');
+		int n = snprintf(out, len, "%.*s%s%s", (int)(e - p), p, e > p ? "/" : "", name);
+		if (n > 0 && (size_t)n < len && !stat(out, &st) && S_ISREG(st.st_mode) &&
+		    !access(out, X_OK))
+			return true;
+		if (!*e)
+			return false;
+		p = e;
+	}
+}
+
+/* What the program's ELF file says about jemalloc and the dynamic loader. */
+struct prog_info {
+	bool elf;             /* an ELF file (else a script: nothing known) */
+	bool dynamic;         /* has a PT_INTERP: LD_PRELOAD applies */
+	bool jemalloc;        /* links a jemalloc (DT_NEEDED or a definition) */
+	const char *prefix;   /* "je_" or "_rjem_" when that build is linked */
+};
+
+static void inspect(const char *path, struct prog_info *pi)
+{
+	static const char *const names[] = { "mallctl", "je_mallctl", "_rjem_mallctl" };
+	memset(pi, 0, sizeof(*pi));
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	elf_version(EV_CURRENT);
+	Elf *e = elf_begin(fd, ELF_C_READ, NULL);
+	size_t nph = 0;
+	if (!e || elf_kind(e) != ELF_K_ELF || elf_getphdrnum(e, &nph))
+		goto out;
+	pi->elf = true;
+	for (size_t i = 0; i < nph; i++) {
+		GElf_Phdr ph;
+		if (gelf_getphdr(e, (int)i, &ph) && ph.p_type == PT_INTERP)
+			pi->dynamic = true;
+	}
+	for (Elf_Scn *scn = NULL; (scn = elf_nextscn(e, scn));) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+		if (!gelf_getshdr(scn, &sh) || !(d = elf_getdata(scn, NULL)) || !sh.sh_entsize)
+			continue;
+		size_t n = sh.sh_size / sh.sh_entsize;
+		if (sh.sh_type == SHT_DYNAMIC) {
+			for (size_t i = 0; i < n; i++) {
+				GElf_Dyn dyn;
+				const char *s;
+				if (gelf_getdyn(d, (int)i, &dyn) && dyn.d_tag == DT_NEEDED &&
+				    (s = elf_strptr(e, sh.sh_link, dyn.d_un.d_val)) && strstr(s, "libjemalloc"))
+					pi->jemalloc = true;
+			}
+		} else if (sh.sh_type == SHT_SYMTAB || sh.sh_type == SHT_DYNSYM) {
+			for (size_t i = 0; i < n; i++) {
+				GElf_Sym sym;
+				const char *s;
+				if (!gelf_getsym(d, (int)i, &sym) || !(s = elf_strptr(e, sh.sh_link, sym.st_name)))
+					continue;
+				for (int k = 0; k < 3; k++) {
+					if (strcmp(s, names[k]))
+						continue;
+					if (k)
+						pi->prefix = k == 1 ? "je_" : "_rjem_";
+					if (sym.st_shndx != SHN_UNDEF)
+						pi->jemalloc = true;
+				}
+			}
+		}
+	}
+out:
+	elf_end(e);
+	close(fd);
+}
+
+/* Debian's libjemalloc.so.2 (or another usual place). */
+static const char *default_jemalloc(void)
+{
+	static const char *const cands[] = {
+		"/usr/lib/x86_64-linux-gnu/libjemalloc.so.2", "/usr/lib/aarch64-linux-gnu/libjemalloc.so.2",
+		"/usr/lib/i386-linux-gnu/libjemalloc.so.2", "/usr/lib/arm-linux-gnueabihf/libjemalloc.so.2",
+		"/usr/lib/powerpc64le-linux-gnu/libjemalloc.so.2", "/usr/lib/s390x-linux-gnu/libjemalloc.so.2",
+		"/usr/lib/riscv64-linux-gnu/libjemalloc.so.2", "/usr/lib64/libjemalloc.so.2",
+		"/usr/lib/libjemalloc.so.2", "/usr/local/lib/libjemalloc.so.2",
+	};
+	for (size_t i = 0; i < sizeof(cands) / sizeof(cands[0]); i++)
+		if (!access(cands[i], R_OK))
+			return cands[i];
+	return NULL;
+}
+
+/* libjheapctl.so beside jheap (the build tree) or in ../lib/jheap (an
+ * installed jheap, as make install puts it). */
+static bool find_ctl_library(char *out, size_t len)
+{
+	char exe[PATH_MAX], cand[PATH_MAX + 32];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n <= 0)
+		return false;
+	exe[n] = '\0';
+	char *dir = dirname(exe);
+	const char *rel[] = { "libjheapctl.so", "../lib/jheap/libjheapctl.so" };
+	for (int i = 0; i < 2; i++) {
+		snprintf(cand, sizeof(cand), "%s/%s", dir, rel[i]);
+		if (realpath(cand, out) && strlen(out) < len && !access(out, R_OK))
+			return true;
+	}
+	return false;
+}
+
+/* mkdir -p; true when DIR exists afterwards.  *MADE: whether its last
+ * component was made here. */
+static bool make_dir(const char *dir, bool *made)
+{
+	char buf[PATH_MAX];
+	*made = false;
+	if (snprintf(buf, sizeof(buf), "%s", dir) >= (int)sizeof(buf))
+		return false;
+	for (char *p = buf + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(buf, 0777) && errno != EEXIST)
+			return false;
+		*p = '/';
+	}
+	if (!mkdir(buf, 0777))
+		*made = true;
+	struct stat st;
+	return !stat(buf, &st) && S_ISDIR(st.st_mode);
+}
+
+static void human_size(char *out, size_t len, unsigned long long v)
+{
+	const char *unit[] = { "B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB" };
+	int u = 0;
+	while (v >= 1024 && !(v & 1023) && u < 6) {
+		v >>= 10;
+		u++;
+	}
+	snprintf(out, len, "%llu %s", v, unit[u]);
+}
+
+/* Adds NAME=VALUE to the environment; false when out of memory. */
+static bool set(const char *name, const char *value)
+{
+	return !setenv(name, value, 1);
+}
+
+int record_main(int argc, char **argv)
+{
+	struct record r = { .lg_sample = 19, .lg_interval = -1 };
+	int i = 1;
+	for (; i < argc; i++) {
+		const char *a = argv[i], *val;
+		const struct subopt *o;
+		char err[256];
+		if (!strcmp(a, "--")) {
+			i++;
+			break;
+		}
+		if (a[0] != '-' || !a[1])
+			break;
+		int m = subopt_match(record_options, NRECORD, argc, argv, &i, &o, &val, err, sizeof(err));
+		if (m < 0 || !m) {
+			if (!m)
+				fprintf(stderr, "jheap record: unknown option '%s' (the program's own options go after its name)\n", a);
+			else
+				fprintf(stderr, "jheap record: %s\n", err);
+			fprintf(stderr, "Try 'jheap record --help' for more information.\n");
+			return EXIT_USAGE;
+		}
+		if (apply(&r, o, val))
+			return EXIT_USAGE;
+	}
+	if (r.help) {
+		record_help(stdout);
+		return EXIT_OK;
+	}
+	if (i >= argc) {
+		fprintf(stderr, "jheap record: which program? jheap record [OPTIONS] [--] PROGRAM [ARGS...]\n");
+		if (!access("record", F_OK))
+			fprintf(stderr, "jheap: to analyze the file 'record', write ./record (a subcommand's word comes first)\n");
+		return EXIT_USAGE;
+	}
+	char **args = argv + i;
+	const char *name = args[0];
+	char prog[PATH_MAX], ctl[PATH_MAX], dir[PATH_MAX], buf[64];
+	if (!find_program(name, prog, sizeof(prog))) {
+		fprintf(stderr, "jheap record: cannot run '%s': %s\n", name,
+			strchr(name, '/') ? strerror(errno) : "not found in PATH");
+		return 127;
+	}
+	struct prog_info pi;
+	inspect(prog, &pi);
+	if (pi.elf && !pi.dynamic) {
+		fprintf(stderr, "jheap record: '%s' is statically linked: the dynamic loader cannot load jheap's control library into it (LD_PRELOAD)\n",
+			prog);
+		return EXIT_DATA;
+	}
+	struct stat st;
+	if (!stat(prog, &st) && (st.st_mode & (S_ISUID | S_ISGID)) && !r.quiet)
+		fprintf(stderr, "jheap record: warning: '%s' is set-user-ID or set-group-ID: the dynamic loader may ignore LD_PRELOAD for it\n",
+			prog);
+	const char *jemalloc = NULL;
+	if (!pi.jemalloc) {
+		jemalloc = r.jemalloc ? r.jemalloc : default_jemalloc();
+		if (!jemalloc || access(jemalloc, R_OK)) {
+			fprintf(stderr, "jheap record: %s%s%s: install Debian's libjemalloc2, or name one with --jemalloc=PATH\n",
+				jemalloc ? "cannot read '" : "no libjemalloc.so.2 found", jemalloc ? jemalloc : "",
+				jemalloc ? "'" : "");
+			return EXIT_DATA;
+		}
+	}
+	if (!find_ctl_library(ctl, sizeof(ctl))) {
+		fprintf(stderr, "jheap record: jheap's control library libjheapctl.so is not beside jheap nor in ../lib/jheap (make install puts it there)\n");
+		return EXIT_DATA;
+	}
+	if (strpbrk(ctl, " :") || (jemalloc && strpbrk(jemalloc, " :"))) {
+		fprintf(stderr, "jheap record: LD_PRELOAD cannot name '%s': the path holds a space or a colon\n",
+			strpbrk(ctl, " :") ? ctl : jemalloc);
+		return EXIT_DATA;
+	}
+	/* the dumps' folder, as an absolute path: the program may change its
+	 * current folder (daemons do) before jemalloc opens a dump */
+	pid_t pid = getpid();
+	snprintf(buf, sizeof(buf), "jheap-%d", (int)pid);
+	bool made;
+	if (!make_dir(r.dir ? r.dir : buf, &made) || !realpath(r.dir ? r.dir : buf, dir)) {
+		fprintf(stderr, "jheap record: cannot create the folder '%s': %s\n", r.dir ? r.dir : buf,
+			strerror(errno));
+		return EXIT_DATA;
+	}
+	if (strchr(dir, ',')) {
+		fprintf(stderr, "jheap record: the folder '%s' has a comma, which MALLOC_CONF cannot hold\n", dir);
+		if (made)
+			rmdir(dir);
+		return EXIT_USAGE;
+	}
+	/* dumps are DIR/NAME.PID.SEQ.KIND.heap, NAME the program's base name */
+	char base[NAME_MAX + 1];
+	const char *slash = strrchr(name, '/');
+	snprintf(base, sizeof(base), "%s", slash ? slash + 1 : name);
+	for (char *p = base; *p; p++)
+		if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._+-", *p))
+			*p = '_';
+	const char *old_conf = getenv("MALLOC_CONF");
+	char *conf = NULL, *preload = NULL;
+	const char *old_preload = getenv("LD_PRELOAD");
+	char interval[48] = "";
+	if (r.lg_interval >= 0)
+		snprintf(interval, sizeof(interval), ",lg_prof_interval:%d", r.lg_interval);
+	bool ok = asprintf(&conf, "%s%sprof:true,prof_active:%s,lg_prof_sample:%d,prof_prefix:%s/%s,prof_final:%s%s%s%s%s",
+			   old_conf && *old_conf ? old_conf : "", old_conf && *old_conf ? "," : "",
+			   r.inactive ? "false" : "true", r.lg_sample, dir, base,
+			   r.no_final ? "false" : "true", r.accum ? ",prof_accum:true" : "", interval,
+			   r.extra ? "," : "", r.extra ? r.extra : "") > 0 &&
+		  asprintf(&preload, "%s%s%s%s%s", jemalloc ? jemalloc : "", jemalloc ? ":" : "", ctl,
+			   old_preload && *old_preload ? ":" : "", old_preload ? old_preload : "") > 0;
+	char every[32];
+	snprintf(every, sizeof(every), "%.3f", r.every);
+	ok = ok && set("MALLOC_CONF", conf) && set("LD_PRELOAD", preload) &&
+	     (!pi.prefix || set(!strcmp(pi.prefix, "je_") ? "JE_MALLOC_CONF" : "_RJEM_MALLOC_CONF", conf)) &&
+	     (r.every > 0 ? set("JHEAP_CTL_EVERY", every) : !unsetenv("JHEAP_CTL_EVERY"));
+	if (!ok) {
+		fprintf(stderr, "jheap: out of memory\n");
+		return EXIT_DATA;
+	}
+	if (!r.quiet) {
+		char rate[96] = "every allocation recorded";
+		if (r.lg_sample) {
+			human_size(buf, sizeof(buf), 1ULL << r.lg_sample);
+			snprintf(rate, sizeof(rate), "one sample per %s", buf);
+		}
+		char off[64] = "";
+		if (r.inactive)
+			snprintf(off, sizeof(off), "; sampling off until 'jheap ctl %d on'", (int)pid);
+		char with[PATH_MAX + 16];
+		snprintf(with, sizeof(with), "%s%s", !jemalloc ? "its own jemalloc" :
+			 r.jemalloc ? r.jemalloc : "Debian's jemalloc", jemalloc ? " preloaded" : "");
+		fprintf(stderr, "jheap: recording process %d (%s) with %s; %s%s\n", (int)pid, base,
+			with, rate, off);
+		char when[96] = "";
+		if (r.every > 0)
+			snprintf(when, sizeof(when), "every %g s, ", r.every);
+		if (r.lg_interval >= 0) {
+			human_size(buf, sizeof(buf), 1ULL << r.lg_interval);
+			snprintf(when + strlen(when), sizeof(when) - strlen(when), "every %s allocated, ", buf);
+		}
+		fprintf(stderr, "jheap: dumps go to %s/ (%s.%d.*.heap): %s%son 'jheap dump %d'\n", dir, base,
+			(int)pid, when, r.no_final ? "" : "at exit, ", (int)pid);
+	}
+	fflush(stdout);
+	fflush(stderr);
+	execvp(name, args);
+	int e = errno;
+	fprintf(stderr, "jheap record: cannot run '%s': %s\n", prog, strerror(e));
+	if (made)
+		rmdir(dir);
+	free(conf);
+	free(preload);
+	return e == ENOENT ? 127 : 126;
+}

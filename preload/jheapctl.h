@@ -1,0 +1,57 @@
+/*
+ * jheapctl.h: the parts of jheap's control library (libjheapctl.so).
+ *
+ * jheapctl.c listens on the process's control socket and answers requests;
+ * prof.c carries them out through jemalloc's mallctl.  Nothing here is
+ * exported from the library: the program's own symbols stay untouched.
+ *
+ * A reply is written into a caller's buffer: its first line is "ok ..." or
+ * "error ...", any further lines are "name: value", and it ends with an
+ * empty line (the protocol is described in jheapctl.c).
+ */
+#ifndef JHEAPCTL_H
+#define JHEAPCTL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#define JHEAPCTL_HIDDEN __attribute__((visibility("hidden")))
+
+/* A growing reply in a fixed buffer; text past its end is dropped. */
+struct reply {
+	char *buf;
+	size_t len, cap;
+};
+
+/* Appends printf-style text to R, cut at its capacity (always
+ * NUL-terminated). */
+JHEAPCTL_HIDDEN void reply_add(struct reply *r, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* The commands, each writing its whole reply into R. */
+JHEAPCTL_HIDDEN void prof_cmd_status(struct reply *r);
+JHEAPCTL_HIDDEN void prof_cmd_dump(struct reply *r);
+JHEAPCTL_HIDDEN void prof_cmd_active(struct reply *r, bool on);
+/* prof.reset; LG >= 0 also sets the sample rate to 2^LG bytes. */
+JHEAPCTL_HIDDEN void prof_cmd_reset(struct reply *r, long lg);
+
+/* A periodic dump (JHEAP_CTL_EVERY): 0 when written, -1 when not (the
+ * reason in R). */
+JHEAPCTL_HIDDEN int prof_periodic_dump(struct reply *r);
+
+/* Turns sampling off for the calling thread while the library starts its
+ * own (pthread_create allocates the new thread's TLS table with malloc),
+ * so that the library appears in no profile.  Only with a plain jemalloc
+ * that the dynamic linker sees, the one that serves malloc: returns 0 with
+ * the previous setting in *WAS for prof_quiet_end, or -1 when there is
+ * nothing to turn off. */
+JHEAPCTL_HIDDEN int prof_quiet_begin(bool *was);
+JHEAPCTL_HIDDEN void prof_quiet_end(bool was);
+
+/* Forget the dump counts: the process is a new child of fork(). */
+JHEAPCTL_HIDDEN void prof_after_fork(void);
+
+/* The interval of periodic dumps in milliseconds, 0 when none. */
+JHEAPCTL_HIDDEN extern long jheapctl_every_ms;
+
+#endif
