@@ -50,6 +50,12 @@ struct parser {
 	unsigned long cur_line; /* line of the current stack's '@' */
 	bool cur_has_counts;
 	bool symbolized;        /* a "--- symbol" section came first */
+	/* Every frame of a stack is a return address, the first one too
+	 * (gperftools' "heap profile:": its sampler records its caller's
+	 * return address first); in heap_v2 the first is a pc inside
+	 * jemalloc.  The one place that decides each location's lookup pc
+	 * (pf_location.leaf). */
+	bool all_return;
 	/* A heap_v2 body parsed in two halves (parse_v2_split): the first
 	 * half's parser points at the split while it runs (end is then the
 	 * split point); the second half's parser has second set. */
@@ -607,12 +613,13 @@ static int read_stack(struct parser *ps, const char *s, const char *e)
 		}
 		n += tail;
 	}
+	bool first_pc = !ps->all_return;
 	for (size_t i = head; i < nread; i++)
-		__builtin_prefetch(lcache_set(ps, cur->addrs[i], i == 0));
+		__builtin_prefetch(lcache_set(ps, cur->addrs[i], i == 0 && first_pc));
 	/* on a bad address, the frames before it still become locations, as
 	 * they did when each was looked up as soon as it was read */
 	for (size_t i = head; i < nread; i++) {
-		int64_t id = location(ps, cur->addrs[i], i == 0);
+		int64_t id = location(ps, cur->addrs[i], i == 0 && first_pc);
 		if (id < 0)
 			return perr(ps, (int)id, "out of memory");
 		cur->frames[i] = (uint32_t)id;
@@ -1166,6 +1173,7 @@ static int parse_gperf(struct parser *ps, const char *hdr, size_t hlen)
 		return JH_EFORMAT;
 	memcpy(p->header_total, hv, sizeof(hv));
 	p->format = PF_FMT_GPERF;
+	ps->all_return = true;
 	skip_sp(&s, e);
 	if (s < e && *s == '@') {
 		s++;
