@@ -688,6 +688,11 @@ static int run(struct run *r, int argc, char **argv)
 			growth_apply(&g, &p);
 		if (st.binary_mismatch)
 			r->degraded = true;
+		if (binary && st.pcs_presym && !c->quiet) {
+			progress_clear(r);
+			fprintf(stderr, "jheap: note: the profile is symbolized: the names in it are used, '%s' only names the addresses it leaves unknown\n",
+				binary);
+		}
 		if (st.main_pcs && !st.main_resolved && !c->no_symbolize) {
 			const char *name = binary;
 			if (!name && p.main_mapping != UINT32_MAX)

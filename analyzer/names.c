@@ -296,6 +296,45 @@ bool names_is_allocator(const char *name)
 	return rust_glue(name, n);
 }
 
+size_t names_split_inline(const char *s, size_t n, struct names_part *parts, size_t max)
+{
+	size_t np = 0, start = 0, i = 0;
+	while (i <= n) {
+		size_t sep = 0;
+		if (i == n) {
+			sep = 0;
+		} else if (i + 1 < n && s[i] == '-' && s[i + 1] == '-') {
+			size_t k = 2;
+			while (i + k < n && s[i + k] == '-')
+				k++;
+			if (i >= 8 && !memcmp(s + i - 8, "operator", 8)) {
+				/* C++'s operator-- or operator-, then maybe "--" */
+				size_t own = k == 3 ? 1 : 2;
+				i += own;
+				if (k - own < 2)
+					continue;
+			}
+			sep = 2;
+		} else {
+			i++;
+			continue;
+		}
+		if (np < max)
+			parts[np] = (struct names_part){ s + start, i - start };
+		np++;
+		if (!sep)
+			break;
+		i += sep;
+		start = i;
+	}
+	return np;
+}
+
+bool names_unknown(const char *s, size_t n)
+{
+	return n == 0 || (n == 2 && s[0] == '?' && s[1] == '?');
+}
+
 bool names_is_allocator_object(const char *path)
 {
 	const char *base = strrchr(path, '/');

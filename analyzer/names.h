@@ -39,6 +39,24 @@ const char *const *names_allocator_list(void);
 const char *const *names_allocator_prefixes(void);
 const char *const *names_allocator_patterns(void);
 
+/* One frame's name in a symbolized profile's names field. */
+struct names_part {
+	const char *s;
+	size_t n;
+};
+
+/* Splits the names field S (N bytes) of a symbolized profile's symbol line,
+ * "outer--inlined--innermost" as jeprof and ClickHouse write it, into its
+ * frames, outer first: at each "--", except where it belongs to C++'s
+ * operator-- or operator- ("A::operator--(int)" is one name,
+ * "A::operator---B" is "A::operator-" and "B").  Fills at most MAX parts
+ * and returns how many there are. */
+size_t names_split_inline(const char *s, size_t n, struct names_part *parts, size_t max);
+
+/* Whether a frame's name in a symbolized profile says "unknown": "??"
+ * (what ClickHouse and addr2line write) or nothing. */
+bool names_unknown(const char *s, size_t n);
+
 /* True when the object file PATH is the allocator's own library
  * (its base name starts with "libjemalloc"). */
 bool names_is_allocator_object(const char *path);

@@ -43,8 +43,9 @@ def tag(src, dst):
         sys.exit("leafcheck: too many records")
 
 
-def read_dump(path):
-    """The records (address list, leaf first) and the maps of a dump."""
+def read_dump(path, tagged=True):
+    """The records (address list, leaf first, without the tag of a tagged
+    dump) and the executable maps of a dump."""
     recs, maps = [], []
     in_maps = False
     with open(path, errors="surrogateescape") as f:
@@ -61,7 +62,7 @@ def read_dump(path):
                 continue
             if "@" in s and (s.startswith("@") or re.match(r"\d+:", s)):
                 addrs = [int(a, 16) for a in s.split("@", 1)[1].split()]
-                recs.append(addrs[:-1])   # without the tag
+                recs.append(addrs[:-1] if tagged else addrs)
     return recs, maps
 
 
@@ -84,8 +85,13 @@ def demangle(names):
     return dict(zip(todo, out))
 
 
-def symbolize(pcs, maps):
-    """pc -> list of function names, innermost first (["??"] unknown)."""
+def symbolize(pcs, maps, demangled=True, symtab=True):
+    """pc -> list of (function name, file:line), innermost first ("??"
+    unknown); the names demangled, or as llvm-symbolizer gives them
+    without demangling (linkage names where the DWARF has them); with
+    SYMTAB false, the outer name from the DWARF too, never from the
+    symbol table (where an alias may stand for it)."""
+    extra = [] if symtab else ["--use-symbol-table=false"]
     by_obj = defaultdict(list)
     res = {}
     for pc in pcs:
@@ -106,7 +112,7 @@ def symbolize(pcs, maps):
                     va = rel - poff + pva
                     break
             query.append((pc, rel if va is None else va))
-        out = subprocess.run(["llvm-symbolizer", "--inlining", "--no-demangle", "--obj=" + path],
+        out = subprocess.run(["llvm-symbolizer", "--inlining", "--no-demangle"] + extra + ["--obj=" + path],
                              input="".join("0x%x\n" % va for _, va in query),
                              capture_output=True, text=True).stdout
         blocks = out.split("\n\n")
@@ -114,7 +120,7 @@ def symbolize(pcs, maps):
             lines = [l for l in block.split("\n") if l]
             raw[pc] = [(lines[i], lines[i + 1] if i + 1 < len(lines) else "")
                        for i in range(0, len(lines), 2)]
-    dm = demangle(n for fr in raw.values() for n, _ in fr)
+    dm = demangle(n for fr in raw.values() for n, _ in fr) if demangled else {}
     for pc, frames in raw.items():
         res[pc] = [(dm.get(n, n), loc) for n, loc in frames] or [("??", "")]
     return res

@@ -150,6 +150,41 @@ TEST(address_conversions)
 	CHECK(!addr_mapping_fits(segs, 3, 0x1000, 0x400000, true));
 }
 
+static const char *split(const char *s)
+{
+	static char buf[512];
+	struct names_part parts[8];
+	size_t n = names_split_inline(s, strlen(s), parts, 8), k = 0;
+	for (size_t i = 0; i < n && i < 8; i++)
+		k += (size_t)snprintf(buf + k, sizeof(buf) - k, "%s[%.*s]", i ? " " : "",
+				      (int)parts[i].n, parts[i].s);
+	if (!n)
+		buf[0] = 0;
+	return buf;
+}
+
+/* A symbolized profile's "outer--inner" names: "--" splits, except in
+ * C++'s operator-- and after operator-. */
+TEST(split_inline_names)
+{
+	CHECK_STR(split("main"), "[main]");
+	CHECK_STR(split("outer--mid--inner"), "[outer] [mid] [inner]");
+	CHECK_STR(split("A::operator--(int)--B"), "[A::operator--(int)] [B]");
+	CHECK_STR(split("A::operator--"), "[A::operator--]");
+	CHECK_STR(split("B--A::operator--"), "[B] [A::operator--]");
+	CHECK_STR(split("A::operator----B"), "[A::operator--] [B]");
+	CHECK_STR(split("A::operator---B"), "[A::operator-] [B]");
+	CHECK_STR(split("A::operator-=--B"), "[A::operator-=] [B]");
+	CHECK_STR(split("A::operator->--B"), "[A::operator->] [B]");
+	CHECK_STR(split("--g"), "[] [g]");
+	CHECK_STR(split("f--"), "[f] []");
+	CHECK_STR(split(""), "[]");
+	CHECK(names_unknown("??", 2));
+	CHECK(names_unknown("", 0));
+	CHECK(!names_unknown("???", 3));
+	CHECK(!names_unknown("f", 1));
+}
+
 /* The regular expressions that stand for the rules in pprof's
  * drop_frames say the same as names_is_allocator(). */
 TEST(allocator_patterns_agree)
@@ -202,6 +237,7 @@ int main(void)
 {
 	RUN(short_names_as_jeprof);
 	RUN(short_names_rust);
+	RUN(split_inline_names);
 	RUN(allocator_patterns_agree);
 	RUN(allocator_names);
 	RUN(address_conversions);
