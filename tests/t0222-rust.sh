@@ -105,6 +105,8 @@ test_expect_success 'build the program offline (legacy and v0 mangling)' '
 	    println!("{} {} {} {} {}", a.len(), b.len(), c.len(), d.len(), s.len());
 	}
 	EOF
+	# a lock file of another cargo version may not be readable by this one
+	rm -f "$SRC/Cargo.lock" &&
 	(cd "$SRC" &&
 	 "$CARGO" rustc --release --offline --quiet &&
 	 cp "$CARGO_TARGET_DIR/release/rheap" "$TRASH_DIRECTORY/rheap-legacy" &&
@@ -135,8 +137,8 @@ for m in legacy v0; do
 		! awk "NR > 1 {print \$6}" top | grep -E "^($GLUE)" &&
 		! awk "NR > 1 {print \$6}" all | grep "^::" &&
 		# the containers and the program are the leaves
-		grep -E " alloc::raw_vec::RawVecInner::finish_grow\$" top &&
-		grep -E " hashbrown::raw::alloc::inner::do_alloc( \(inline\))?\$" top &&
+		grep -E " alloc::raw_vec::([A-Za-z]+::)?finish_grow\$" top &&
+		grep -E " hashbrown::[^ ]+( \(inline\))?\$" top &&
 		grep -E " <rheap::Square as rheap::Shape>::build\$" all
 	'
 

@@ -17,9 +17,10 @@ then the functions inlined there with the names its DWARF reader
 gives, which are linkage names, mangled; "??" for what it cannot name.
 Then "---", "--- heap" and the dump as it is.  The names come from
 llvm-symbolizer (--inlining --no-demangle) on the objects of the dump's
-maps, from their DWARF only (ClickHouse's symbol table may name a
-function by an alias, which would make the report differ for that
-reason alone), the outer one demangled by binutils' c++filt.
+maps, the outer one demangled by binutils' c++filt (a C function's from
+its DWARF: ClickHouse's symbol table may name it by an alias,
+__libc_start_main for __libc_start_main_impl, which would make the
+report differ for that reason alone).
 """
 import os
 import random
@@ -39,14 +40,20 @@ def main():
     for addrs in recs:
         for i, a in enumerate(addrs):
             pcs.add(a if i == 0 else a - 1)
-    raw = leafcheck.symbolize(sorted(pcs), maps, demangled=False, symtab=False)
+    raw = leafcheck.symbolize(sorted(pcs), maps, demangled=False)
+    dwarf = leafcheck.symbolize(sorted(pcs), maps, demangled=False, style="short")
     outer = leafcheck.demangle(fr[-1][0] for fr in raw.values())
     lines = []
     for pc, frames in raw.items():
         names = [n for n, _ in frames]          # innermost first
-        if names[-1] != "??":
+        if names[-1].startswith(("_Z", "_R")):
             names[-1] = outer.get(names[-1], names[-1])
+        elif names[-1] != "??" and dwarf[pc][-1][0] != "??":
+            # a C function: its DWARF name, not a symbol-table alias
+            names[-1] = dwarf[pc][-1][0]
         lines.append("0x%016x %s" % (pc, "--".join(reversed(names))))
+    if len(lines) != len(pcs) or not any(n != "??" for n in lines):
+        sys.exit("chform: llvm-symbolizer named nothing")
     random.Random(16).shuffle(lines)
     with open(out, "w", errors="surrogateescape") as f:
         f.write("--- symbol\n")

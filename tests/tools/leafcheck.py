@@ -85,13 +85,13 @@ def demangle(names):
     return dict(zip(todo, out))
 
 
-def symbolize(pcs, maps, demangled=True, symtab=True):
+def symbolize(pcs, maps, demangled=True, style="linkage"):
     """pc -> list of (function name, file:line), innermost first ("??"
     unknown); the names demangled, or as llvm-symbolizer gives them
-    without demangling (linkage names where the DWARF has them); with
-    SYMTAB false, the outer name from the DWARF too, never from the
-    symbol table (where an alias may stand for it)."""
-    extra = [] if symtab else ["--use-symbol-table=false"]
+    without demangling (linkage names where the DWARF has them, the
+    symbol table's for the outer frame); STYLE "short" gives the DWARF's
+    names without parameters instead."""
+    extra = ["--functions=" + style]
     by_obj = defaultdict(list)
     res = {}
     for pc in pcs:
