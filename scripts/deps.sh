@@ -30,6 +30,11 @@ libxml2-utils
 librsvg2-bin
 python3
 time
+llvm
+libgoogle-perftools4
+librust-jemalloc-sys-dev
+redis-server
+redis-tools
 "
 
 set -u
