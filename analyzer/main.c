@@ -116,6 +116,16 @@ static void warn_cb(void *ctx, const char *msg)
 		fprintf(stderr, "jheap: warning: %s\n", msg);
 }
 
+/* A BINARY given with a symbolized profile: the profile's names win. */
+static void note_presym(struct run *r, const char *binary)
+{
+	if (r->cli.quiet)
+		return;
+	progress_clear(r);
+	fprintf(stderr, "jheap: note: the profile is symbolized: the names in it are used, '%s' only names the addresses it leaves unknown\n",
+		binary);
+}
+
 /* JHEAP_DEBUG=cache: what the persistent symbol cache did, per object. */
 static void note_cb(void *ctx, const char *msg)
 {
@@ -688,11 +698,8 @@ static int run(struct run *r, int argc, char **argv)
 			growth_apply(&g, &p);
 		if (st.binary_mismatch)
 			r->degraded = true;
-		if (binary && st.pcs_presym && !c->quiet) {
-			progress_clear(r);
-			fprintf(stderr, "jheap: note: the profile is symbolized: the names in it are used, '%s' only names the addresses it leaves unknown\n",
-				binary);
-		}
+		if (binary && st.pcs_presym)
+			note_presym(r, binary);
 		if (st.main_pcs && !st.main_resolved && !c->no_symbolize) {
 			const char *name = binary;
 			if (!name && p.main_mapping != UINT32_MAX)
