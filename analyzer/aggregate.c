@@ -287,15 +287,18 @@ static int build_locinfo(struct aggregate *a, const struct profile *p, const str
 		const struct pf_location *l = &p->locs[i];
 		struct agg_locinfo *li = &a->locinfo[i];
 		li->key0 = (uint32_t)a->nlockeys;
-		if (l->mapping != UINT32_MAX && l->mapping < p->nmaps)
-			li->allocator = alloc_map[l->mapping];
+		/* in the allocator's own library, every frame is the allocator's */
+		bool in_alloc = l->mapping != UINT32_MAX && l->mapping < p->nmaps &&
+				alloc_map[l->mapping];
+		bool leading = true;
 		for (uint32_t j = 0; j < l->nlines; j++) {
 			const struct pf_line *ln = &p->lines[l->line0 + j];
 			bool inlined = j + 1 < l->nlines;
 			uint32_t name = p->funcs[ln->function].name;
 			uint32_t *memo = fkey && name < nnames ? &fkey[2 * (size_t)name + inlined] : NULL;
-			if (name < nnames && sh.alloc[name])
-				li->allocator = true;
+			leading = leading && (in_alloc || (name < nnames && sh.alloc[name]));
+			if (leading)
+				li->nalloc++;
 			if (memo && *memo != UINT32_MAX) {
 				if (push_key(a, *memo, 0))
 					goto out;
@@ -320,6 +323,7 @@ static int build_locinfo(struct aggregate *a, const struct profile *p, const str
 			snprintf(key, sizeof(key), "0x%016llx", (unsigned long long)l->addr);
 			if (add_key(a, key, a->filtered ? frame_flags(f, key, "??:0", l->addr) : 0) < 0)
 				goto out;
+			li->nalloc = in_alloc;
 		}
 		li->nkeys = (uint32_t)a->nlockeys - li->key0;
 		if (li->nkeys > a->max_nkeys)
@@ -334,14 +338,15 @@ out:
 }
 
 uint32_t aggregate_stack_start(const struct aggregate *a, const struct profile *p,
-			       uint32_t sample)
+			       uint32_t sample, uint32_t *skip)
 {
 	const struct pf_sample *s = &p->samples[sample];
-	uint32_t start = 0;
-	for (uint32_t i = 0; i < s->depth; i++)
-		if (a->locinfo[p->stacks[s->stack0 + i]].allocator)
-			start = i + 1;
-	return start;
+	uint32_t i = 0;
+	while (i < s->depth && agg_all_allocator(&a->locinfo[p->stacks[s->stack0 + i]]))
+		i++;
+	if (skip)
+		*skip = i < s->depth ? a->locinfo[p->stacks[s->stack0 + i]].nalloc : 0;
+	return i;
 }
 
 int64_t aggregate_stack_keys(const struct aggregate *a, const struct profile *p,
@@ -354,17 +359,18 @@ int64_t aggregate_stack_keys(const struct aggregate *a, const struct profile *p,
 	if (jh_grow(out, cap, (size_t)s->depth * a->max_nkeys + 1, sizeof(**out)))
 		return JH_ENOMEM;
 	uint32_t *o = *out;
-	for (uint32_t i = aggregate_stack_start(a, p, sample); i < s->depth; i++) {
+	uint32_t skip;
+	for (uint32_t i = aggregate_stack_start(a, p, sample, &skip); i < s->depth; i++, skip = 0) {
 		const struct agg_locinfo *li = &a->locinfo[p->stacks[s->stack0 + i]];
 		if (!a->filtered) {
 			/* a frame has one key per inline level, often one or two:
 			 * a loop beats a memcpy call */
 			const uint32_t *k = a->lockeys + li->key0;
-			for (uint32_t j = 0; j < li->nkeys; j++)
+			for (uint32_t j = skip; j < li->nkeys; j++)
 				o[n++] = k[j];
 			continue;
 		}
-		for (uint32_t k = li->key0; k < li->key0 + li->nkeys; k++) {
+		for (uint32_t k = li->key0 + skip; k < li->key0 + li->nkeys; k++) {
 			if (a->keyflags[k] & AGG_F_DROP)
 				continue;
 			seen |= a->keyflags[k];
@@ -407,9 +413,7 @@ struct cumslot {
 };
 
 /* Without filters, each location's keys as one word: the count in the
- * high half, the first index into lockeys in the low half; LOC_ALLOC for
- * an allocator location. */
-#define LOC_ALLOC UINT64_MAX
+ * high half, the first index into lockeys in the low half. */
 
 /* Keys are copied this many at a time (see sum_plain); lockeys has this
  * many readable entries after its last. */
@@ -441,9 +445,9 @@ static void add_cum(struct cumslot *cs, const uint32_t *keys, size_t n, uint32_t
 }
 
 /* One sample's keys without filters, straight from its locations: from
- * the root down to the first allocator frame (the frames
+ * the root down to the leading run of allocator frames (the frames
  * aggregate_stack_start() keeps), each key's cum once, and the flat on
- * the innermost kept frame's first key.  The keys are gathered into BUF
+ * the innermost kept frame's key.  The keys are gathered into BUF
  * (room for the sample's depth times max_nkeys, plus KEY_CHUNK) first,
  * KEY_CHUNK at a time whatever the location's count: a copy loop whose
  * length changes from frame to frame mispredicts its exit, and that
@@ -454,22 +458,30 @@ static void sum_plain(struct sumpart *sp, uint32_t si, double v, uint32_t *buf)
 	const struct pf_sample *s = &sp->p->samples[si];
 	/* an empty stack ("@" alone) may come before any stack array exists */
 	const uint32_t *st = s->depth ? sp->p->stacks + s->stack0 : NULL;
-	uint32_t leaf = 0;
+	const struct agg_locinfo *li = sp->a->locinfo;
+	uint32_t first = 0;
+	while (first < s->depth && agg_all_allocator(&li[st[first]]))
+		first++;
+	if (first == s->depth)
+		return;
 	size_t n = 0;
-	for (uint32_t i = s->depth; i-- > 0;) {
+	for (uint32_t i = s->depth; --i > first;) {
 		uint64_t w = sp->locword[st[i]];
-		if (w == LOC_ALLOC)
-			break;
 		const uint32_t *k = lockeys + (uint32_t)w;
 		uint32_t nk = (uint32_t)(w >> 32);
 		memcpy(buf + n, k, KEY_CHUNK * sizeof(*k));
 		if (nk > KEY_CHUNK)
 			memcpy(buf + n, k, nk * sizeof(*k));
-		leaf = nk ? k[0] : leaf;
 		n += nk;
 	}
-	if (!n)
-		return;
+	/* the innermost kept location, without its leading allocator frames */
+	uint64_t w = sp->locword[st[first]];
+	uint32_t skip = li[st[first]].nalloc;
+	const uint32_t *k = lockeys + (uint32_t)w + skip;
+	uint32_t nk = (uint32_t)(w >> 32) - skip;
+	memcpy(buf + n, k, nk * sizeof(*k));
+	uint32_t leaf = k[0];
+	n += nk;
 	add_cum(sp->cs, buf, n, si + 1, v);
 	sp->flat[leaf] += v;
 	sp->flat_total += v;
@@ -523,7 +535,7 @@ static uint64_t *locwords(struct aggregate *a, const struct profile *p)
 		return NULL;
 	for (size_t l = 0; l < p->nlocs; l++) {
 		const struct agg_locinfo *li = &a->locinfo[l];
-		w[l] = li->allocator ? LOC_ALLOC : (uint64_t)li->nkeys << 32 | li->key0;
+		w[l] = (uint64_t)li->nkeys << 32 | li->key0;
 	}
 	return w;
 }
@@ -602,7 +614,7 @@ int aggregate_build(struct aggregate *a, const struct profile *p, const struct a
 		return rc;
 	if (o->keep_allocator)
 		for (size_t i = 0; i < p->nlocs; i++)
-			a->locinfo[i].allocator = false;
+			a->locinfo[i].nalloc = 0;
 	a->nrows = a->keys.len;
 	a->rows = calloc(a->nrows + 1, sizeof(*a->rows));
 	if (!a->rows)

@@ -36,12 +36,19 @@ struct agg_row {
 	double flat, cum;
 };
 
-/* Per location: the display keys of its frames, innermost first, and
- * whether the location belongs to the allocator. */
+/* Per location: the display keys of its frames, innermost first (one
+ * per frame), and how many of them, from the innermost, are the
+ * allocator's (0 with --keep-allocator-frames). */
 struct agg_locinfo {
 	uint32_t key0, nkeys;    /* into aggregate.lockeys */
-	bool allocator;
+	uint32_t nalloc;         /* leading allocator frames */
 };
+
+/* Whether every frame of the location is the allocator's. */
+static inline bool agg_all_allocator(const struct agg_locinfo *li)
+{
+	return li->nalloc && li->nalloc == li->nkeys;
+}
 
 struct aggregate {
 	struct strtab keys;
@@ -76,12 +83,17 @@ int aggregate_sort(struct aggregate *a, bool by_cum);
 const char *aggregate_func_name(const struct profile *p, uint32_t func, bool full,
 				char *buf, size_t len);
 
-/* Index of the first location of sample S that a report shows: the one
- * after the outermost allocator location (jeprof's "cut everything up to
- * the outermost match"), 0 when the stack has none or the cut is off.
+/* The allocator cut of sample S: the leading run of allocator frames,
+ * from the leaf up to the first frame that is not the allocator's, goes;
+ * nothing above it does (an allocator that calls back into the program,
+ * as malloc_stats_print does, keeps the program's frames; jeprof's "cut
+ * up to the outermost match" would lose them).  Returns the index of the
+ * first location a report shows (the stack's depth when every frame is
+ * the allocator's), and in *SKIP (when not NULL) how many of that
+ * location's frames, innermost first, are cut; 0 and 0 with the cut off.
  * Every writer that walks locations itself starts there. */
 uint32_t aggregate_stack_start(const struct aggregate *a, const struct profile *p,
-			       uint32_t sample);
+			       uint32_t sample, uint32_t *skip);
 
 /* Whether --focus/--ignore leave out a stack whose kept keys carry the
  * flags SEEN (the AGG_F_* of each key, or'ed). */

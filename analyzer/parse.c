@@ -1,3 +1,4 @@
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -10,6 +11,7 @@
 #define HEX_SSE2 1
 #endif
 
+#include "analyzer/names.h"
 #include "analyzer/parse.h"
 #include "analyzer/pprof.h"
 #include "analyzer/unsample.h"
@@ -50,6 +52,12 @@ struct parser {
 	unsigned long cur_line; /* line of the current stack's '@' */
 	bool cur_has_counts;
 	bool symbolized;        /* a "--- symbol" section came first */
+	/* Every frame of a stack is a return address, the first one too
+	 * (gperftools' "heap profile:": its sampler records its caller's
+	 * return address first); in heap_v2 the first is a pc inside
+	 * jemalloc.  The one place that decides each location's lookup pc
+	 * (pf_location.leaf). */
+	bool all_return;
 	/* A heap_v2 body parsed in two halves (parse_v2_split): the first
 	 * half's parser points at the split while it runs (end is then the
 	 * split point); the second half's parser has second set. */
@@ -617,12 +625,13 @@ static int read_stack(struct parser *ps, const char *s, const char *e)
 		}
 		n += tail;
 	}
+	bool first_pc = !ps->all_return;
 	for (size_t i = head; i < nread; i++)
-		__builtin_prefetch(lcache_set(ps, cur->addrs[i], i == 0));
+		__builtin_prefetch(lcache_set(ps, cur->addrs[i], i == 0 && first_pc));
 	/* on a bad address, the frames before it still become locations, as
 	 * they did when each was looked up as soon as it was read */
 	for (size_t i = head; i < nread; i++) {
-		int64_t id = location(ps, cur->addrs[i], i == 0);
+		int64_t id = location(ps, cur->addrs[i], i == 0 && first_pc);
 		if (id < 0)
 			return perr(ps, (int)id, "out of memory");
 		cur->frames[i] = (uint32_t)id;
@@ -658,19 +667,90 @@ static int check_stack_done(struct parser *ps)
 	return 0;
 }
 
+/* The variables of a memory map: "name=value" lines, whose "$name" the
+ * maps lines after them stand for value (pprof's legacy profiles:
+ * "source=/home" then "00400000-00fcb000: $source/server"; jeprof's
+ * "build=" and "$build").  They point into the dump. */
+#define MAPS_MAX_VARS 16
+#define MAPS_MAX_LINE 8192
+struct maps_vars {
+	struct { const char *name, *value; size_t nlen, vlen; } v[MAPS_MAX_VARS];
+	int n;
+};
+
+/* Whether LINE (LEN bytes) is "name=value" (a name of letters, digits and
+ * '_': no maps line is, their first field is "start-end"); records it in
+ * VARS, its value as written (an overflow is ignored: its $name then
+ * stays as it is, and the path names no file). */
+static bool maps_var(struct maps_vars *vars, const char *line, size_t len)
+{
+	size_t k = 0;
+	while (k < len && (isalnum((unsigned char)line[k]) || line[k] == '_'))
+		k++;
+	size_t eq = k;
+	while (eq < len && (line[eq] == ' ' || line[eq] == '\t'))
+		eq++;
+	if (!k || eq >= len || line[eq] != '=')
+		return false;
+	const char *val = line + eq + 1, *end = line + len;
+	skip_sp(&val, end);
+	if (vars->n < MAPS_MAX_VARS)
+		vars->v[vars->n++] = (__typeof__(vars->v[0])){ line, val, k, (size_t)(end - val) };
+	return true;
+}
+
+/* LINE with each "$name" of VARS replaced (the first defined that matches
+ * at a place, as pprof does) into BUF; returns its length, or SIZE_MAX
+ * when it would not fit. */
+static size_t maps_expand(const struct maps_vars *vars, const char *line, size_t len, char *buf)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < len;) {
+		int hit = -1;
+		if (line[i] == '$')
+			for (int k = 0; k < vars->n && hit < 0; k++)
+				if (len - i - 1 >= vars->v[k].nlen &&
+				    !memcmp(line + i + 1, vars->v[k].name, vars->v[k].nlen))
+					hit = k;
+		const char *add = hit < 0 ? line + i : vars->v[hit].value;
+		size_t alen = hit < 0 ? 1 : vars->v[hit].vlen;
+		if (n + alen > MAPS_MAX_LINE)
+			return SIZE_MAX;
+		memcpy(buf + n, add, alen);
+		n += alen;
+		i += hit < 0 ? 1 : 1 + vars->v[hit].nlen;
+	}
+	return n;
+}
+
 static int read_maps(struct parser *ps)
 {
 	const char *line;
 	size_t len;
 	int r;
+	struct maps_vars vars = { .n = 0 };
+	char *exp = NULL;
 	ps->p->has_maps = true;
 	while ((r = next_line(ps, &line, &len)) > 0) {
 		trim(&line, &len);
-		if (!len || starts(line, len, "build="))
+		if (!len || line[0] == '#' || maps_var(&vars, line, len))
 			continue;
 		struct maps_line ml;
 		char msg[256];
+		if (vars.n && memchr(line, '$', len)) {
+			if (!exp && !(exp = malloc(MAPS_MAX_LINE)))
+				return perr(ps, JH_ENOMEM, "out of memory");
+			size_t n = maps_expand(&vars, line, len, exp);
+			if (n == SIZE_MAX) {
+				free(exp);
+				return perr(ps, JH_ELIMIT, "maps line longer than %d bytes once its variables are expanded",
+					    MAPS_MAX_LINE);
+			}
+			line = exp;
+			len = n;
+		}
 		if (maps_parse_line(line, len, &ml, msg, sizeof(msg))) {
+			free(exp);
 			if (ps->last_unterminated)
 				return perr(ps, JH_EFORMAT, "%s (the file ends in the middle of this line: truncated dump?)", msg);
 			return perr(ps, JH_EFORMAT, "%s", msg);
@@ -686,12 +766,17 @@ static int read_maps(struct parser *ps)
 		else if (ml.path[0] == '[')
 			m.kind = PF_MAP_SPECIAL;
 		int64_t sid = strtab_intern_n(&ps->p->strs, ml.path, ml.pathlen);
-		if (sid < 0)
-			return perr(ps, (int)sid, "out of memory");
-		m.path = (uint32_t)sid;
-		if (profile_mapping(ps->p, &m) < 0)
+		if (sid < 0) {
+			free(exp);
 			return perr(ps, JH_ENOMEM, "out of memory");
+		}
+		m.path = (uint32_t)sid;
+		if (profile_mapping(ps->p, &m) < 0) {
+			free(exp);
+			return perr(ps, JH_ENOMEM, "out of memory");
+		}
 	}
+	free(exp);
 	if (r < 0)
 		return r;
 	if (ps->last_unterminated) {
@@ -1182,6 +1267,7 @@ static int parse_gperf(struct parser *ps, const char *hdr, size_t hlen)
 		return JH_EFORMAT;
 	memcpy(p->header_total, hv, sizeof(hv));
 	p->format = PF_FMT_GPERF;
+	ps->all_return = true;
 	skip_sp(&s, e);
 	if (s < e && *s == '@') {
 		s++;
@@ -1203,6 +1289,13 @@ static int parse_gperf(struct parser *ps, const char *hdr, size_t hlen)
 		} else if (contains(type, tlen, "_v2")) {
 			ps->uk = UNSAMPLE_V2;
 			ps->rate = has_period ? (double)period : 131072;
+		} else if (tlen == 4 && has_period) {
+			/* "heap/N": Go's runtime writes its text heap profiles so,
+			 * N being twice its mean sampling interval, and samples
+			 * as a Poisson process; pprof unsamples them as v2 at
+			 * N/2 (jeprof as v1, for a tcmalloc format gone since) */
+			ps->uk = UNSAMPLE_V2;
+			ps->rate = (double)period / 2;
 		} else {
 			ps->uk = UNSAMPLE_V1;
 			ps->rate = has_period ? (double)period / 2 : 131072;
@@ -1217,7 +1310,8 @@ static int parse_gperf(struct parser *ps, const char *hdr, size_t hlen)
 	int r;
 	while ((r = next_line(ps, &line, &len)) > 0) {
 		trim(&line, &len);
-		if (!len)
+		/* '#': Go's comments (each stack's frames, runtime.MemStats) */
+		if (!len || line[0] == '#')
 			continue;
 		if (starts(line, len, "MAPPED_LIBRARIES:") || section(line, len, "Memory map:"))
 			return read_maps(ps);
@@ -1236,7 +1330,23 @@ static int parse_gperf(struct parser *ps, const char *hdr, size_t hlen)
 	return r;
 }
 
-/* "--- symbol" section: "binary=..." and "0xADDR name--name" lines up to "---". */
+/* Whether a symbol line's names (N bytes at S) leave some frame unknown:
+ * "??" or nothing, as ClickHouse writes what it cannot name. */
+static bool names_incomplete(const char *s, size_t n)
+{
+	struct names_part parts[64];
+	size_t np = names_split_inline(s, n, parts, 64);
+	for (size_t i = 0; i < np && i < 64; i++)
+		if (names_unknown(parts[i].s, parts[i].n))
+			return true;
+	return false;
+}
+
+/* "--- symbol" section: "binary=..." and "0xADDR name--name" lines up to
+ * "---".  An address whose names leave a frame unknown ("??", an empty
+ * name) gets none: it is looked up like an address of a dump, in the
+ * object files when they are there, else named module+offset from the
+ * maps, so that unknown addresses stay apart. */
 static int parse_symbols(struct parser *ps, const char **line, size_t *len)
 {
 	int r;
@@ -1262,8 +1372,8 @@ static int parse_symbols(struct parser *ps, const char **line, size_t *len)
 		if (read_addr(ps, &a, q, &addr))
 			return JH_EFORMAT;
 		skip_sp(&q, e);
-		if (q == e)
-			return perr(ps, JH_EFORMAT, "expected a symbol name after the address");
+		if (names_incomplete(q, (size_t)(e - q)))
+			continue;
 		int64_t id = strtab_intern_n(&ps->p->strs, q, (size_t)(e - q));
 		if (id < 0 || profile_presym(ps->p, addr, (uint32_t)id))
 			return perr(ps, JH_ENOMEM, "out of memory");

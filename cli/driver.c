@@ -137,6 +137,16 @@ static void note_line(void *ctx, const char *msg)
 		fprintf(stderr, "jheap: note: %s\n", msg);
 }
 
+/* A BINARY given with a symbolized profile: the profile's names win. */
+static void note_presym(struct driver *r, const char *binary)
+{
+	if (r->cli.quiet)
+		return;
+	progress_clear(r);
+	fprintf(stderr, "jheap: note: the profile is symbolized: the names in it are used, '%s' only names the addresses it leaves unknown\n",
+		binary);
+}
+
 void driver_warn(void *ctx, const char *msg)
 {
 	struct driver *r = ctx;
@@ -389,6 +399,8 @@ int driver_load(struct driver *r, const char *binary, const char *const *paths,
 		growth_apply(&r->g, &p);
 	if (st.binary_mismatch)
 		r->degraded = true;
+	if (binary && st.pcs_presym)
+		note_presym(r, binary);
 	/* a stripped program that passes the call check is the right one:
 	 * a note says how to get its names */
 	if (st.main_pcs && !st.main_resolved && !c->no_symbolize && !st.binary_mismatch &&

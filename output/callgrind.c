@@ -252,10 +252,11 @@ static int build_paths(struct cg *c, struct cg_paths *ps)
 			continue;
 		/* the stack after the outermost allocator location */
 		size_t n = 0;
-		uint32_t start = aggregate_stack_start(a, p, (uint32_t)si);
-		for (uint32_t i = start; i < s->depth; i++) {
+		uint32_t skip;
+		uint32_t start = aggregate_stack_start(a, p, (uint32_t)si, &skip);
+		for (uint32_t i = start; i < s->depth; i++, skip = 0) {
 			uint32_t loc = p->stacks[s->stack0 + i];
-			size_t f0 = c->loc_frame0[loc], nf = c->loc_frame0[loc + 1] - f0;
+			size_t f0 = c->loc_frame0[loc] + skip, nf = c->loc_frame0[loc + 1] - f0;
 			if (jh_grow(&st, &cap, n + nf, sizeof(*st))) {
 				rc = JH_ENOMEM;
 				break;
@@ -271,7 +272,7 @@ static int build_paths(struct cg *c, struct cg_paths *ps)
 				rc = JH_ENOMEM;
 				break;
 			}
-			st[0] = (struct cg_frame){ (uint32_t)(start ? f_alloc : f_none), (uint32_t)u, 0 };
+			st[0] = (struct cg_frame){ (uint32_t)(s->depth ? f_alloc : f_none), (uint32_t)u, 0 };
 			n = 1;
 		}
 		rc = path_add(ps, st, n, v, s->v[objects_of(c->r->value)]);

@@ -156,7 +156,7 @@ static int location_values(const struct report *r, double *flat, double *cum)
 		double v = s->v[r->value];
 		if (v == 0 || aggregate_stack_keys(r->a, p, (uint32_t)si, &keys, &cap) <= 0)
 			continue;
-		uint32_t start = aggregate_stack_start(r->a, p, (uint32_t)si);
+		uint32_t start = aggregate_stack_start(r->a, p, (uint32_t)si, NULL);
 		for (uint32_t i = start; i < s->depth; i++) {
 			uint32_t l = p->stacks[s->stack0 + i];
 			if (i == start)

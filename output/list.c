@@ -102,12 +102,13 @@ static int collect(struct lister *ls)
 			rc = nk < 0 ? (int)nk : 0;
 			continue;
 		}
-		uint32_t start = aggregate_stack_start(a, p, (uint32_t)si);
+		uint32_t skip;
+		uint32_t start = aggregate_stack_start(a, p, (uint32_t)si, &skip);
 		bool leaf = true;
 		uint32_t stamp = (uint32_t)si + 1;
-		for (uint32_t i = start; i < s->depth && !rc; i++) {
+		for (uint32_t i = start; i < s->depth && !rc; i++, skip = 0) {
 			const struct pf_location *l = &p->locs[p->stacks[s->stack0 + i]];
-			for (uint32_t j = 0; j < l->nlines; j++, leaf = false) {
+			for (uint32_t j = skip; j < l->nlines; j++, leaf = false) {
 				const struct pf_line *ln = &p->lines[l->line0 + j];
 				int32_t rt = routine_of(ls, ln->function, ln->file);
 				if (rt == -4)

@@ -14,12 +14,17 @@
  *   sample (Go's runtime converts its unsampled values the same way, and
  *   jeprof prints %d).  A sampled dump's totals may thus be a few units
  *   below --text, whose sums are truncated once.
- * - Allocator frames: cut from each stack with jheap's own rule (every
- *   location up to and including the outermost allocator location: in
- *   libjemalloc, or named on the skip list), so the user's function is the
- *   leaf exactly as in --text.  drop_frames also carries the skip list as
- *   a regular expression, which pprof applies after it symbolizes a
- *   --no-symbolize profile itself; after the cut it matches nothing.
+ * - Allocator frames: cut from each stack with jheap's own rule (the
+ *   leading run of allocator frames, from the leaf up to the first frame
+ *   that is not the allocator's: in libjemalloc, or named on the skip
+ *   list), so the user's function is the leaf exactly as in --text.  Where
+ *   the cut ends inside a location (inline frames of the allocator's in a
+ *   program's function), the stack uses a second location at the same
+ *   address holding only the frames after the cut.  drop_frames carries
+ *   the skip list as a regular expression only in the --no-symbolize form,
+ *   where pprof symbolizes and must cut the frames itself: pprof cuts up
+ *   to the outermost match, which would also cut a program's frames
+ *   above an allocator that calls back into the program.
  *   --keep-allocator-frames writes whole stacks and no drop_frames.
  * - Threads: a dump's per-thread counts add up to its t* counts, so each
  *   stack is written once per thread with labels thread=tN (and
@@ -98,6 +103,9 @@ struct pw {
 	int nvals;
 	enum pf_value vidx[PF_NVALUES];  /* model value of each sample type */
 	uint32_t *loc_id;            /* model location -> pprof id (0: unused) */
+	uint32_t *cut_id;            /* model location -> pprof id of the location
+	                                without its leading allocator frames, where
+	                                a stack's allocator cut ends inside it */
 	uint32_t *func_id;           /* model function -> pprof id */
 	uint32_t *func_order;        /* pprof id - 1 -> model function */
 	size_t nfuncs;
@@ -170,6 +178,8 @@ static int alloc_regex(struct pw *w, uint32_t *out)
 	}
 	if (!rc)
 		rc = rx_append(&buf, &len, &cap, "|.*TCMalloc.*|tcmalloc::.*", false);
+	for (const char *const *pt = names_allocator_patterns(); *pt && !rc; pt++)
+		rc = rx_append(&buf, &len, &cap, "|", false) || rx_append(&buf, &len, &cap, *pt, false);
 	if (!rc)
 		rc = JH_PUSH(buf, len, cap, '\0');
 	if (!rc)
@@ -234,14 +244,15 @@ static void emit(struct pw *w, uint32_t si, const int64_t *v,
 	if (!any)
 		return;
 	const struct pf_sample *s = &w->p->samples[si];
-	uint32_t k0 = aggregate_stack_start(w->r->a, w->p, si);
+	uint32_t skip;
+	uint32_t k0 = aggregate_stack_start(w->r->a, w->p, si, &skip);
 	if (stack_dropped(w, s, k0))
 		return;
 	if (w->marking) {
 		for (uint32_t i = k0; i < s->depth; i++) {
 			uint32_t loc = w->p->stacks[s->stack0 + i];
 			if (!loc_dropped(w->r->a, loc))
-				w->loc_id[loc] = 1;
+				*(i == k0 && skip ? &w->cut_id[loc] : &w->loc_id[loc]) = 1;
 		}
 		return;
 	}
@@ -253,7 +264,7 @@ static void emit(struct pw *w, uint32_t si, const int64_t *v,
 	for (uint32_t i = k0; i < s->depth; i++) {
 		uint32_t loc = w->p->stacks[s->stack0 + i];
 		if (!loc_dropped(w->r->a, loc))
-			w->locbuf[n++] = w->loc_id[loc];
+			w->locbuf[n++] = i == k0 && skip ? w->cut_id[loc] : w->loc_id[loc];
 	}
 	size_t m = pbenc_begin(&w->e, PROFILE_SAMPLE);
 	pbenc_packed_uint64(&w->e, SAMPLE_LOCATION_ID, w->locbuf, n);
@@ -409,7 +420,7 @@ static int number_mappings(struct pw *w)
 		w->map_run[i] = (uint32_t)(w->nruns - 1);
 	}
 	for (size_t i = 0; i < p->nlocs; i++)
-		if (w->loc_id[i] && p->locs[i].mapping < p->nmaps)
+		if ((w->loc_id[i] || w->cut_id[i]) && p->locs[i].mapping < p->nmaps)
 			w->runs[w->map_run[p->locs[i].mapping]].used = true;
 	w->run_order = malloc((w->nruns + 1) * sizeof(*w->run_order));
 	if (!w->run_order)
@@ -479,29 +490,41 @@ static bool has_frames(const struct pw *w, const struct pf_location *l)
 	return l->nlines && !(w->r->no_symbolize && l->sym == PF_SYM_UNKNOWN);
 }
 
-static void write_locations(struct pw *w)
+/* The frames of location I that its pprof location ID holds: all of
+ * them, or those after the leading allocator frames for a cut_id. */
+static uint32_t first_frame(const struct pw *w, size_t i, bool cut)
+{
+	return cut ? w->r->a->locinfo[i].nalloc : 0;
+}
+
+static void write_location(struct pw *w, size_t i, uint32_t id, bool cut)
 {
 	const struct profile *p = w->p;
-	for (size_t i = 0; i < p->nlocs; i++) {
-		if (!w->loc_id[i])
-			continue;
-		const struct pf_location *l = &p->locs[i];
-		size_t mk = pbenc_begin(&w->e, PROFILE_LOCATION);
-		pbenc_uint64(&w->e, LOCATION_ID, w->loc_id[i]);
-		if (l->mapping < p->nmaps)
-			pbenc_uint64_opt(&w->e, LOCATION_MAPPING_ID,
-					 w->runs[w->map_run[l->mapping]].id);
-		pbenc_uint64_opt(&w->e, LOCATION_ADDRESS, addr_pc(l->addr, l->leaf));
-		for (uint32_t j = 0; has_frames(w, l) && j < l->nlines; j++) {
-			const struct pf_line *ln = &p->lines[l->line0 + j];
-			size_t lk = pbenc_begin(&w->e, LOCATION_LINE);
-			pbenc_uint64(&w->e, LINE_FUNCTION_ID, w->func_id[ln->function]);
-			pbenc_int64_opt(&w->e, LINE_LINE, ln->line);
-			pbenc_int64_opt(&w->e, LINE_COLUMN, ln->column);
-			pbenc_end(&w->e, lk);
-		}
-		pbenc_end(&w->e, mk);
+	const struct pf_location *l = &p->locs[i];
+	size_t mk = pbenc_begin(&w->e, PROFILE_LOCATION);
+	pbenc_uint64(&w->e, LOCATION_ID, id);
+	if (l->mapping < p->nmaps)
+		pbenc_uint64_opt(&w->e, LOCATION_MAPPING_ID, w->runs[w->map_run[l->mapping]].id);
+	pbenc_uint64_opt(&w->e, LOCATION_ADDRESS, addr_pc(l->addr, l->leaf));
+	for (uint32_t j = first_frame(w, i, cut); has_frames(w, l) && j < l->nlines; j++) {
+		const struct pf_line *ln = &p->lines[l->line0 + j];
+		size_t lk = pbenc_begin(&w->e, LOCATION_LINE);
+		pbenc_uint64(&w->e, LINE_FUNCTION_ID, w->func_id[ln->function]);
+		pbenc_int64_opt(&w->e, LINE_LINE, ln->line);
+		pbenc_int64_opt(&w->e, LINE_COLUMN, ln->column);
+		pbenc_end(&w->e, lk);
 	}
+	pbenc_end(&w->e, mk);
+}
+
+static void write_locations(struct pw *w)
+{
+	for (size_t i = 0; i < w->p->nlocs; i++)
+		if (w->loc_id[i])
+			write_location(w, i, w->loc_id[i], false);
+	for (size_t i = 0; i < w->p->nlocs; i++)
+		if (w->cut_id[i])
+			write_location(w, i, w->cut_id[i], true);
 }
 
 static void write_functions(struct pw *w)
@@ -527,8 +550,8 @@ static void write_functions(struct pw *w)
 	}
 }
 
-/* Numbers the used locations 1..N in model order and their functions in
- * order of first use. */
+/* Numbers the used locations 1..N in model order, then the cut ones,
+ * and their functions in order of first use. */
 static int number_locations(struct pw *w)
 {
 	const struct profile *p = w->p;
@@ -537,16 +560,19 @@ static int number_locations(struct pw *w)
 	if (!w->func_id || !w->func_order)
 		return JH_ENOMEM;
 	uint32_t nl = 0;
-	for (size_t i = 0; i < p->nlocs; i++) {
-		if (!w->loc_id[i])
-			continue;
-		w->loc_id[i] = ++nl;
-		const struct pf_location *l = &p->locs[i];
-		for (uint32_t j = 0; has_frames(w, l) && j < l->nlines; j++) {
-			uint32_t f = p->lines[l->line0 + j].function;
-			if (!w->func_id[f]) {
-				w->func_order[w->nfuncs++] = f;
-				w->func_id[f] = (uint32_t)w->nfuncs;
+	for (int cut = 0; cut < 2; cut++) {
+		uint32_t *ids = cut ? w->cut_id : w->loc_id;
+		for (size_t i = 0; i < p->nlocs; i++) {
+			if (!ids[i])
+				continue;
+			ids[i] = ++nl;
+			const struct pf_location *l = &p->locs[i];
+			for (uint32_t j = first_frame(w, i, cut); has_frames(w, l) && j < l->nlines; j++) {
+				uint32_t f = p->lines[l->line0 + j].function;
+				if (!w->func_id[f]) {
+					w->func_order[w->nfuncs++] = f;
+					w->func_id[f] = (uint32_t)w->nfuncs;
+				}
 			}
 		}
 	}
@@ -583,7 +609,7 @@ static void write_header(struct pw *w)
 	for (int k = 0; k < w->nvals; k++)
 		if (w->vidx[k] == r->value)
 			pbenc_int64(&w->e, PROFILE_DEFAULT_SAMPLE_TYPE, str(w, type_names[r->growth][r->value]));
-	if (!r->keep_allocator) {
+	if (!r->keep_allocator && r->no_symbolize) {
 		uint32_t rx = 0;
 		if (alloc_regex(w, &rx))
 			w->e.oom = true;
@@ -619,7 +645,8 @@ static int build(struct pw *w)
 		w->nvals = 2;
 	}
 	w->loc_id = calloc(p->nlocs + 1, sizeof(*w->loc_id));
-	if (!w->loc_id || index_threads(w))
+	w->cut_id = calloc(p->nlocs + 1, sizeof(*w->cut_id));
+	if (!w->loc_id || !w->cut_id || index_threads(w))
 		return JH_ENOMEM;
 	/* pass 1: which locations the written samples use */
 	w->marking = true;
@@ -700,6 +727,7 @@ int output_proto(FILE *out, const struct report *r, char *err, size_t errlen)
 	pbenc_release(&w.e);
 	strtab_release(&w.strs);
 	free(w.loc_id);
+	free(w.cut_id);
 	free(w.func_id);
 	free(w.func_order);
 	free(w.run_order);

@@ -13,9 +13,11 @@
  *
  * The pcs are the lookup addresses both readers compute from the embedded
  * dump: the address itself for a stack's first frame, the address minus one
- * for callers (jeprof's FixCallerAddresses).  Names are full demangled
- * names; a pc jheap could not name gets the name --text shows for it
- * ("libfoo.so+0x1a2b", "0x...").
+ * for callers (jeprof's FixCallerAddresses).  In a gperftools dump, where
+ * every frame is a return address, jheap looks the first one up at the
+ * address minus one too, and jeprof at the address: both are written.
+ * Names are full demangled names; a pc jheap could not name gets the name
+ * --text shows for it ("libfoo.so+0x1a2b", "0x...").
  *
  * Frames inside the allocator's own library are written as
  * "malloc(<name>)": jeprof can only recognise allocator frames by the names
@@ -28,8 +30,8 @@
  * are refused, since the copy would not be the profile that was analyzed;
  * so are a pprof input (no text dump to embed) and a gzip-compressed dump.
  * Limits of the format: file and line numbers are not kept (jeprof refuses
- * --lines on such files), and a name containing "--" (C++ operator--) is
- * split by both readers.
+ * --lines on such files), and jeprof splits a name containing "--" (C++
+ * operator--), which jheap reads whole.
  */
 #include <errno.h>
 #include <sys/stat.h>
@@ -106,16 +108,29 @@ static int cmp_syms(const void *x, const void *y)
 	return strcmp(a->names, b->names);
 }
 
-/* Every location's pc and names, sorted by pc, one entry per pc. */
+/* Every location's pc and names, sorted by pc, one entry per pc.  In a
+ * gperftools dump each stack's first address is also named as it is:
+ * jheap looks it up at the call (address - 1), jeprof at the address. */
 static int collect(const struct profile *p, struct rawsym **out, size_t *n)
 {
-	struct rawsym *syms = malloc((p->nlocs + 1) * sizeof(*syms));
+	bool gperf = p->format == PF_FMT_GPERF;
+	size_t max = p->nlocs + (gperf ? p->nsamples : 0);
+	struct rawsym *syms = malloc((max + 1) * sizeof(*syms));
 	if (!syms)
 		return JH_ENOMEM;
 	size_t k = 0;
-	for (size_t i = 0; i < p->nlocs; i++) {
-		const struct pf_location *l = &p->locs[i];
-		syms[k].pc = addr_pc(l->addr, l->leaf);
+	for (size_t i = 0; i < max; i++) {
+		const struct pf_location *l;
+		if (i < p->nlocs) {
+			l = &p->locs[i];
+			syms[k].pc = addr_pc(l->addr, l->leaf);
+		} else {
+			const struct pf_sample *s = &p->samples[i - p->nlocs];
+			if (!s->depth)
+				continue;
+			l = &p->locs[p->stacks[s->stack0]];
+			syms[k].pc = l->addr;
+		}
 		if (!(syms[k].names = location_names(p, l))) {
 			for (size_t j = 0; j < k; j++)
 				free(syms[j].names);

@@ -203,12 +203,13 @@ static int add_stack(struct ss *s, uint32_t si)
 	const struct profile *p = s->p;
 	const struct pf_sample *sm = &p->samples[si];
 	size_t nc = 0;
-	for (uint32_t i = aggregate_stack_start(s->a, p, si); i < sm->depth; i++) {
+	uint32_t skip;
+	for (uint32_t i = aggregate_stack_start(s->a, p, si, &skip); i < sm->depth; i++, skip = 0) {
 		uint32_t loc = p->stacks[sm->stack0 + i];
 		const struct agg_locinfo *li = &s->a->locinfo[loc];
 		if (jh_grow(&s->cand, &s->cap_cand, nc + li->nkeys, sizeof(*s->cand)))
 			return JH_ENOMEM;
-		for (uint32_t j = 0; j < li->nkeys; j++)
+		for (uint32_t j = skip; j < li->nkeys; j++)
 			s->cand[nc++] = (struct sscand){ loc, j, s->a->lockeys[li->key0 + j] };
 	}
 	int64_t n = aggregate_stack_keys(s->a, p, si, &s->keys, &s->cap_keys);

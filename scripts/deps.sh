@@ -42,6 +42,8 @@ llvm
 clang
 lld
 chromium
+libgoogle-perftools4
+librust-jemalloc-sys-dev
 "
 
 set -u

@@ -2,6 +2,7 @@
 #include <pthread.h>
 #include <unistd.h>
 
+#include "analyzer/names.h"
 #include "analyzer/util.h"
 #include "symbolize/addr.h"
 #include "symbolize/objchoice.h"
@@ -151,32 +152,35 @@ static int set_frames(struct ctx *c, struct pf_location *l, const struct symresu
 	return 0;
 }
 
-/* Names from a symbolized profile: "outer--inlined--innermost". */
+/* Names from a symbolized profile: "outer--inlined--innermost"
+ * (names_split_inline()), stored innermost first.  A mangled name (some
+ * writers, ClickHouse among them, give inline frames their linkage
+ * names) is demangled, and keeps its mangled form as the linkage name. */
 static int set_presym(struct ctx *c, struct pf_location *l, uint32_t names)
 {
 	const char *s = strtab_get(&c->p->strs, names);
-	/* split on "--", then store innermost first */
-	const char *parts[256];
-	size_t lens[256], n = 0;
-	const char *start = s;
-	for (const char *q = s;; q++) {
-		if (!*q || (q[0] == '-' && q[1] == '-')) {
-			if (n < 256) {
-				parts[n] = start;
-				lens[n++] = (size_t)(q - start);
-			}
-			if (!*q)
-				break;
-			q++;
-			start = q + 1;
-		}
-	}
+	struct names_part parts[256];
+	size_t n = names_split_inline(s, strlen(s), parts, 256);
+	if (n > 256)
+		n = 256;
 	uint32_t first = (uint32_t)c->p->nlines;
 	for (size_t i = n; i-- > 0;) {
-		int64_t name = strtab_intern_n(&c->p->strs, parts[i], lens[i]);
+		int64_t name = strtab_intern_n(&c->p->strs, parts[i].s, parts[i].n);
 		if (name < 0)
 			return (int)name;
-		int64_t fn = profile_function(c->p, (uint32_t)name, 0, 0, 0);
+		int64_t sys = 0;
+		if (parts[i].n > 2 && parts[i].s[0] == '_' &&
+		    (parts[i].s[1] == 'Z' || parts[i].s[1] == 'R')) {
+			char *dm = symcache_demangle(strtab_get(&c->p->strs, (uint32_t)name));
+			if (dm) {
+				sys = name;
+				name = strtab_intern(&c->p->strs, dm);
+				free(dm);
+				if (name < 0)
+					return (int)name;
+			}
+		}
+		int64_t fn = profile_function(c->p, (uint32_t)name, (uint32_t)sys, 0, 0);
 		if (fn < 0)
 			return (int)fn;
 		struct pf_line ln = { .function = (uint32_t)fn, .inlined = i != 0 };
@@ -750,6 +754,10 @@ int symbolize_profile(struct profile *p, struct symcache *sc,
 			continue;
 		if (p->npresyms) {
 			uint32_t names = profile_presym_find(p, addr_pc(l->addr, l->leaf));
+			/* jeprof --raw names a gperftools stack's first address
+			 * as it is, not at the call */
+			if (!names && p->format == PF_FMT_GPERF)
+				names = profile_presym_find(p, l->addr);
 			if (names) {
 				if (set_presym(&c, l, names))
 					goto oom;

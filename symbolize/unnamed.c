@@ -35,7 +35,7 @@ int unnamed_notes(const struct profile *p, const struct aggregate *a, enum pf_va
 		const struct pf_sample *s = &p->samples[i];
 		double x = fabs(s->v[v]);
 		total += x;
-		uint32_t start = aggregate_stack_start(a, p, (uint32_t)i);
+		uint32_t start = aggregate_stack_start(a, p, (uint32_t)i, NULL);
 		if (start >= s->depth)
 			continue;
 		const struct pf_location *l = &p->locs[p->stacks[s->stack0 + start]];

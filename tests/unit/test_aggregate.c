@@ -115,8 +115,9 @@ static void build(struct gen *g, bool whole)
 
 struct ref { char key[160]; double flat, cum; uint32_t stamp; };
 
-/* The reference: per sample, cut after the outermost allocator frame,
- * flat to the innermost kept frame's first key, cum once per key. */
+/* The reference: per sample, the leading run of allocator frames cut
+ * (from the leaf up to the first other frame, inline frames one by one),
+ * flat to the innermost kept frame's key, cum once per key. */
 static void reference(const struct gen *g, struct ref *refs, size_t *nref, double *flat_total)
 {
 	const struct profile *p = &g->p;
@@ -130,16 +131,20 @@ static void reference(const struct gen *g, struct ref *refs, size_t *nref, doubl
 		if (v == 0)
 			continue;
 		uint32_t start = 0;
-		for (uint32_t i = 0; i < sm->depth; i++) {
-			uint32_t l = p->stacks[sm->stack0 + i];
-			for (int j = 0; j < g->nlines[l]; j++)
-				if (func_alloc(g->funcs[l][j]))
-					start = i + 1;
+		int skip = 0;
+		while (start < sm->depth) {
+			uint32_t l = p->stacks[sm->stack0 + start];
+			skip = 0;
+			while (skip < g->nlines[l] && func_alloc(g->funcs[l][skip]))
+				skip++;
+			if (skip < g->nlines[l])
+				break;
+			start++;
 		}
 		bool first = true;
-		for (uint32_t i = start; i < sm->depth; i++) {
+		for (uint32_t i = start; i < sm->depth; i++, skip = 0) {
 			uint32_t l = p->stacks[sm->stack0 + i];
-			for (int j = 0; j < g->nlines[l]; j++) {
+			for (int j = skip; j < g->nlines[l]; j++) {
 				int f = g->funcs[l][j], inl = j + 1 < g->nlines[l];
 				if (!slot[f][inl]) {
 					char key[160];

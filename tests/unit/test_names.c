@@ -1,6 +1,8 @@
 /* Short names (jeprof's ShortFunctionName; examples from spec section 3.3),
  * the allocator-frame test and the address conversions. */
 #include <elf.h>
+#define PCRE2_CODE_UNIT_WIDTH 8
+#include <pcre2.h>
 #include "analyzer/names.h"
 #include "symbolize/addr.h"
 #include "unit.h"
@@ -30,6 +32,47 @@ TEST(short_names_as_jeprof)
 	CHECK_STR(sh("operator new[](unsigned long, std::nothrow_t const&)"), "operator new[]");
 }
 
+/* Rust names keep what they say: a qualified path's type and trait,
+ * without generic arguments; legacy and v0 demangling read alike.  The
+ * full names are libiberty's (c++filt -i) of rustc 1.95's symbols. */
+TEST(short_names_rust)
+{
+	CHECK_STR(sh("<rheap::Je as core::alloc::global::GlobalAlloc>::alloc"),
+		  "<rheap::Je as core::alloc::global::GlobalAlloc>::alloc");
+	CHECK_STR(sh("<hashbrown::map::HashMap<K,V,S,A> as core::iter::traits::collect::Extend<(K,V)>>::extend"),
+		  "<hashbrown::map::HashMap as core::iter::traits::collect::Extend>::extend");
+	/* v0's inherent impl and legacy's name of the same function */
+	CHECK_STR(sh("<alloc::raw_vec::RawVecInner>::try_allocate_in"),
+		  "alloc::raw_vec::RawVecInner::try_allocate_in");
+	CHECK_STR(sh("<alloc::raw_vec::RawVec<u8>>::with_capacity_in"),
+		  "alloc::raw_vec::RawVec::with_capacity_in");
+	CHECK_STR(sh("alloc::raw_vec::RawVec<T,A>::with_capacity_in"),
+		  "alloc::raw_vec::RawVec::with_capacity_in");
+	/* v0's turbofish */
+	CHECK_STR(sh("<alloc::collections::btree::node::LeafNode<usize, u8>>::new::<alloc::alloc::Global>"),
+		  "alloc::collections::btree::node::LeafNode::new");
+	CHECK_STR(sh("core::ptr::drop_in_place::<alloc::vec::Vec<(u32, alloc::string::String)>>"),
+		  "core::ptr::drop_in_place");
+	/* legacy's impl blocks, nested qualified paths, tuples, references,
+	 * arrows */
+	CHECK_STR(sh("std::sys::pal::unix::alloc::<impl core::alloc::global::GlobalAlloc for std::alloc::System>::alloc"),
+		  "std::sys::pal::unix::alloc::<impl core::alloc::global::GlobalAlloc for std::alloc::System>::alloc");
+	CHECK_STR(sh("<<alloc::boxed::Box<str> as core::convert::From<&str>>::from as core::ops::function::FnOnce<(&str,)>>::call_once"),
+		  "<<alloc::boxed::Box as core::convert::From>::from as core::ops::function::FnOnce>::call_once");
+	CHECK_STR(sh("<(A, B) as core::fmt::Debug>::fmt"), "<(A, B) as core::fmt::Debug>::fmt");
+	CHECK_STR(sh("<&mut [u8] as std::io::Write>::write"), "<&mut [u8] as std::io::Write>::write");
+	CHECK_STR(sh("<fn(u8) -> u8 as core::ops::function::FnOnce<(u8,)>>::call_once"),
+		  "<fn(u8) -> u8 as core::ops::function::FnOnce>::call_once");
+	CHECK_STR(sh("rheap::main::{{closure}}"), "rheap::main::{{closure}}");
+	CHECK_STR(sh("<rheap::Square as rheap::Shape>::build::{closure#0}"),
+		  "<rheap::Square as rheap::Shape>::build::{closure#0}");
+	/* never "::method" */
+	CHECK(sh("<T as alloc::string::SpecExtendStr>::spec_extend_into")[0] == '<');
+	/* C++'s operator< is not a Rust path */
+	CHECK_STR(sh("bool std::operator< <int>(std::vector<int> const&, std::vector<int> const&)"),
+		  "std::operator< ");
+}
+
 TEST(allocator_names)
 {
 	CHECK(names_is_allocator("malloc"));
@@ -47,6 +90,34 @@ TEST(allocator_names)
 	CHECK(!names_is_allocator("malloc_usable_size"));
 	CHECK(!names_is_allocator("std::vector::_M_realloc_insert"));
 	CHECK(!names_is_allocator("xmalloc"));
+	/* jemalloc under its prefixes, whatever the function */
+	CHECK(names_is_allocator("_rjem_je_prof_tctx_create"));
+	CHECK(names_is_allocator("je_arena_malloc_hard"));
+	/* Rust's glue, in the short form names_short() gives */
+	CHECK(names_is_allocator("__rustc::__rust_alloc"));
+	CHECK(names_is_allocator("__rustc::__rust_realloc"));
+	CHECK(names_is_allocator("__rust_alloc_zeroed"));
+	CHECK(names_is_allocator("__rustc::__rdl_alloc"));
+	CHECK(names_is_allocator("std::alloc::__default_lib_allocator::__rdl_realloc"));
+	CHECK(names_is_allocator("__rg_alloc"));
+	CHECK(names_is_allocator("<rheap::Je as core::alloc::global::GlobalAlloc>::alloc"));
+	CHECK(names_is_allocator("<tikv_jemallocator::Jemalloc as core::alloc::global::GlobalAlloc>::realloc"));
+	CHECK(names_is_allocator("<std::alloc::System as core::alloc::global::GlobalAlloc>::alloc_zeroed"));
+	CHECK(names_is_allocator("std::sys::pal::unix::alloc::<impl core::alloc::global::GlobalAlloc for std::alloc::System>::alloc"));
+	CHECK(names_is_allocator("std::sys::alloc::unix::aligned_malloc"));
+	CHECK(names_is_allocator("alloc::alloc::alloc"));
+	CHECK(names_is_allocator("alloc::alloc::realloc"));
+	CHECK(names_is_allocator("alloc::alloc::exchange_malloc"));
+	CHECK(names_is_allocator("alloc::alloc::Global::alloc_impl"));
+	CHECK(names_is_allocator("<alloc::alloc::Global as core::alloc::Allocator>::allocate"));
+	/* the program's code and its containers are not */
+	CHECK(!names_is_allocator("alloc::raw_vec::RawVecInner::finish_grow"));
+	CHECK(!names_is_allocator("hashbrown::raw::alloc::inner::do_alloc"));
+	CHECK(!names_is_allocator("alloc::boxed::box_new_uninit"));
+	CHECK(!names_is_allocator("<rheap::Je as core::alloc::global::GlobalAlloc>::alloc::{{closure}}"));
+	CHECK(!names_is_allocator("<rheap::Je as rheap::Cache>::alloc"));
+	CHECK(!names_is_allocator("rheap::alloc"));
+	CHECK(!names_is_allocator("my_je_thing"));
 	CHECK(names_is_allocator_object("/usr/lib/x86_64-linux-gnu/libjemalloc.so.2"));
 	CHECK(!names_is_allocator_object("/usr/lib/x86_64-linux-gnu/libc.so.6"));
 }
@@ -79,9 +150,95 @@ TEST(address_conversions)
 	CHECK(!addr_mapping_fits(segs, 3, 0x1000, 0x400000, true));
 }
 
+static const char *split(const char *s)
+{
+	static char buf[512];
+	struct names_part parts[8];
+	size_t n = names_split_inline(s, strlen(s), parts, 8), k = 0;
+	for (size_t i = 0; i < n && i < 8; i++)
+		k += (size_t)snprintf(buf + k, sizeof(buf) - k, "%s[%.*s]", i ? " " : "",
+				      (int)parts[i].n, parts[i].s);
+	if (!n)
+		buf[0] = 0;
+	return buf;
+}
+
+/* A symbolized profile's "outer--inner" names: "--" splits, except in
+ * C++'s operator-- and after operator-. */
+TEST(split_inline_names)
+{
+	CHECK_STR(split("main"), "[main]");
+	CHECK_STR(split("outer--mid--inner"), "[outer] [mid] [inner]");
+	CHECK_STR(split("A::operator--(int)--B"), "[A::operator--(int)] [B]");
+	CHECK_STR(split("A::operator--"), "[A::operator--]");
+	CHECK_STR(split("B--A::operator--"), "[B] [A::operator--]");
+	CHECK_STR(split("A::operator----B"), "[A::operator--] [B]");
+	CHECK_STR(split("A::operator---B"), "[A::operator-] [B]");
+	CHECK_STR(split("A::operator-=--B"), "[A::operator-=] [B]");
+	CHECK_STR(split("A::operator->--B"), "[A::operator->] [B]");
+	CHECK_STR(split("--g"), "[] [g]");
+	CHECK_STR(split("f--"), "[f] []");
+	CHECK_STR(split(""), "[]");
+	CHECK(names_unknown("??", 2));
+	CHECK(names_unknown("", 0));
+	CHECK(!names_unknown("???", 3));
+	CHECK(!names_unknown("f", 1));
+}
+
+/* The regular expressions that stand for the rules in pprof's
+ * drop_frames say the same as names_is_allocator(). */
+TEST(allocator_patterns_agree)
+{
+	static const char *const names[] = {
+		"_rjem_mallocx", "je_malloc_stats_print", "xje_malloc",
+		"__rustc::__rust_alloc", "__rustc::__rust_alloc_error_handler",
+		"__rust_realloc", "foo::__rust_alloc", "__rust_start_panic",
+		"std::alloc::__default_lib_allocator::__rdl_alloc", "__rg_alloc_zeroed",
+		"alloc::alloc::Global::grow_impl", "<alloc::alloc::Global as core::alloc::Allocator>::grow",
+		"<alloc::alloc::Global as core::clone::Clone>::clone",
+		"<X as core::alloc::global::GlobalAlloc>::dealloc",
+		"<X as core::alloc::global::GlobalAlloc>::layout",
+		"<<X as core::alloc::global::GlobalAlloc>::Y as Z>::alloc",
+		"a::<impl core::alloc::global::GlobalAlloc for a::B>::realloc",
+		"std::sys::alloc::unix::aligned_malloc", "std::sys::pal::unix::alloc::realloc_fallback",
+		"std::sys::thread::Thread::new", "main", "alloc::raw_vec::RawVec::grow_one",
+	};
+	const char *const *pt = names_allocator_patterns();
+	for (size_t i = 0; i < sizeof(names) / sizeof(*names); i++) {
+		bool any = false;
+		for (size_t k = 0; pt[k]; k++) {
+			char rx[512];
+			snprintf(rx, sizeof(rx), "^(?:%s)$", pt[k]);
+			int code;
+			PCRE2_SIZE off;
+			pcre2_code *re = pcre2_compile((PCRE2_SPTR)rx, PCRE2_ZERO_TERMINATED, 0,
+						       &code, &off, NULL);
+			CHECK(re != NULL);
+			if (!re)
+				continue;
+			pcre2_match_data *md = pcre2_match_data_create_from_pattern(re, NULL);
+			any |= pcre2_match(re, (PCRE2_SPTR)names[i], PCRE2_ZERO_TERMINATED, 0, 0, md,
+					   NULL) >= 0;
+			pcre2_match_data_free(md);
+			pcre2_code_free(re);
+		}
+		/* the skip list (jeprof's names) is matched apart */
+		bool listed = false;
+		for (const char *const *n = names_allocator_list(); *n; n++)
+			listed |= !strcmp(*n, names[i]);
+		if (any != (names_is_allocator(names[i]) && !listed)) {
+			fprintf(stderr, "%s: patterns say %d\n", names[i], any);
+			CHECK(false);
+		}
+	}
+}
+
 int main(void)
 {
 	RUN(short_names_as_jeprof);
+	RUN(short_names_rust);
+	RUN(split_inline_names);
+	RUN(allocator_patterns_agree);
 	RUN(allocator_names);
 	RUN(address_conversions);
 	return UNIT_END();

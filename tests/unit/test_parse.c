@@ -190,15 +190,31 @@ TEST(gperftools_variants)
 {
 	struct profile p;
 	char err[256];
-	/* heap/N: v1 with R = N/2; the 0: 0 entry must not divide by zero */
+	/* heap/N (Go's text heap profiles): v2 with R = N/2, as pprof reads
+	 * them; the 0: 0 entry must not divide by zero */
 	const char *t = "heap profile:   2:  2000 [  3:  3000] @ heap/262144\n"
 			"   2:  2000 [   2:  2000] @ 0x10 0x20\n"
 			"   0:     0 [   1:  1000] @ 0x10 0x30\n";
 	CHECK_INT(parse(&p, t, err, sizeof(err)), 0);
 	CHECK_INT(p.format, PF_FMT_GPERF);
-	/* mean 1000 B, R = 131072: ratio = 1000/131072, divide by it */
+	/* mean 1000 B, R = 131072: scale by 1 / (1 - exp(-1000/131072)) */
+	double scale = 1 / (1 - exp(-1000.0 / 131072));
+	CHECK(near(profile_total(&p, PF_INUSE_SPACE), 2000 * scale, 1e-6));
+	CHECK(near(profile_total(&p, PF_ALLOC_SPACE), 3000 * scale, 1e-6));
+	profile_release(&p);
+	/* Go's debug=1 form: comment lines after each stack and at the end */
+	t = "heap profile: 1: 8192 [1: 8192] @ heap/1048576\n"
+	    "1: 8192 [1: 8192] @ 0x4b9f1a 0x43eb38\n#\t0x4b9f19\tmain.main+0x39\t/tmp/x.go:9\n\n"
+	    "# runtime.MemStats\n# Alloc = 102968\n";
+	CHECK_INT(parse(&p, t, err, sizeof(err)), 0);
+	CHECK_INT(p.nsamples, 1);
+	profile_release(&p);
+	/* another "heap" type (tcmalloc's old remote heap): jeprof's v1,
+	 * R = N/2, divide by the ratio */
+	t = "heap profile:   2:  2000 [  3:  3000] @ heapz/262144\n"
+	    "   2:  2000 [   2:  2000] @ 0x10 0x20\n";
+	CHECK_INT(parse(&p, t, err, sizeof(err)), 0);
 	CHECK(near(profile_total(&p, PF_INUSE_SPACE), 2000 * 131072.0 / 1000, 1e-6));
-	CHECK(near(profile_total(&p, PF_ALLOC_SPACE), 3 * 131072.0, 1e-6));
 	profile_release(&p);
 	/* heapprofile: no adjustment */
 	t = "heap profile: 1: 10 [1: 10] @ heapprofile\n1: 10 [1: 10] @ 0x10\n";
@@ -235,6 +251,41 @@ TEST(symbolized_profile)
 	CHECK_STR(strtab_get(&p.strs, profile_presym_find(&p, 0x1240)), "outer--inner");
 	CHECK(profile_total(&p, PF_INUSE_SPACE) == 64);
 	profile_release(&p);
+	/* ClickHouse's unknowns: "??", an empty name, "??" in an inline
+	 * chain: no names for those addresses (they are looked up) */
+	t = "--- symbol\n0x10 ??\n0x20\n0x30 f--??\n0x40 --g\n0x50 A::operator--(int)--h\n---\n"
+	    "--- heap\nheap_v2/1\n@ 0x10 0x21 0x31 0x41 0x51\n  t*: 1: 64 [0: 0]\n";
+	CHECK_INT(parse(&p, t, err, sizeof(err)), 0);
+	CHECK_INT(p.npresyms, 1);
+	CHECK_INT(profile_presym_find(&p, 0x10), 0);
+	CHECK_INT(profile_presym_find(&p, 0x20), 0);
+	CHECK_INT(profile_presym_find(&p, 0x30), 0);
+	CHECK_INT(profile_presym_find(&p, 0x40), 0);
+	CHECK_STR(strtab_get(&p.strs, profile_presym_find(&p, 0x50)), "A::operator--(int)--h");
+	profile_release(&p);
+}
+
+/* A memory map's "name=value" lines stand for "$name" in the lines after
+ * them (google/pprof's cppbench.heap, jeprof's "build="). */
+TEST(maps_variables)
+{
+	struct profile p;
+	char err[256];
+	const char *t = "heap profile: 1: 10 [1: 10] @ heapprofile\n1: 10 [1: 10] @ 0x401000\n"
+			"--- Memory map: ---\n\tsource=/home\n  00400000-00fcb000: $source/server\n"
+			"build = /b\n7f0000000000-7f0000001000: $build/lib$source.so\n"
+			"7f0000002000-7f0000003000: $sourcex/$nothing\n";
+	CHECK_INT(parse(&p, t, err, sizeof(err)), 0);
+	CHECK_INT(p.nmaps, 3);
+	CHECK_STR(strtab_get(&p.strs, p.maps[0].path), "/home/server");
+	CHECK_STR(strtab_get(&p.strs, p.maps[1].path), "/b/lib/home.so");
+	CHECK_STR(strtab_get(&p.strs, p.maps[2].path), "/homex/$nothing");
+	profile_release(&p);
+	/* a line that is neither is still an error */
+	t = "heap profile: 1: 10 [1: 10] @ heapprofile\n1: 10 [1: 10] @ 0x401000\n"
+	    "--- Memory map: ---\n= /home\n";
+	CHECK(parse(&p, t, err, sizeof(err)) < 0);
+	profile_release(&p);
 }
 
 TEST(merge_sums_and_subtracts)
@@ -267,6 +318,7 @@ int main(void)
 	RUN(heap_v2_sampled_totals);
 	RUN(errors_name_file_and_line);
 	RUN(gperftools_variants);
+	RUN(maps_variables);
 	RUN(symbolized_profile);
 	RUN(merge_sums_and_subtracts);
 	return UNIT_END();

@@ -1,0 +1,95 @@
+#!/bin/bash
+test_description='legacy heap profiles as pprof reads them
+
+google/pprof'"'"'s own legacy test profiles with its expected parse of each
+(../shared/testdata/pprof-legacy, or $JHEAP_SHARED_TESTDATA/pprof-legacy):
+a gperftools heap and growth profile with the compact memory map and its
+"source=" variable (cppbench), a Go runtime text heap profile (gobench,
+"@ heap/1048576", zero-count records, an empty stack).  Every file gives
+the totals and the per-stack values of its .string file, within pprof'"'"'s
+truncation of each record to an integer (tests/tools/legacycheck.py).
+And a real Go text heap profile (runtime/pprof, debug=1) against go tool
+pprof reading the same file with the same binary.'
+. "$(dirname "$0")/lib.sh"
+
+LEGACY=${JHEAP_SHARED_TESTDATA:-$SRCDIR/../shared/testdata}/pprof-legacy
+[ -x "$JHEAP" ] || test_skip "no $JHEAP"
+test_have_prog python3 && test_set_prereq PYTHON
+[ -d "$LEGACY" ] && test_set_prereq LEGACY ||
+	say "# no $LEGACY (set JHEAP_SHARED_TESTDATA to the folder holding pprof-legacy): pprof's legacy profiles skipped"
+if test_have_prog go; then
+	test_set_prereq GO
+	export HOME=$TRASH_DIRECTORY GOPATH=$TRASH_DIRECTORY/go GOCACHE=$BUILD_DIR/tools/gocache GOFLAGS=
+	export PPROF_TMPDIR=$TRASH_DIRECTORY
+fi
+
+for f in cppbench.heap cppbench.growth gobench.heap; do
+	test_expect_success LEGACY,PYTHON "$f: pprof's totals and values per stack" '
+		python3 "$TEST_DIRECTORY/tools/legacycheck.py" "$LEGACY/'$f'.string" "$JHEAP" "$LEGACY/'$f'" >out &&
+		cat out
+	'
+done
+
+test_expect_success LEGACY 'cppbench.heap: $source expanded in the map, v2 at the header'"'"'s period' '
+	"$JHEAP" --text --show_bytes --addresses --no-symbolize "$LEGACY/cppbench.heap" >out &&
+	grep -q " cppbench_server_main+0x8635c7 " out &&
+	head -n 1 out >total && echo "Total: 80935305 B" >want && test_cmp want total
+'
+
+test_expect_success LEGACY 'gobench.heap: Go'"'"'s heap/N unsampled at N/2 (pprof: 7,721,316 in use)' '
+	"$JHEAP" --text --show_bytes --no-symbolize "$LEGACY/gobench.heap" | head -n 1 >total &&
+	echo "Total: 7721320 B" >want && test_cmp want total
+'
+
+test_expect_success GO 'a real Go text heap profile: go tool pprof'"'"'s values' '
+	mkdir -p goheap &&
+	cat >goheap/main.go <<-\EOF &&
+	package main
+
+	import (
+		"os"
+		"runtime"
+		"runtime/pprof"
+	)
+
+	var keep [][]byte
+
+	//go:noinline
+	func leafA(n int) { keep = append(keep, make([]byte, n)) }
+
+	//go:noinline
+	func leafB(n int) { keep = append(keep, make([]byte, n)) }
+
+	func main() {
+		for i := 0; i < 20000; i++ {
+			leafA(100 + i%900)
+		}
+		for i := 0; i < 300; i++ {
+			leafB(64 << 10)
+		}
+		runtime.GC()
+		f, _ := os.Create(os.Args[1])
+		pprof.Lookup("heap").WriteTo(f, 1)
+		f.Close()
+	}
+	EOF
+	(cd goheap && GO111MODULE=off go build -o goheap main.go) &&
+	goheap/goheap go.heap &&
+	head -n 1 go.heap | grep -q "@ heap/1048576\$" &&
+	grep -q "^# runtime.MemStats" go.heap &&
+	n=$(grep -c "^[0-9]" go.heap) &&
+	for m in inuse_space alloc_space inuse_objects alloc_objects; do
+		go tool pprof -sample_index=$m -top -nodefraction=0 -unit=B goheap/goheap go.heap 2>/dev/null |
+			awk "/ total\$/ { t = \$NF == \"total\" ? \$(NF-1) : 0; sub(/B\$/, \"\", t); print \"Total\", t }
+			     /^ *flat/ { r = 1; next } r && /main\.leaf/ { v = \$1; sub(/B\$/, \"\", v); print \$6, v }" >pprof.rows &&
+		"$JHEAP" --text --show_bytes --$m goheap/goheap go.heap |
+			awk "NR == 1 { print \"Total\", \$2 } / main\.leaf[AB]\$/ { print \$6, \$1 }" >jheap.rows &&
+		test $(wc -l <pprof.rows) = 3 && test $(wc -l <jheap.rows) = 3 &&
+		# pprof truncates each record: one unit apart at most per record
+		awk -v n=$n "NR == FNR { p[\$1] = \$2; next }
+			{ d = \$2 - p[\$1]; if (!(\$1 in p) || d < -n || d > n) { print \"differ:\", \$0, p[\$1]; bad = 1 } }
+			END { exit bad }" pprof.rows jheap.rows || return 1
+	done
+'
+
+test_done
