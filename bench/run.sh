@@ -18,6 +18,8 @@
 #
 # The last section measures what jheap's control library costs a program
 # (bench/ctl.sh); "bash bench/run.sh BUILD ctl" runs and prints only it.
+# "bash bench/run.sh BUILD inputs" only makes the inputs (for measuring by
+# hand, or before a quiet moment for the timings).
 #
 # Environment:
 #   JEPROF_TIMEOUT  seconds before a jeprof run is stopped (default 600)
@@ -188,6 +190,12 @@ fi
 
 # The unique pcs of the generated binary in the largest dump.
 NPCS=$("$DUMPTOOL" pcs "$D200" "$PROG" "$B/sym/pcs") || die "cannot extract the pcs"
+
+# bench/run.sh BUILD inputs: make (or check) the inputs above and stop
+if [ "${2:-}" = inputs ]; then
+	say "bench: inputs ready in $B"
+	exit 0
+fi
 
 # ---------------------------------------------------------------- timing
 
