@@ -15,6 +15,7 @@
 #include "analyzer/parse.h"
 #include "analyzer/profile.h"
 #include "analyzer/util.h"
+#include "cli/fdlimit.h"
 #include "output/output.h"
 #include "output/text.h"
 #include "symbolize/maps.h"
@@ -686,7 +687,7 @@ static int run(struct run *r, int argc, char **argv)
 			drop_negative(&p);
 		if (c->growth && c->mode != MODE_TEXT)
 			growth_apply(&g, &p);
-		if (st.binary_mismatch)
+		if (st.binary_mismatch || st.resource_failed)
 			r->degraded = true;
 		if (st.main_pcs && !st.main_resolved && !c->no_symbolize) {
 			const char *name = binary;
@@ -730,6 +731,7 @@ out:
 int main(int argc, char **argv)
 {
 	struct run r = { 0 };
+	fdlimit_raise();
 	r.tty = isatty(STDERR_FILENO);
 	const char *after = getenv("JHEAP_PROGRESS_AFTER");
 	r.progress_after = after && *after ? atof(after) : 1.0;

@@ -32,6 +32,7 @@ struct symbolize_stats {
 	size_t modules, modules_failed;
 	size_t main_pcs, main_resolved;
 	bool binary_mismatch;               /* BINARY does not match the dump */
+	bool resource_failed;               /* files not opened: EMFILE, ENOMEM */
 };
 
 /* Fills lines and functions for every location of P.  Problems with single

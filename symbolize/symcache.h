@@ -11,6 +11,7 @@
 #ifndef JHEAP_SYMCACHE_H
 #define JHEAP_SYMCACHE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include "symbolize/cuindex.h"
@@ -86,6 +87,15 @@ struct symmodule *symcache_module(struct symcache *sc, const char *path,
 /* The module for PATH if symcache_module() has opened it, else NULL
  * (nothing is opened). */
 struct symmodule *symcache_find_module(struct symcache *sc, const char *path);
+
+/* A message about a debug file of the module that was left out because it
+ * is not a regular file (a FIFO, a device: never opened), or NULL.  Known
+ * once the module's DWARF has been looked for.  Owned by the cache. */
+const char *symmodule_skipped(const struct symmodule *m);
+
+/* Whether some file could not be opened for lack of file descriptors or
+ * memory (EMFILE, ENFILE, ENOMEM): the names may then be incomplete. */
+bool symcache_resource_failed(const struct symcache *sc);
 
 /* Program headers of the module's ELF file: the PT_LOAD entries in file
  * order. *n receives their count. Owned by the module. */
