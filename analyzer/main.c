@@ -16,6 +16,7 @@
 #include "analyzer/profile.h"
 #include "analyzer/util.h"
 #include "cli/fdlimit.h"
+#include "output/outfile.h"
 #include "output/output.h"
 #include "output/text.h"
 #include "symbolize/maps.h"
@@ -427,7 +428,7 @@ static int report_one(struct run *r, struct profile *p, const char *binary,
 	struct aggregate a;
 	int brc = aggregate_build(&a, p, &ao);
 	if (brc || aggregate_sort(&a, c->cum)) {
-		fprintf(stderr, "jheap: %s\n", brc == JH_EUSAGE ? a.errmsg : "out of memory");
+		fprintf(stderr, "jheap: %s\n", brc == JH_EUSAGE || brc == JH_ELIMIT ? a.errmsg : "out of memory");
 		aggregate_release(&a);
 		return brc == JH_EUSAGE ? EXIT_USAGE : EXIT_DATA;
 	}
@@ -698,19 +699,22 @@ static int run(struct run *r, int argc, char **argv)
 			r->degraded = true;
 		}
 		progress_clear(r);
-		FILE *out = stdout;
+		struct outfile of = { .f = stdout };
 		if (c->output && output_is_input(c)) {
 			fprintf(stderr, "jheap: refusing to write the report over the input '%s'\n", c->output);
 			rc = EXIT_USAGE;
-		} else if (c->output && !(out = fopen(c->output, "w"))) {
-			fprintf(stderr, "jheap: cannot write '%s': %s\n", c->output, strerror(errno));
+		} else if (c->output && outfile_open(&of, c->output, err, sizeof(err))) {
+			fprintf(stderr, "jheap: %s\n", err);
 			rc = EXIT_DATA;
 		} else {
-			rc = report(r, &p, binary, (const char *const *)c->args + first, out);
+			rc = report(r, &p, binary, (const char *const *)c->args + first, of.f);
 			stage_done(r, "write");
-			if (out != stdout && fclose(out)) {
-				fprintf(stderr, "jheap: cannot write '%s': %s\n", c->output, strerror(errno));
+			/* -o FILE replaces FILE only with a whole report */
+			if (c->output && rc == EXIT_OK && outfile_commit(&of, err, sizeof(err))) {
+				fprintf(stderr, "jheap: %s\n", err);
 				rc = EXIT_DATA;
+			} else if (c->output && rc != EXIT_OK) {
+				outfile_abort(&of);
 			}
 		}
 	}

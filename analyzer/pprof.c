@@ -521,7 +521,6 @@ static int read_location(struct rd *r, struct ent *e, size_t index)
 	if (!nlines || r->p->locs[id].nlines)
 		return 0;
 	uint32_t first = (uint32_t)r->p->nlines;
-	bool numbered = false;
 	size_t i = 0;
 	p = at;
 	while (pb_next(&p, end, &f) > 0) {
@@ -551,14 +550,13 @@ static int read_location(struct rd *r, struct ent *e, size_t index)
 		};
 		if (function(r, f.data, fid, &ln.function, &ln.file))
 			return JH_EFORMAT;
-		numbered |= ln.line > 0;
 		if (profile_add_line(r->p, &ln) < 0)
 			return oom(r);
 	}
 	struct pf_location *l = &r->p->locs[id];
 	l->line0 = first;
 	l->nlines = (uint32_t)nlines;
-	l->sym = numbered ? PF_SYM_DWARF : PF_SYM_SYMTAB;
+	l->sym = PF_SYM_PROFILE;
 	return 0;
 }
 

@@ -60,6 +60,9 @@ enum pf_sym_state {
 	PF_SYM_SYMTAB,           /* ELF symbol only */
 	PF_SYM_PRESYM,           /* from a symbolized profile's --- symbol section */
 	PF_SYM_UNKNOWN,          /* named module+offset or raw address */
+	PF_SYM_PROFILE,          /* named by the profile file itself (a pprof
+	                            location's lines): its file names are the
+	                            profile's word, not an object file's */
 };
 
 struct pf_location {

@@ -83,4 +83,137 @@ test_expect_success 'a split-DWARF unit whose .dwo is a FIFO: that DWARF is not 
 	grep "\.dwo. is not a regular file: not read as debug information" err
 '
 
+# --- --list: which source files are read ------------------------------------
+MKPPROF="python3 $SRCDIR/tests/tools/mkpprof.py"
+test_have_prog python3 && test_set_prereq PYTHON
+
+test_expect_success PYTHON '--list does not show a local file a pprof profile names' '
+	$MKPPROF shadow.pb --file /etc/passwd --line 1 &&
+	bounded 20 --list=fn shadow.pb && test $(cat rc) -eq 0 &&
+	! grep -q "root:" out &&
+	grep "(source not shown: ./etc/passwd. is named by the profile file, not by an object file.s debug information: read only under --source-dir)" out &&
+	grep -E "^ +0\.0 +0\.0 +1\$" out
+'
+
+test_expect_success PYTHON '--list reads a profile-named file under --source-dir, and nowhere else' '
+	mkdir -p src/etc && echo "int from_the_source_dir;" >src/etc/passwd &&
+	bounded 20 --list=fn --source-dir=src shadow.pb && test $(cat rc) -eq 0 &&
+	grep "1: int from_the_source_dir;" out &&
+	$MKPPROF up.pb --file ../../../../../../../../etc/passwd --line 1 &&
+	bounded 20 --list=fn --source-dir=src up.pb && test $(cat rc) -eq 0 &&
+	! grep -q "root:" out && grep -q "1: int from_the_source_dir;" out &&
+	ln -s /etc src/link && $MKPPROF link.pb --file link/group --line 1 &&
+	bounded 20 --list=fn --source-dir=src link.pb && test $(cat rc) -eq 0 &&
+	! grep -q "root:" out && grep -q "source not shown" out
+'
+
+test_expect_success PYTHON '--list: FIFOs and devices are not read, even under --source-dir' '
+	mkdir -p sp && mkfifo sp/fifo.c && ln -s /dev/zero sp/zero.c &&
+	$MKPPROF f.pb --file fifo.c --line 3 && $MKPPROF z.pb --file zero.c --line 3 &&
+	bounded 20 --list=fn --source-dir=sp f.pb && test $(cat rc) -eq 0 &&
+	grep "source not shown: .*sp/fifo.c. is not a regular file (a FIFO): not read" out &&
+	bounded 20 --list=fn --source-dir=sp z.pb && test $(cat rc) -eq 0 &&
+	grep -q "source not shown" out && ! grep -q " 3: " out
+'
+
+test_expect_success PYTHON '--list: a source file over 64 MiB is not read' '
+	mkdir -p sz && truncate -s 65M sz/huge.c && $MKPPROF h.pb --file huge.c --line 3 &&
+	bounded 20 --list=fn --source-dir=sz h.pb && test $(cat rc) -eq 0 &&
+	grep "huge.c. is larger than 64 MiB: not read" out
+'
+
+test_expect_success PYTHON '--list: line 2147483647 ends, with or without the source' '
+	$MKPPROF far.pb --file far.c --line 2147483647 &&
+	bounded 20 --list=fn far.pb && test $(cat rc) -eq 0 &&
+	grep -E "^ +0\.0 +0\.0 2147483647\$" out &&
+	mkdir -p fs && seq 10 >fs/far.c &&
+	bounded 20 --list=fn --source-dir=fs far.pb && test $(cat rc) -eq 0 &&
+	grep -q "^ROUTINE" out
+'
+
+# --- child processes: dot and objdump ---------------------------------------
+test_expect_success 'a dot that never ends is stopped after JHEAP_CHILD_TIMEOUT' '
+	mkdir -p sleepy && printf "#!/bin/sh\nsleep 600\n" >sleepy/dot && chmod +x sleepy/dot &&
+	start=$(date +%s) &&
+	PATH=$TRASH_DIRECTORY/sleepy:$PATH JHEAP_CHILD_TIMEOUT=1 bounded 30 --svg "$H" &&
+	test $(cat rc) -eq 1 && test $(($(date +%s) - start)) -lt 10 &&
+	grep "^jheap: graphviz .dot -Tsvg. did not finish within 1 s: stopped" err
+'
+
+test_expect_success 'an objdump that prints forever is stopped at the output cap' '
+	mkdir -p chatty && printf "#!/bin/sh\nexec yes objdump-says-hello\n" >chatty/objdump &&
+	chmod +x chatty/objdump &&
+	PATH=$TRASH_DIRECTORY/chatty:$PATH bounded 30 --disasm=alloc_malloc "$H" &&
+	test $(cat rc) -eq 1 &&
+	grep "^jheap: objdump wrote more than 67108864 bytes: stopped" err &&
+	PATH=$TRASH_DIRECTORY/chatty:$PATH JHEAP_CHILD_MAX_OUTPUT=1000 bounded 30 --disasm=alloc_malloc "$H" &&
+	grep "wrote more than 1000 bytes" err
+'
+
+test_expect_success 'an object file named --version is a file to objdump, not an option' '
+	mkdir -p ver && cp "$B" ver/--version &&
+	sed "s|$B\$|--version|" "$H" >ver/v.heap &&
+	(cd ver && "$JHEAP" --no-cache --disasm=alloc_malloc v.heap >../out 2>../err) &&
+	grep -qE "^ +[0-9.]+ +[0-9.]+ +[0-9a-f]+: +call " out && ! grep -q "GNU objdump" out
+'
+
+test_expect_success 'dot and objdump get descriptors 0, 1 and 2 only (close-on-exec)' '
+	mkdir -p fdl && cat >fdl/fdlist.c <<-\EOF &&
+	#include <dirent.h>
+	#include <stdio.h>
+	#include <stdlib.h>
+	#include <unistd.h>
+	int main(void)
+	{
+		char buf[4096];
+		while (read(0, buf, sizeof(buf)) > 0)
+			;
+		FILE *f = fopen(getenv("FDLIST_OUT"), "a");
+		DIR *d = opendir("/proc/self/fd");
+		struct dirent *e;
+		while ((e = readdir(d))) {
+			int fd = atoi(e->d_name);
+			if (e->d_name[0] == 0x2e || fd <= 2 || fd == dirfd(d) || fd == fileno(f))
+				continue;
+			char p[64], t[512];
+			snprintf(p, sizeof(p), "/proc/self/fd/%d", fd);
+			ssize_t n = readlink(p, t, sizeof(t) - 1);
+			t[n > 0 ? n : 0] = 0;
+			fprintf(f, "fd %d: %s\n", fd, t);
+		}
+		return 0;
+	}
+	EOF
+	cc -o fdl/dot fdl/fdlist.c && cp fdl/dot fdl/objdump &&
+	export FDLIST_OUT=$TRASH_DIRECTORY/fds &&
+	: >fds && fdl/dot </dev/null && mv fds inherited &&
+	: >fds &&
+	PATH=$TRASH_DIRECTORY/fdl:$PATH bounded 30 --svg -o fd.svg dl.heap &&
+	PATH=$TRASH_DIRECTORY/fdl:$PATH bounded 30 --disasm=alloc_malloc "$H" &&
+	PATH=$TRASH_DIRECTORY/fdl:$PATH bounded 30 --disasm=alloc_malloc dl.heap &&
+	test $(grep -c . fds) -eq $((3 * $(grep -c . inherited))) &&
+	sort -u fds >seen && sort -u inherited >expect && test_cmp expect seen
+'
+
+# --- -o FILE -------------------------------------------------------------------
+test_expect_success '-o FILE: a failed run leaves the previous FILE and no temporary file' '
+	mkdir -p broken && printf "#!/bin/sh\ncat >/dev/null; echo half; exit 3\n" >broken/dot &&
+	chmod +x broken/dot && echo previous >g.svg &&
+	PATH=$TRASH_DIRECTORY/broken:$PATH bounded 30 --svg -o g.svg "$H" &&
+	test $(cat rc) -eq 1 && grep "failed (exit status 3)" err &&
+	echo previous >expect && test_cmp expect g.svg &&
+	test -z "$(ls -A | grep "^\.g\.svg\.")" &&
+	bounded 30 --list=no-such-function -o g.svg "$H" && test $(cat rc) -eq 1 &&
+	test_cmp expect g.svg
+'
+
+test_expect_success '-o FILE: a good run replaces FILE, keeps its mode, follows a link' '
+	echo previous >r.txt && chmod 640 r.txt && ln -sf r.txt r.link &&
+	bounded 30 --show_bytes -o r.link "$H" && test $(cat rc) -eq 0 &&
+	test -L r.link && grep -q "^Total: 5071872 B" r.txt &&
+	test "$(stat -c %a r.txt)" = 640 &&
+	(umask 027 && bounded 30 -o new.txt "$H") && test "$(stat -c %a new.txt)" = 640 &&
+	bounded 30 -o /dev/null "$H" && test $(cat rc) -eq 0
+'
+
 test_done
