@@ -14,8 +14,10 @@
 #include "analyzer/growth.h"
 #include "analyzer/parse.h"
 #include "analyzer/profile.h"
+#include "analyzer/threadview.h"
 #include "analyzer/util.h"
 #include "cli/fdlimit.h"
+#include "cli/sigbus.h"
 #include "output/outfile.h"
 #include "output/output.h"
 #include "output/text.h"
@@ -204,6 +206,13 @@ static int load(struct run *r, struct profile *dst, const char *path, double sig
 		profile_release(&one);
 		return EXIT_DATA;
 	}
+	if (sign < 0 && r->cli.thread && one.nsamples && !one.ntvals) {
+		/* its values cannot be taken from each thread's share */
+		fprintf(stderr, "jheap: --thread: the --base profile '%s' has no per-thread values (%s): it cannot be subtracted thread by thread; leave out --thread or --base\n",
+			path, one.format == PF_FMT_PPROF ? "a pprof profile" : "no 't' lines");
+		profile_release(&one);
+		return EXIT_DATA;
+	}
 	if (sign > 0 && dst->format == PF_FMT_NONE && !dst->nsamples && !dst->nmaps &&
 	    !dst->npresyms) {
 		/* the first profile: take it as it is rather than copy it */
@@ -302,6 +311,36 @@ static int write_report(struct run *r, const struct report *rep, FILE *out)
 static int report_one(struct run *r, struct profile *p, const char *binary,
 		      const char *const *paths, const char *thread, FILE *out);
 
+/* --thread=N: the samples' values replaced by thread N's share (TV holds
+ * its values) for one report of the whole profile, then put back. */
+static int report_thread(struct run *r, struct profile *p, const struct threadview *tv,
+			 const char *binary, const char *const *paths, const char *label, FILE *out)
+{
+	double (*saved)[2][PF_NVALUES] = malloc((p->nsamples + 1) * sizeof(*saved));
+	if (!saved) {
+		fprintf(stderr, "jheap: out of memory\n");
+		return EXIT_DATA;
+	}
+	for (size_t i = 0; i < p->nsamples; i++) {
+		memcpy(saved[i][0], p->samples[i].v, sizeof(saved[i][0]));
+		memcpy(saved[i][1], p->samples[i].base, sizeof(saved[i][1]));
+		memset(p->samples[i].v, 0, sizeof(p->samples[i].v));
+		memset(p->samples[i].base, 0, sizeof(p->samples[i].base));
+	}
+	for (size_t i = tv->first[0]; i < tv->first[1]; i++) {
+		const struct pf_thread_value *t = &p->tvals[tv->vals[i]];
+		for (int j = 0; j < PF_NVALUES; j++)
+			p->samples[t->sample].v[j] += t->v[j];
+	}
+	int rc = report_one(r, p, binary, paths, label, out);
+	for (size_t i = 0; i < p->nsamples; i++) {
+		memcpy(p->samples[i].v, saved[i][0], sizeof(saved[i][0]));
+		memcpy(p->samples[i].base, saved[i][1], sizeof(saved[i][1]));
+	}
+	free(saved);
+	return rc;
+}
+
 /* jemalloc's dump names are <prefix>.<pid>.<seq>.<kind><n>.heap; returns
  * <seq>, or -1 when PATH does not look like one. */
 static long long dump_sequence(const char *path)
@@ -331,16 +370,11 @@ static int cmp_sequence(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static int cmp_thread_uid(const void *a, const void *b, void *arg)
-{
-	const struct profile *p = arg;
-	int64_t x = p->threads[*(const uint32_t *)a].uid, y = p->threads[*(const uint32_t *)b].uid;
-	return x < y ? -1 : x > y;
-}
-
-/* Without --thread, one report of the whole profile.  With --thread=N or
- * '*', the samples' values are replaced by each thread's share in turn
- * (already net of --base: thread values merge with the base's sign). */
+/* Without --thread, one report of the whole profile.  With --thread=N,
+ * the samples' values are replaced by that thread's share (already net
+ * of --base: thread values merge with the base's sign); with '*', each
+ * thread's share is reported from a profile of its own
+ * (analyzer/threadview.c), which keeps 200,000 threads linear. */
 static int report(struct run *r, struct profile *p, const char *binary,
 		  const char *const *paths, FILE *out)
 {
@@ -353,55 +387,35 @@ static int report(struct run *r, struct profile *p, const char *binary,
 		fprintf(stderr, "jheap: --thread='*' writes one report per thread and works with --text, --dot, --collapsed and --callgrind; pick one thread for this format\n");
 		return EXIT_USAGE;
 	}
-	uint32_t *ids = malloc((p->nthreads + 1) * sizeof(*ids));
-	double (*saved)[2][PF_NVALUES] = malloc((p->nsamples + 1) * sizeof(*saved));
-	if (!ids || !saved) {
-		free(ids);
-		free(saved);
+	int64_t uid = strtoll(c->thread, NULL, 10);
+	struct threadview tv;
+	if (threadview_init(&tv, p, all ? NULL : &uid)) {
 		fprintf(stderr, "jheap: out of memory\n");
 		return EXIT_DATA;
 	}
-	size_t n = 0;
-	for (size_t i = 0; i < p->nthreads; i++)
-		if (all || p->threads[i].uid == strtoll(c->thread, NULL, 10))
-			ids[n++] = (uint32_t)i;
-	jh_qsort_r(ids, n, sizeof(*ids), cmp_thread_uid, p);
 	int rc = EXIT_OK;
-	if (!n) {
+	if (!tv.n) {
 		fprintf(stderr, "jheap: the profile has no thread %s (%zu threads%s)\n", c->thread,
 			p->nthreads, p->nthreads ? "; try --thread='*'" : "");
 		rc = EXIT_DATA;
 	}
-	for (size_t i = 0; i < p->nsamples; i++) {
-		memcpy(saved[i][0], p->samples[i].v, sizeof(saved[i][0]));
-		memcpy(saved[i][1], p->samples[i].base, sizeof(saved[i][1]));
-	}
-	for (size_t k = 0; k < n && rc == EXIT_OK; k++) {
-		const struct pf_thread *t = &p->threads[ids[k]];
-		for (size_t i = 0; i < p->nsamples; i++) {
-			memset(p->samples[i].v, 0, sizeof(p->samples[i].v));
-			memset(p->samples[i].base, 0, sizeof(p->samples[i].base));
-		}
-		for (size_t i = 0; i < p->ntvals; i++) {
-			const struct pf_thread_value *tv = &p->tvals[i];
-			if (tv->thread != ids[k])
-				continue;
-			for (int j = 0; j < PF_NVALUES; j++)
-				p->samples[tv->sample].v[j] += tv->v[j];
-		}
+	for (size_t k = 0; k < tv.n && rc == EXIT_OK; k++) {
+		const struct pf_thread *t = &p->threads[tv.ids[k]];
 		char label[300];
 		const char *name = strtab_get(&p->strs, t->name);
 		snprintf(label, sizeof(label), "t%lld%s%s", (long long)t->uid, *name ? " " : "", name);
 		if (k && c->mode == MODE_TEXT)
 			fputc('\n', out);
-		rc = report_one(r, p, binary, paths, label, out);
+		if (all) {
+			struct profile one;
+			rc = threadview_build(&tv, k, &one) ? (fprintf(stderr, "jheap: out of memory\n"), EXIT_DATA)
+							    : report_one(r, &one, binary, paths, label, out);
+			profile_release(&one);
+		} else {
+			rc = report_thread(r, p, &tv, binary, paths, label, out);
+		}
 	}
-	for (size_t i = 0; i < p->nsamples; i++) {
-		memcpy(p->samples[i].v, saved[i][0], sizeof(saved[i][0]));
-		memcpy(p->samples[i].base, saved[i][1], sizeof(saved[i][1]));
-	}
-	free(ids);
-	free(saved);
+	threadview_release(&tv);
 	return rc;
 }
 
@@ -655,6 +669,12 @@ static int run(struct run *r, int argc, char **argv)
 	symbolize_preload_finish(r->pre);
 	r->pre = NULL;
 	r->pre_sc = NULL;
+	/* each file's values are bounded as it is read; so are their sums,
+	 * so that no report prints a wrapped number */
+	if (!rc && profile_check_magnitude(&p, 0x1p62, err, sizeof(err))) {
+		fprintf(stderr, "jheap: %s\n", err);
+		rc = EXIT_DATA;
+	}
 	if (rc)
 		goto out_caches;
 	stage_done(r, "parse");
@@ -736,6 +756,7 @@ int main(int argc, char **argv)
 {
 	struct run r = { 0 };
 	fdlimit_raise();
+	sigbus_install();
 	r.tty = isatty(STDERR_FILENO);
 	const char *after = getenv("JHEAP_PROGRESS_AFTER");
 	r.progress_after = after && *after ? atof(after) : 1.0;

@@ -233,4 +233,9 @@ int profile_fold_by_symbol(struct profile *p, uint32_t **remap);
 /* Sum of value V over all samples. */
 double profile_total(const struct profile *p, enum pf_value v);
 
+/* Whether the magnitudes of every value of P (v[] and base[] of all
+ * samples, per-thread values) add up to at most MAX, so that any sum a
+ * report prints fits in 64 bits; otherwise -1 with a message. */
+int profile_check_magnitude(const struct profile *p, double max, char *err, size_t errlen);
+
 #endif
