@@ -171,8 +171,9 @@ int growth_write_text(FILE *out, const struct growth *g, const struct profile *p
 		text_format_value(b2, sizeof(b2), st->first, units);
 		text_format_value(b3, sizeof(b3), st->last, units);
 		text_format_value(b4, sizeof(b4), st->last - st->first, units);
-		fprintf(out, "%10s %5.2f %10s %10s %10s %s\n", b1, st->r2, b2, b3, b4,
-			strtab_get(&a->keys, st->key));
+		fprintf(out, "%10s %5.2f %10s %10s %10s ", b1, st->r2, b2, b3, b4);
+		escape_fputs(strtab_get(&a->keys, st->key), false, out);
+		fputc('\n', out);
 	}
 out:
 	free(series);

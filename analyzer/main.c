@@ -116,8 +116,12 @@ static void warn_cb(void *ctx, const char *msg)
 {
 	struct run *r = ctx;
 	progress_clear(r);
-	if (!r->cli.quiet)
-		fprintf(stderr, "jheap: warning: %s\n", msg);
+	if (r->cli.quiet)
+		return;
+	/* a warning quotes the input: one line, no terminal escapes */
+	fputs("jheap: warning: ", stderr);
+	escape_fputs(msg, false, stderr);
+	fputc('\n', stderr);
 }
 
 /* JHEAP_DEBUG=cache: what the persistent symbol cache did, per object. */
@@ -553,7 +557,9 @@ static int run_symbols(struct run *r, const char *binary)
 			continue;
 		}
 		const struct pf_line *outer = &p.lines[l->line0 + l->nlines - 1];
-		puts(aggregate_func_name(&p, outer->function, r->cli.full_names, buf, sizeof(buf)));
+		escape_fputs(aggregate_func_name(&p, outer->function, r->cli.full_names, buf, sizeof(buf)),
+			     false, stdout);
+		putchar('\n');
 	}
 	diskcache_free(dc);
 	symcache_free(sc);
