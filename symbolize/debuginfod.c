@@ -10,7 +10,7 @@
 
 #include "symbolize/debuginfod.h"
 
-#define DEFAULT_BUDGET 120.0
+#define DEFAULT_BUDGET 30.0
 
 /* The few entry points of libdebuginfod.so.1 used here (elfutils'
  * debuginfod.h). */

@@ -6,7 +6,7 @@
  *
  * A server that never answers would otherwise hold every lookup for
  * DEBUGINFOD_TIMEOUT (90 s by default), once per object file.  The
- * budget (JHEAP_DEBUGINFOD_BUDGET seconds, default 120) counts the
+ * budget (JHEAP_DEBUGINFOD_BUDGET seconds, default 30) counts the
  * time spent in every lookup of the run; once it is spent, the current
  * transfer is cancelled (libdebuginfod asks about progress every second)
  * and no other lookup is made.  Thread-safe.
