@@ -189,8 +189,15 @@ int child_run(struct child *c, char *err, size_t errlen)
 		signal(SIGPIPE, SIG_DFL);
 		/* a group of its own, so that stopping it stops what it started */
 		setpgid(0, 0);
-		if (dup2(pin[0], 0) >= 0 && dup2(pout[1], 1) >= 0 && dup2(perr[1], 2) >= 0)
+		if (dup2(pin[0], 0) >= 0 && dup2(pout[1], 1) >= 0 && dup2(perr[1], 2) >= 0) {
+			/* libdw opens a split unit's .dwo or a dwz file without
+			 * close-on-exec: nothing but 0, 1, 2 and the exec pipe
+			 * (close-on-exec) may stay */
+			if (pexec[1] > 3)
+				close_range(3, (unsigned)pexec[1] - 1, 0);
+			close_range((unsigned)pexec[1] + 1, ~0u, 0);
 			execvp(c->argv[0], (char *const *)c->argv);
+		}
 		int e = errno;
 		ssize_t unused = write(pexec[1], &e, sizeof(e));
 		(void)unused;

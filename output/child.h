@@ -10,7 +10,9 @@
  * deadlock.  It is stopped (SIGKILL) when it runs longer than a timeout
  * or writes more than a size cap: a dot that sleeps or an objdump that
  * prints forever cannot hold jheap or its memory.  Only descriptors 0, 1
- * and 2 reach it: everything jheap opens is close-on-exec.
+ * and 2 reach it: everything jheap opens is close-on-exec, and the child
+ * closes the rest (what libraries opened, what jheap inherited) before
+ * it runs the program.
  *
  * The limits are generous; JHEAP_CHILD_TIMEOUT (seconds) and
  * JHEAP_CHILD_MAX_OUTPUT (bytes) replace them (the tests use small ones).

@@ -219,7 +219,7 @@ int output_raw(FILE *out, const struct report *r, char *err, size_t errlen)
 		return jh_err(err, errlen, JH_EUSAGE,
 			      "--raw writes jeprof's symbolized form around a text heap dump, and '%s' is a pprof profile; --proto writes it symbolized",
 			      paths[0]);
-	FILE *in = fopen(paths[0], "rb");
+	FILE *in = fopen(paths[0], "rbe");
 	if (!in)
 		return jh_err(err, errlen, JH_EIO, "cannot open '%s': %s", paths[0], strerror(errno));
 	int c0 = getc(in);
