@@ -143,7 +143,7 @@ fuzz: $(FUZZ_TARGETS)
 	@for t in $(FUZZ_TARGETS); do \
 		name=$$(basename $$t); corpus=$(BUILD)/fuzz/corpus-$$name; mkdir -p $$corpus; \
 		echo "fuzzing $$name for $(FUZZ_SECONDS) s"; \
-		(cd $(BUILD)/fuzz && ./$$name -max_total_time=$(FUZZ_SECONDS) -max_len=65536 \
+		(cd $(BUILD)/fuzz && ./$$name -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -timeout=10 \
 			-print_final_stats=1 $(abspath $(BUILD))/fuzz/corpus-$$name $(abspath testdata/fuzz/seeds)) \
 			2>&1 | tail -n 25 || exit 1; \
 	done

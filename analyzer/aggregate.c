@@ -1,8 +1,7 @@
-#define PCRE2_CODE_UNIT_WIDTH 8
-#include <pcre2.h>
 #include <pthread.h>
 #include "analyzer/aggregate.h"
 #include "analyzer/names.h"
+#include "analyzer/pattern.h"
 #include "analyzer/util.h"
 
 const char *aggregate_func_name(const struct profile *p, uint32_t func, bool full,
@@ -37,31 +36,29 @@ static int64_t add_key(struct aggregate *a, const char *key, uint8_t flags)
 }
 
 struct filters {
-	pcre2_code *focus, *ignore, *retain, *exclude;
-	pcre2_match_data *md;
+	struct pattern *focus, *ignore, *retain, *exclude;
+	struct aggregate *a;
+	int rc;                   /* a match failed: JH_ELIMIT, message in a->errmsg */
 };
 
-static int compile(struct aggregate *a, const char *opt, const char *re, pcre2_code **out)
+static int compile(struct aggregate *a, const char *opt, const char *re, struct pattern **out)
 {
 	if (!re)
 		return 0;
-	int code;
-	PCRE2_SIZE off;
-	*out = pcre2_compile((PCRE2_SPTR)re, PCRE2_ZERO_TERMINATED, 0, &code, &off, NULL);
-	if (!*out) {
-		PCRE2_UCHAR msg[200];
-		pcre2_get_error_message(code, msg, sizeof(msg));
-		snprintf(a->errmsg, sizeof(a->errmsg), "--%s: bad regular expression '%s' at offset %zu: %s",
-			 opt, re, (size_t)off, (const char *)msg);
-		return JH_EUSAGE;
-	}
-	a->filtered = true;
-	return 0;
+	int rc = pattern_compile(out, opt, re, a->errmsg, sizeof(a->errmsg));
+	if (!rc)
+		a->filtered = true;
+	return rc;
 }
 
-static bool matches(struct filters *f, pcre2_code *re, const char *s)
+static bool matches(struct filters *f, struct pattern *re, const char *s)
 {
-	return re && pcre2_match(re, (PCRE2_SPTR)s, PCRE2_ZERO_TERMINATED, 0, 0, f->md, NULL) >= 0;
+	if (!re || f->rc)
+		return false;
+	int m = pattern_match(re, s, f->a->errmsg, sizeof(f->a->errmsg));
+	if (m < 0)
+		f->rc = m;
+	return m > 0;
 }
 
 /* AGG_F_* for one frame: retain/exclude test the short name (as shown,
@@ -312,6 +309,10 @@ static int build_locinfo(struct aggregate *a, const struct profile *p, const str
 				const char *file = strtab_get(&p->strs, ln->file);
 				snprintf(fileline, sizeof(fileline), "%s:%d", *file ? file : "??", ln->line);
 				fl = frame_flags(f, shown, fileline, l->leaf ? l->addr : l->addr - 1);
+				if (f->rc) {
+					rc = f->rc;
+					goto out;
+				}
 			}
 			int64_t id = add_key(a, key, fl);
 			if (id < 0)
@@ -324,6 +325,10 @@ static int build_locinfo(struct aggregate *a, const struct profile *p, const str
 			if (add_key(a, key, a->filtered ? frame_flags(f, key, "??:0", l->addr) : 0) < 0)
 				goto out;
 			li->nalloc = in_alloc;
+			if (f->rc) {
+				rc = f->rc;
+				goto out;
+			}
 		}
 		li->nkeys = (uint32_t)a->nlockeys - li->key0;
 		if (li->nkeys > a->max_nkeys)
@@ -595,21 +600,23 @@ out:
 int aggregate_build(struct aggregate *a, const struct profile *p, const struct agg_options *o)
 {
 	memset(a, 0, sizeof(*a));
-	struct filters f = { 0 };
-	int rc = 0;
-	if (compile(a, "focus", o->focus, &f.focus) || compile(a, "ignore", o->ignore, &f.ignore) ||
-	    compile(a, "retain", o->retain, &f.retain) || compile(a, "exclude", o->exclude, &f.exclude))
-		rc = JH_EUSAGE;
+	struct filters f = { .a = a };
+	int rc = compile(a, "focus", o->focus, &f.focus);
+	if (!rc)
+		rc = compile(a, "ignore", o->ignore, &f.ignore);
+	if (!rc)
+		rc = compile(a, "retain", o->retain, &f.retain);
+	if (!rc)
+		rc = compile(a, "exclude", o->exclude, &f.exclude);
 	a->want_focus = f.focus != NULL;
-	if (!rc && a->filtered && !(f.md = pcre2_match_data_create(4, NULL)))
+	if (!rc && strtab_init(&a->keys))
 		rc = JH_ENOMEM;
-	if (!rc && (strtab_init(&a->keys) || build_locinfo(a, p, o, &f)))
-		rc = JH_ENOMEM;
-	pcre2_code_free(f.focus);
-	pcre2_code_free(f.ignore);
-	pcre2_code_free(f.retain);
-	pcre2_code_free(f.exclude);
-	pcre2_match_data_free(f.md);
+	if (!rc)
+		rc = build_locinfo(a, p, o, &f);
+	pattern_free(f.focus);
+	pattern_free(f.ignore);
+	pattern_free(f.retain);
+	pattern_free(f.exclude);
 	if (rc)
 		return rc;
 	if (o->keep_allocator)

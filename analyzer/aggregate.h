@@ -61,7 +61,7 @@ struct aggregate {
 	uint32_t max_nkeys;      /* the most keys of one location */
 	bool filtered;           /* some filter is set */
 	bool want_focus;
-	char errmsg[256];        /* why aggregate_build failed (bad regex) */
+	char errmsg[512];        /* why aggregate_build failed (a regex) */
 	double total;            /* sum over every sample, before any cutting */
 	double flat_total;       /* sum of flat: the 100% of the percentages */
 	uint32_t *order;         /* row ids sorted for printing */
@@ -70,8 +70,9 @@ struct aggregate {
 
 enum { AGG_F_DROP = 1, AGG_F_FOCUS = 2, AGG_F_IGNORE = 4 };
 
-/* Computes the aggregate of P's samples.  Returns 0, JH_ENOMEM, or
- * JH_EUSAGE for a bad regular expression (message in a->errmsg). */
+/* Computes the aggregate of P's samples.  Returns 0, JH_ENOMEM, JH_EUSAGE
+ * for a bad regular expression or JH_ELIMIT for a match PCRE2 could not
+ * finish (message in a->errmsg for both). */
 int aggregate_build(struct aggregate *a, const struct profile *p, const struct agg_options *o);
 void aggregate_release(struct aggregate *a);
 

@@ -1,5 +1,6 @@
 #include <ctype.h>
 #include <errno.h>
+#include <math.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -14,6 +15,7 @@
 #include "analyzer/names.h"
 #include "analyzer/parse.h"
 #include "analyzer/pprof.h"
+#include "analyzer/readfile.h"
 #include "analyzer/unsample.h"
 #include "analyzer/util.h"
 #include "symbolize/maps.h"
@@ -71,6 +73,7 @@ struct parser {
 	const char *counts_text;
 	size_t counts_len;
 	double counts_v[PF_NVALUES];
+	double sum[PF_NVALUES];  /* of the records read (PARSE_MAX_VALUE) */
 };
 
 /* The second half of a split heap_v2 body: its parser and profile, and
@@ -185,7 +188,10 @@ static int next_line(struct parser *ps, const char **line, size_t *len)
 	if (ps->pos >= ps->end)
 		return 0;
 	const char *s = ps->pos;
-	const char *nl = memchr(s, '\n', (size_t)(ps->end - s));
+	/* no further than a line may be long: the rest of a huge file is
+	 * not touched */
+	size_t left = (size_t)(ps->end - s);
+	const char *nl = memchr(s, '\n', left > PARSE_MAX_LINE + 1 ? PARSE_MAX_LINE + 1 : left);
 	const char *e = nl ? nl : ps->end;
 	ps->pos = nl ? nl + 1 : ps->end;
 	ps->lineno++;
@@ -312,10 +318,40 @@ static int read_counts(struct parser *ps, const char **s, const char *e, double 
 	return 0;
 }
 
-static void adjust(struct parser *ps, double v[PF_NVALUES])
+/* A record's counts, unsampled.  A pair that unsampling cannot turn
+ * into a finite number within PARSE_MAX_VALUE (objects of 0 bytes under
+ * sampling divide by zero; a period of 2^63 makes each sample stand for
+ * more memory than there is) is an error naming the line. */
+static int adjust(struct parser *ps, double v[PF_NVALUES])
 {
+	double raw[PF_NVALUES];
+	memcpy(raw, v, sizeof(raw));
 	unsample_pair(ps->uk, ps->rate, &v[PF_INUSE_OBJECTS], &v[PF_INUSE_SPACE]);
 	unsample_pair(ps->uk, ps->rate, &v[PF_ALLOC_OBJECTS], &v[PF_ALLOC_SPACE]);
+	for (int j = 0; j < PF_NVALUES; j += 2) {
+		if (v[j] <= PARSE_MAX_VALUE && v[j + 1] <= PARSE_MAX_VALUE)
+			continue;
+		if (raw[j] > 0 && raw[j + 1] == 0)
+			return perr(ps, JH_EFORMAT,
+				    "%.0f objects of 0 bytes: under sampling (one sample per %.0f bytes) such counts cannot be unsampled (a damaged dump?)",
+				    raw[j], ps->rate);
+		return perr(ps, JH_EFORMAT,
+			    "%.0f objects of %.0f bytes, unsampled with one sample per %.0f bytes, stand for more than 2^60 bytes or objects (a damaged dump?)",
+			    raw[j], raw[j + 1], ps->rate);
+	}
+	return 0;
+}
+
+/* Adds a record's values to the running sums of the file: past
+ * PARSE_MAX_VALUE, an error naming the line. */
+static int add_sums(struct parser *ps, const double v[PF_NVALUES])
+{
+	for (int j = 0; j < PF_NVALUES; j++)
+		if ((ps->sum[j] += v[j]) > PARSE_MAX_VALUE)
+			return perr(ps, JH_ELIMIT,
+				    "the records up to this one add up to more than 2^60 %s (a damaged dump?)",
+				    j == PF_INUSE_OBJECTS || j == PF_ALLOC_OBJECTS ? "objects" : "bytes");
+	return 0;
 }
 
 /* jh_hexval() plus one as a table (0: not a hex digit): addresses are most
@@ -850,7 +886,8 @@ static int record_counts(struct parser *ps, const char *s, const char *e, double
 	skip_sp(&q, e);
 	if (q != e)
 		return perr(ps, JH_EFORMAT, "unexpected text after the counts");
-	adjust(ps, v);
+	if (adjust(ps, v))
+		return JH_EFORMAT;
 	ps->counts_known = true;
 	ps->counts_text = s;
 	ps->counts_len = n;
@@ -897,6 +934,8 @@ static int v2_body(struct parser *ps)
 			if (rc)
 				return rc;
 			if (all) {
+				if (add_sums(ps, v))
+					return JH_ELIMIT;
 				if (ps->second) {
 					if (second_add(ps, v))
 						return perr(ps, JH_ENOMEM, "out of memory");
@@ -954,6 +993,7 @@ static int v2_body(struct parser *ps)
 
 /* Below this, a body's stacks stay under JH_BIG_MIN bytes. */
 #define PARSE_RESERVE_MIN ((size_t)16 << 20)
+#define PARSE_RESERVE_INDEX_MAX ((size_t)256 << 20)
 
 /* Room for the samples of a heap_v2 body of BYTES bytes, from what a
  * record usually takes (16 bytes an address, some 400 a stack and its
@@ -968,7 +1008,10 @@ static void reserve_body(struct profile *p, size_t bytes)
 {
 	if (bytes >= PARSE_RESERVE_MIN) {
 		(void)profile_reserve(p, 0, bytes / 256, bytes / 16, bytes / 256);
-		(void)profile_reserve_sample_index(p, bytes / 256);
+		/* the index is written at once: for the first 256 MiB only, so
+		 * that a huge file that turns out to be no dump costs little */
+		(void)profile_reserve_sample_index(p, (bytes < PARSE_RESERVE_INDEX_MAX ? bytes
+						       : PARSE_RESERVE_INDEX_MAX) / 256);
 	}
 }
 
@@ -1003,8 +1046,13 @@ static const char *split_point(const struct parser *ps)
 			return NULL;
 		from = body + (end - body) / 2;
 	}
-	/* body[-1] is the header line's newline */
-	const char *q = memmem(from - 1, (size_t)(end - (from - 1)), "\n@", 2);
+	/* body[-1] is the header line's newline; a record starts after a
+	 * line at most, so the search stops there (a file of zeros after its
+	 * header is not read to its end) */
+	size_t left = (size_t)(end - (from - 1));
+	if (left > (size_t)PARSE_MAX_LINE + 2)
+		left = (size_t)PARSE_MAX_LINE + 2;
+	const char *q = memmem(from - 1, left, "\n@", 2);
 	return q ? q + 1 : NULL;
 }
 
@@ -1318,9 +1366,9 @@ static int parse_gperf(struct parser *ps, const char *hdr, size_t hlen)
 		s = line;
 		e = line + len;
 		double v[PF_NVALUES];
-		if (read_counts(ps, &s, e, v) || expect_char(ps, &s, e, '@', "before the stack"))
+		if (read_counts(ps, &s, e, v) || expect_char(ps, &s, e, '@', "before the stack") ||
+		    adjust(ps, v) || add_sums(ps, v))
 			return JH_EFORMAT;
-		adjust(ps, v);
 		if (read_stack(ps, s, e))
 			return JH_EFORMAT;
 		for (int j = 0; j < PF_NVALUES; j++)
@@ -1519,58 +1567,10 @@ out:
 int parse_file(struct profile *p, const char *path, const struct parse_options *o,
 	       char *err, size_t errlen)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return jh_err(err, errlen, JH_EIO, "cannot open '%s': %s", path, strerror(errno));
-	struct stat st;
-	if (fstat(fd, &st)) {
-		int e = errno;
-		close(fd);
-		return jh_err(err, errlen, JH_EIO, "cannot read '%s': %s", path, strerror(e));
-	}
-	if (S_ISDIR(st.st_mode)) {
-		close(fd);
-		return jh_err(err, errlen, JH_EIO, "cannot read '%s': Is a directory", path);
-	}
-	int rc;
-	if (S_ISREG(st.st_mode) && st.st_size > 0) {
-		/* MAP_POPULATE: the whole file is read anyway, and prefaulting
-		 * it at once costs far less than a page fault per 4 KiB */
-		void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
-		if (m == MAP_FAILED) {
-			int e = errno;
-			close(fd);
-			return jh_err(err, errlen, JH_EIO, "cannot read '%s': %s", path, strerror(e));
-		}
-		close(fd);
-		rc = parse_buffer(p, path, m, (size_t)st.st_size, o, err, errlen);
-		munmap(m, (size_t)st.st_size);
-		return rc;
-	}
-	/* pipes, character devices and empty files: read it all */
-	char *buf = NULL;
-	size_t len = 0, cap = 0;
-	for (;;) {
-		if (jh_grow(&buf, &cap, len + 65536, 1)) {
-			free(buf);
-			close(fd);
-			return jh_err(err, errlen, JH_ENOMEM, "out of memory reading '%s'", path);
-		}
-		ssize_t n = read(fd, buf + len, cap - len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			int e = errno;
-			free(buf);
-			close(fd);
-			return jh_err(err, errlen, JH_EIO, "cannot read '%s': %s", path, strerror(e));
-		}
-		if (n == 0)
-			break;
-		len += (size_t)n;
-	}
-	close(fd);
-	rc = parse_buffer(p, path, buf ? buf : "", len, o, err, errlen);
-	free(buf);
+	struct readfile rf;
+	int rc = readfile_read(&rf, path, err, errlen);
+	if (!rc)
+		rc = parse_buffer(p, path, rf.buf ? rf.buf : "", rf.len, o, err, errlen);
+	readfile_release(&rf);
 	return rc;
 }

@@ -17,6 +17,10 @@
 /* Limits that keep hostile input from exhausting memory; see the man page. */
 #define PARSE_MAX_LINE   (64u << 20)   /* bytes in one line */
 #define PARSE_MAX_FRAMES (1u << 20)    /* frames in one stack */
+/* The most bytes or objects a record stands for once unsampled, and all
+ * of a file's records together: far beyond any heap, and within 64 bits
+ * with room for sums, so that no report prints a wrapped number. */
+#define PARSE_MAX_VALUE 0x1p60
 
 struct parse_options {
 	/* Called for "%warn" lines and other non-fatal findings; may be NULL. */

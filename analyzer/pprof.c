@@ -10,8 +10,10 @@
  * types, mappings, functions, locations), then the samples, which refer
  * to the tables by id.
  */
+#include <math.h>
 #include <zlib.h>
 
+#include "analyzer/parse.h"
 #include "analyzer/pprof.h"
 #include "analyzer/util.h"
 
@@ -238,6 +240,8 @@ struct rd {
 	size_t cap_ids, cap_stack;
 	int64_t *vals;
 	size_t cap_vals;
+	size_t frames;               /* in all samples so far, inline frames too */
+	double sum[PF_NVALUES];      /* of the values' magnitudes so far */
 };
 
 __attribute__((format(printf, 3, 4)))
@@ -509,6 +513,9 @@ static int read_location(struct rd *r, struct ent *e, size_t index)
 	if (k < 0)
 		return bad(r, p, "malformed location");
 	const unsigned char *at = r->base + e->off;
+	if (nlines > PPROF_MAX_INLINE)
+		return bad(r, at, "location %llu has more than %u lines (inline frames)",
+			   (unsigned long long)e->id, PPROF_MAX_INLINE);
 	/* Locations without an address (symbolized ones from some
 	 * producers) are kept apart by their place in the table, at
 	 * addresses no program has. */
@@ -521,7 +528,6 @@ static int read_location(struct rd *r, struct ent *e, size_t index)
 	if (!nlines || r->p->locs[id].nlines)
 		return 0;
 	uint32_t first = (uint32_t)r->p->nlines;
-	bool numbered = false;
 	size_t i = 0;
 	p = at;
 	while (pb_next(&p, end, &f) > 0) {
@@ -551,22 +557,36 @@ static int read_location(struct rd *r, struct ent *e, size_t index)
 		};
 		if (function(r, f.data, fid, &ln.function, &ln.file))
 			return JH_EFORMAT;
-		numbered |= ln.line > 0;
 		if (profile_add_line(r->p, &ln) < 0)
 			return oom(r);
 	}
 	struct pf_location *l = &r->p->locs[id];
 	l->line0 = first;
 	l->nlines = (uint32_t)nlines;
-	l->sym = numbered ? PF_SYM_DWARF : PF_SYM_SYMTAB;
+	l->sym = PF_SYM_PROFILE;
 	return 0;
 }
 
-/* The repeated scalar in F (packed or one value) appended to *ARR. */
+/* How many numbers the repeated scalar F holds: its values end at the
+ * bytes without the high bit, counted before anything is allocated. */
+static size_t scalar_count(const struct pbf *f)
+{
+	size_t count = 0;
+	if (f->wt != 2)
+		return 1;
+	for (size_t i = 0; i < f->len; i++)
+		count += !(f->data[i] & 0x80);
+	return count;
+}
+
+/* The repeated scalar in F (packed or one value) appended to *ARR, which
+ * may hold no more than MAX values (the error names WHAT). */
 static int push_scalars(struct rd *r, const struct pbf *f, uint64_t **arr, size_t *n,
-			size_t *cap)
+			size_t *cap, size_t max, const char *what)
 {
 	if (f->wt == 0) {
+		if (*n + 1 > max)
+			return bad(r, f->data, "more than %zu %s", max, what);
 		if (jh_grow(arr, cap, *n + 1, sizeof **arr))
 			return oom(r);
 		(*arr)[(*n)++] = f->v;
@@ -575,8 +595,10 @@ static int push_scalars(struct rd *r, const struct pbf *f, uint64_t **arr, size_
 	if (f->wt != 2)
 		return bad(r, f->data, "a repeated number of the wrong wire type");
 	const unsigned char *q = f->data, *qe = f->data + f->len;
-	/* at most one value a byte */
-	if (jh_grow(arr, cap, *n + f->len + 1, sizeof **arr))
+	size_t count = scalar_count(f);
+	if (*n + count > max)
+		return bad(r, f->data, "more than %zu %s", max, what);
+	if (jh_grow(arr, cap, *n + count + 1, sizeof **arr))
 		return oom(r);
 	while (q < qe)
 		if (pb_varint(&q, qe, &(*arr)[(*n)++]))
@@ -591,10 +613,14 @@ static int read_sample(struct rd *r, const struct pbf *s, size_t index)
 	struct pbf f;
 	int k;
 	while ((k = pb_next(&p, end, &f)) > 0) {
-		if (f.field == 1 && push_scalars(r, &f, &r->ids, &nids, &r->cap_ids))
+		if (f.field == 1 && push_scalars(r, &f, &r->ids, &nids, &r->cap_ids, PARSE_MAX_FRAMES,
+						 "frames in one sample"))
 			return JH_EFORMAT;
-		if (f.field == 2 && push_scalars(r, &f, (uint64_t **)&r->vals, &nvals, &r->cap_vals))
-			return JH_EFORMAT;
+		/* no more values than sample types are kept */
+		if (f.field == 2 && push_scalars(r, &f, (uint64_t **)&r->vals, &nvals, &r->cap_vals,
+						 r->nvalues, "values in one sample"))
+			return bad(r, s->data, "sample %zu has %zu values for %zu sample types",
+				   index + 1, nvals + scalar_count(&f), r->nvalues);
 	}
 	if (k < 0)
 		return bad(r, p, "malformed sample");
@@ -603,13 +629,23 @@ static int read_sample(struct rd *r, const struct pbf *s, size_t index)
 			   nvals, r->nvalues);
 	if (jh_grow(&r->stack, &r->cap_stack, nids + 1, sizeof *r->stack))
 		return oom(r);
+	/* with its inline frames, a stack is no deeper than a dump's may be,
+	 * and all of them together stay within PPROF_MAX_FRAMES */
+	size_t depth = 0;
 	for (size_t i = 0; i < nids; i++) {
 		struct ent *e = table_find(&r->locs, r->ids[i]);
 		if (!e)
 			return bad(r, s->data, "sample %zu: location id %llu is not in the profile",
 				   index + 1, (unsigned long long)r->ids[i]);
 		r->stack[i] = e->model;
+		uint32_t nl = r->p->locs[e->model].nlines;
+		depth += nl ? nl : 1;
 	}
+	if (depth > PARSE_MAX_FRAMES)
+		return bad(r, s->data, "sample %zu is deeper than %u frames with its inline frames",
+			   index + 1, PARSE_MAX_FRAMES);
+	if ((r->frames += depth) > PPROF_MAX_FRAMES)
+		return bad(r, s->data, "the samples have more than %u frames in all", PPROF_MAX_FRAMES);
 	int64_t id = profile_sample(r->p, r->stack, nids);
 	if (id < 0)
 		return oom(r);
@@ -617,6 +653,10 @@ static int read_sample(struct rd *r, const struct pbf *s, size_t index)
 	for (size_t i = 0; i < nvals; i++) {
 		if (r->vmap[i] < 0)
 			continue;
+		/* the values are as given, within what a dump may hold */
+		if ((r->sum[r->vmap[i]] += fabs((double)r->vals[i])) > PARSE_MAX_VALUE)
+			return bad(r, s->data, "sample %zu: the values up to this one add up to more than 2^60",
+				   index + 1);
 		sm->v[r->vmap[i]] += (double)r->vals[i];
 		if (r->vals[i] && (r->vmap[i] == PF_ALLOC_OBJECTS || r->vmap[i] == PF_ALLOC_SPACE))
 			r->p->has_alloc = true;

@@ -26,6 +26,12 @@
 
 /* The most bytes a compressed profile may inflate to (see the man page). */
 #define PPROF_MAX_BYTES (256u << 20)
+/* The most lines (inline frames) of one location, as in a symbolized
+ * dump's names, and the most frames of all samples together, inline
+ * frames counted: what every report walks.  A sample is no deeper than
+ * PARSE_MAX_FRAMES, as in a dump. */
+#define PPROF_MAX_INLINE 256u
+#define PPROF_MAX_FRAMES (1u << 28)
 
 /* True when BUF[0..len) is gzip data or a protobuf message whose fields
  * are all well formed, as a pprof profile's are (a text profile is not). */

@@ -1,3 +1,4 @@
+#include <math.h>
 #include "analyzer/profile.h"
 #include "analyzer/util.h"
 
@@ -763,4 +764,21 @@ double profile_total(const struct profile *p, enum pf_value v)
 	for (size_t i = 0; i < p->nsamples; i++)
 		t += p->samples[i].v[v];
 	return t;
+}
+
+int profile_check_magnitude(const struct profile *p, double max, char *err, size_t errlen)
+{
+	double sum[PF_NVALUES] = { 0 }, tsum[PF_NVALUES] = { 0 };
+	for (size_t i = 0; i < p->nsamples; i++)
+		for (int j = 0; j < PF_NVALUES; j++)
+			sum[j] += fabs(p->samples[i].v[j]) + fabs(p->samples[i].base[j]);
+	for (size_t i = 0; i < p->ntvals; i++)
+		for (int j = 0; j < PF_NVALUES; j++)
+			tsum[j] += fabs(p->tvals[i].v[j]);
+	for (int j = 0; j < PF_NVALUES; j++)
+		if (!(sum[j] <= max) || !(tsum[j] <= max))
+			return jh_err(err, errlen, -1,
+				      "the profiles' values add up to more than %.0f %s: not a real heap",
+				      max, j == PF_INUSE_OBJECTS || j == PF_ALLOC_OBJECTS ? "objects" : "bytes");
+	return 0;
 }

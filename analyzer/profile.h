@@ -60,6 +60,9 @@ enum pf_sym_state {
 	PF_SYM_SYMTAB,           /* ELF symbol only */
 	PF_SYM_PRESYM,           /* from a symbolized profile's --- symbol section */
 	PF_SYM_UNKNOWN,          /* named module+offset or raw address */
+	PF_SYM_PROFILE,          /* named by the profile file itself (a pprof
+	                            location's lines): its file names are the
+	                            profile's word, not an object file's */
 };
 
 struct pf_location {
@@ -237,5 +240,10 @@ int profile_fold_by_symbol(struct profile *p, bool by_address, uint32_t **remap)
 
 /* Sum of value V over all samples. */
 double profile_total(const struct profile *p, enum pf_value v);
+
+/* Whether the magnitudes of every value of P (v[] and base[] of all
+ * samples, per-thread values) add up to at most MAX, so that any sum a
+ * report prints fits in 64 bits; otherwise -1 with a message. */
+int profile_check_magnitude(const struct profile *p, double max, char *err, size_t errlen);
 
 #endif

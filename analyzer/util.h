@@ -12,6 +12,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "analyzer/escape.h"
+
 /* Error codes returned by library-style functions (negative). */
 enum {
 	JH_OK = 0,
@@ -23,15 +25,19 @@ enum {
 };
 
 /* Writes a message into a caller-supplied buffer; returns CODE so that
- * "return jh_err(err, len, JH_EFORMAT, ...)" reads naturally. */
+ * "return jh_err(err, len, JH_EFORMAT, ...)" reads naturally.  Control
+ * characters (from the input a message quotes) are escaped: a message is
+ * one line, and no escape sequence reaches the terminal. */
 __attribute__((format(printf, 4, 5)))
 static inline int jh_err(char *err, size_t errlen, int code, const char *fmt, ...)
 {
 	if (err && errlen) {
+		char msg[4096];
 		va_list ap;
 		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
+		vsnprintf(msg, sizeof(msg), fmt, ap);
 		va_end(ap);
+		escape_into(err, errlen, msg, strlen(msg));
 	}
 	return code;
 }

@@ -13,6 +13,9 @@
 #include "cli/addlib.h"
 #include "cli/browser.h"
 #include "cli/driver.h"
+#include "analyzer/escape.h"
+#include "analyzer/threadview.h"
+#include "output/outfile.h"
 #include "cli/remote.h"
 #include "symbolize/unnamed.h"
 #include "output/output.h"
@@ -151,8 +154,12 @@ void driver_warn(void *ctx, const char *msg)
 {
 	struct driver *r = ctx;
 	progress_clear(r);
-	if (!r->cli.quiet)
-		fprintf(stderr, "jheap: warning: %s\n", msg);
+	if (r->cli.quiet)
+		return;
+	/* a warning quotes the input: one line, no terminal escapes */
+	fputs("jheap: warning: ", stderr);
+	escape_fputs(msg, false, stderr);
+	fputc('\n', stderr);
 }
 
 void driver_note(void *ctx, const char *msg)
@@ -217,6 +224,13 @@ static int load(struct driver *r, struct profile *dst, const char *path, double 
 		r->degraded = true;   /* the report is of what the file holds: exit status 1 */
 	if (rc) {
 		fprintf(stderr, "jheap: %s\n", err);
+		profile_release(&one);
+		return EXIT_DATA;
+	}
+	if (sign < 0 && r->cli.thread && one.nsamples && !one.ntvals) {
+		/* its values cannot be taken from each thread's share */
+		fprintf(stderr, "jheap: --thread: the --base profile '%s' has no per-thread values (%s): it cannot be subtracted thread by thread; leave out --thread or --base\n",
+			path, one.format == PF_FMT_PPROF ? "a pprof profile" : "no 't' lines");
 		profile_release(&one);
 		return EXIT_DATA;
 	}
@@ -347,6 +361,12 @@ int driver_load(struct driver *r, const char *binary, const char *const *paths,
 		fprintf(stderr, "jheap: %s\n", err);
 		rc = EXIT_DATA;
 	}
+	/* each file's values are bounded as it is read; so are their sums,
+	 * so that no report prints a wrapped number */
+	if (!rc && profile_check_magnitude(&p, 0x1p62, err, sizeof(err))) {
+		fprintf(stderr, "jheap: %s\n", err);
+		rc = EXIT_DATA;
+	}
 	if (rc)
 		goto out;
 	driver_stage_done(r, "parse");
@@ -397,7 +417,7 @@ int driver_load(struct driver *r, const char *binary, const char *const *paths,
 		drop_negative(&p);
 	if (c->growth && c->mode != MODE_TEXT)
 		growth_apply(&r->g, &p);
-	if (st.binary_mismatch)
+	if (st.binary_mismatch || st.resource_failed)
 		r->degraded = true;
 	if (binary && st.pcs_presym)
 		note_presym(r, binary);
@@ -494,11 +514,34 @@ static int write_report(struct driver *r, const struct cli *c, const struct repo
 static int report_one(struct driver *r, const struct cli *c, struct profile *p,
 		      const char *thread, FILE *out);
 
-static int cmp_thread_uid(const void *a, const void *b, void *arg)
+/* --thread=N: the samples' values replaced by thread N's share (TV holds
+ * its values) for one report of the whole profile, then put back. */
+static int report_thread(struct driver *r, const struct cli *c, struct profile *p,
+			 const struct threadview *tv, const char *label, FILE *out)
 {
-	const struct profile *p = arg;
-	int64_t x = p->threads[*(const uint32_t *)a].uid, y = p->threads[*(const uint32_t *)b].uid;
-	return x < y ? -1 : x > y;
+	double (*saved)[2][PF_NVALUES] = malloc((p->nsamples + 1) * sizeof(*saved));
+	if (!saved) {
+		fprintf(stderr, "jheap: out of memory\n");
+		return EXIT_DATA;
+	}
+	for (size_t i = 0; i < p->nsamples; i++) {
+		memcpy(saved[i][0], p->samples[i].v, sizeof(saved[i][0]));
+		memcpy(saved[i][1], p->samples[i].base, sizeof(saved[i][1]));
+		memset(p->samples[i].v, 0, sizeof(p->samples[i].v));
+		memset(p->samples[i].base, 0, sizeof(p->samples[i].base));
+	}
+	for (size_t i = tv->first[0]; i < tv->first[1]; i++) {
+		const struct pf_thread_value *t = &p->tvals[tv->vals[i]];
+		for (int j = 0; j < PF_NVALUES; j++)
+			p->samples[t->sample].v[j] += t->v[j];
+	}
+	int rc = report_one(r, c, p, label, out);
+	for (size_t i = 0; i < p->nsamples; i++) {
+		memcpy(p->samples[i].v, saved[i][0], sizeof(saved[i][0]));
+		memcpy(p->samples[i].base, saved[i][1], sizeof(saved[i][1]));
+	}
+	free(saved);
+	return rc;
 }
 
 /* Without --thread, one report of the whole profile.  With --thread=N or
@@ -514,55 +557,36 @@ static int report(struct driver *r, const struct cli *c, struct profile *p, FILE
 		fprintf(stderr, "jheap: --thread='*' writes one report per thread and works with --text, --traces, --tree, --dot, --collapsed and --callgrind; pick one thread for this format\n");
 		return EXIT_USAGE;
 	}
-	uint32_t *ids = malloc((p->nthreads + 1) * sizeof(*ids));
-	double (*saved)[2][PF_NVALUES] = malloc((p->nsamples + 1) * sizeof(*saved));
-	if (!ids || !saved) {
-		free(ids);
-		free(saved);
+	int64_t uid = strtoll(c->thread, NULL, 10);
+	struct threadview tv;
+	if (threadview_init(&tv, p, all ? NULL : &uid)) {
 		fprintf(stderr, "jheap: out of memory\n");
 		return EXIT_DATA;
 	}
-	size_t n = 0;
-	for (size_t i = 0; i < p->nthreads; i++)
-		if (all || p->threads[i].uid == strtoll(c->thread, NULL, 10))
-			ids[n++] = (uint32_t)i;
-	jh_qsort_r(ids, n, sizeof(*ids), cmp_thread_uid, p);
 	int rc = EXIT_OK;
-	if (!n) {
+	if (!tv.n) {
 		fprintf(stderr, "jheap: the profile has no thread %s (%zu threads%s)\n", c->thread,
 			p->nthreads, p->nthreads ? "; try --thread='*'" : "");
 		rc = EXIT_DATA;
 	}
-	for (size_t i = 0; i < p->nsamples; i++) {
-		memcpy(saved[i][0], p->samples[i].v, sizeof(saved[i][0]));
-		memcpy(saved[i][1], p->samples[i].base, sizeof(saved[i][1]));
-	}
-	for (size_t k = 0; k < n && rc == EXIT_OK; k++) {
-		const struct pf_thread *t = &p->threads[ids[k]];
-		for (size_t i = 0; i < p->nsamples; i++) {
-			memset(p->samples[i].v, 0, sizeof(p->samples[i].v));
-			memset(p->samples[i].base, 0, sizeof(p->samples[i].base));
-		}
-		for (size_t i = 0; i < p->ntvals; i++) {
-			const struct pf_thread_value *tv = &p->tvals[i];
-			if (tv->thread != ids[k])
-				continue;
-			for (int j = 0; j < PF_NVALUES; j++)
-				p->samples[tv->sample].v[j] += tv->v[j];
-		}
+	for (size_t k = 0; k < tv.n && rc == EXIT_OK; k++) {
+		const struct pf_thread *t = &p->threads[tv.ids[k]];
 		char label[300];
 		const char *name = strtab_get(&p->strs, t->name);
 		snprintf(label, sizeof(label), "t%lld%s%s", (long long)t->uid, *name ? " " : "", name);
 		if (k && (c->mode == MODE_TEXT || c->mode == MODE_TREE))
 			fputc('\n', out);
-		rc = report_one(r, c, p, label, out);
+		if (all) {
+			/* each thread from a profile of its own: linear in threads */
+			struct profile one;
+			rc = threadview_build(&tv, k, &one) ? (fprintf(stderr, "jheap: out of memory\n"), EXIT_DATA)
+							    : report_one(r, c, &one, label, out);
+			profile_release(&one);
+		} else {
+			rc = report_thread(r, c, p, &tv, label, out);
+		}
 	}
-	for (size_t i = 0; i < p->nsamples; i++) {
-		memcpy(p->samples[i].v, saved[i][0], sizeof(saved[i][0]));
-		memcpy(p->samples[i].base, saved[i][1], sizeof(saved[i][1]));
-	}
-	free(ids);
-	free(saved);
+	threadview_release(&tv);
 	return rc;
 }
 
@@ -644,7 +668,7 @@ static int report_one(struct driver *r, const struct cli *c, struct profile *p,
 	} else {
 		int brc = aggregate_build(a, p, &ao);
 		if (brc || aggregate_sort(a, c->cum)) {
-			fprintf(stderr, "jheap: %s\n", brc == JH_EUSAGE ? a->errmsg : "out of memory");
+			fprintf(stderr, "jheap: %s\n", brc == JH_EUSAGE || brc == JH_ELIMIT ? a->errmsg : "out of memory");
 			aggregate_release(a);
 			return brc == JH_EUSAGE ? EXIT_USAGE : EXIT_DATA;
 		}
@@ -690,19 +714,23 @@ int driver_write(struct driver *d, const struct cli *o, FILE *out)
 
 int driver_write_file(struct driver *d, const struct cli *o, const char *path)
 {
-	FILE *out;
+	char err[1200];
+	struct outfile of;
 	if (output_is_input(o, path)) {
 		fprintf(stderr, "jheap: refusing to write the report over the input '%s'\n", path);
 		return EXIT_USAGE;
 	}
-	if (!(out = fopen(path, "w"))) {
-		fprintf(stderr, "jheap: cannot write '%s': %s\n", path, strerror(errno));
+	if (outfile_open(&of, path, err, sizeof(err))) {
+		fprintf(stderr, "jheap: %s\n", err);
 		return EXIT_DATA;
 	}
-	int rc = driver_write(d, o, out);
-	if (fclose(out)) {
-		fprintf(stderr, "jheap: cannot write '%s': %s\n", path, strerror(errno));
+	int rc = driver_write(d, o, of.f);
+	/* PATH is replaced only by a whole report */
+	if (rc == EXIT_OK && outfile_commit(&of, err, sizeof(err))) {
+		fprintf(stderr, "jheap: %s\n", err);
 		rc = EXIT_DATA;
+	} else if (rc != EXIT_OK) {
+		outfile_abort(&of);
 	}
 	return rc;
 }

@@ -9,7 +9,10 @@
 #include "analyzer/cli.h"
 #include "analyzer/profile.h"
 #include "analyzer/util.h"
+#include "analyzer/escape.h"
 #include "cli/driver.h"
+#include "cli/fdlimit.h"
+#include "cli/sigbus.h"
 #include "cli/remote.h"
 #include "cli/shell.h"
 #include "cli/subcmd.h"
@@ -155,7 +158,9 @@ static int run_symbols(struct driver *r, const char *binary)
 			continue;
 		}
 		const struct pf_line *outer = &p.lines[l->line0 + l->nlines - 1];
-		puts(aggregate_func_name(&p, outer->function, r->cli.full_names, buf, sizeof(buf)));
+		escape_fputs(aggregate_func_name(&p, outer->function, r->cli.full_names, buf, sizeof(buf)),
+			     false, stdout);
+		putchar('\n');
 	}
 	diskcache_free(dc);
 	symcache_free(sc);
@@ -268,6 +273,8 @@ int main(int argc, char **argv)
 	if (sub >= 0)
 		return sub;
 	struct driver r = { 0 };
+	fdlimit_raise();
+	sigbus_install();
 	driver_init(&r);
 	int rc = run(&r, argc, argv);
 	cli_release(&r.cli);

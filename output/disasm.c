@@ -4,15 +4,14 @@
  * vector (never a shell) over the function's symbol range; the values from
  * the model's locations, whose link-time addresses the symbolizer recorded
  * (struct pf_location.vaddr, func_lo, func_hi). */
-#define PCRE2_CODE_UNIT_WIDTH 8
 #include <errno.h>
-#include <fcntl.h>
-#include <pcre2.h>
 #include <sys/wait.h>
-#include <unistd.h>
 
+#include "analyzer/escape.h"
 #include "analyzer/names.h"
+#include "analyzer/pattern.h"
 #include "analyzer/util.h"
+#include "output/child.h"
 #include "output/output.h"
 
 struct routine {
@@ -28,77 +27,40 @@ struct insn {
 	double flat, cum;
 };
 
-/* Runs objdump over [lo, hi) of OBJ; its standard output in *buf.
- * Returns 0, or a negative code with a message. */
+/* The most output kept from one objdump run: a function's disassembly
+ * with its line markers is far smaller. */
+#define OBJDUMP_MAX_OUTPUT ((size_t)64 << 20)
+
+/* Runs objdump over [lo, hi) of OBJ; its standard output in *buf (the
+ * caller frees it).  Returns 0, or a negative code with a message. */
 static int run_objdump(const char *obj, uint64_t lo, uint64_t hi, char **buf, size_t *len,
 		       char *err, size_t errlen)
 {
 	char start[40], stop[40];
 	snprintf(start, sizeof(start), "--start-address=0x%llx", (unsigned long long)lo);
 	snprintf(stop, sizeof(stop), "--stop-address=0x%llx", (unsigned long long)hi);
-	char *argv[] = { "objdump", "-d", "-C", "-l", "--no-show-raw-insn", start, stop,
-			 (char *)obj, NULL };
-	int fds[2], errp[2];
-	if (pipe(fds))
-		return jh_err(err, errlen, JH_EIO, "cannot run objdump: %s", strerror(errno));
-	if (pipe(errp)) {
-		close(fds[0]);
-		close(fds[1]);
-		return jh_err(err, errlen, JH_EIO, "cannot run objdump: %s", strerror(errno));
-	}
-	fflush(NULL);
-	pid_t pid = fork();
-	if (pid < 0) {
-		close(fds[0]), close(fds[1]), close(errp[0]), close(errp[1]);
-		return jh_err(err, errlen, JH_EIO, "cannot run objdump: %s", strerror(errno));
-	}
-	if (pid == 0) {
-		dup2(fds[1], 1);
-		int devnull = open("/dev/null", O_WRONLY);
-		if (devnull >= 0)
-			dup2(devnull, 2);
-		close(fds[0]), close(fds[1]), close(errp[0]);
-		execvp(argv[0], argv);
-		/* tell the parent why exec failed */
-		int e = errno;
-		if (write(errp[1], &e, sizeof(e)) < 0)
-			_exit(127);
-		_exit(127);
-	}
-	close(fds[1]);
-	close(errp[1]);
-	size_t cap = 0;
+	/* "--": a file named "--version" is a file */
+	const char *argv[] = { "objdump", "-d", "-C", "-l", "--no-show-raw-insn", start, stop,
+			       "--", obj, NULL };
+	struct child c = { .argv = argv, .max_out = OBJDUMP_MAX_OUTPUT };
 	*buf = NULL;
 	*len = 0;
-	for (;;) {
-		if (jh_grow(buf, &cap, *len + 65536, 1))
-			break;
-		ssize_t n = read(fds[0], *buf + *len, cap - *len - 1);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		*len += (size_t)n;
+	int rc = child_run(&c, err, errlen);
+	if (!rc && c.exec_errno == ENOENT)
+		rc = jh_err(err, errlen, JH_EIO,
+			    "--disasm needs binutils' 'objdump' program: install binutils (apt-get install binutils); --list shows source lines without it");
+	else if (!rc && c.exec_errno)
+		rc = jh_err(err, errlen, JH_EIO, "cannot run objdump: %s", strerror(c.exec_errno));
+	else if (!rc && (c.timed_out || c.too_much))
+		rc = child_failure(&c, "objdump", err, errlen);
+	else if (!rc && !(WIFEXITED(c.status) && WEXITSTATUS(c.status) == 0))
+		rc = jh_err(err, errlen, JH_EIO, "objdump failed on '%s'", obj);
+	if (rc) {
+		free(c.buf);
+		return rc;
 	}
-	close(fds[0]);
-	int e = 0, status = 0;
-	ssize_t got = read(errp[0], &e, sizeof(e));
-	close(errp[0]);
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
-	if (got == (ssize_t)sizeof(e) && e) {
-		free(*buf);
-		*buf = NULL;
-		if (e == ENOENT)
-			return jh_err(err, errlen, JH_EIO,
-				      "--disasm needs binutils' 'objdump' program: install binutils (apt-get install binutils); --list shows source lines without it");
-		return jh_err(err, errlen, JH_EIO, "cannot run objdump: %s", strerror(e));
-	}
-	if (!*buf)
-		return jh_err(err, errlen, JH_ENOMEM, "out of memory");
-	(*buf)[*len] = 0;
-	if (!WIFEXITED(status) || WEXITSTATUS(status))
-		return jh_err(err, errlen, JH_EIO, "objdump failed on '%s'", obj);
+	*buf = c.buf;
+	*len = c.len;
 	return 0;
 }
 
@@ -183,20 +145,14 @@ static void value_alt(char *buf, size_t len, double v, enum units u)
 int output_disasm(FILE *out, const struct report *r, char *err, size_t errlen)
 {
 	const struct profile *p = r->p;
-	int code;
-	PCRE2_SIZE off;
-	pcre2_code *re = pcre2_compile((PCRE2_SPTR)r->disasm, PCRE2_ZERO_TERMINATED, 0, &code, &off, NULL);
-	if (!re) {
-		PCRE2_UCHAR msg[200];
-		pcre2_get_error_message(code, msg, sizeof(msg));
-		return jh_err(err, errlen, JH_EUSAGE, "--disasm: bad regular expression '%s': %s",
-			      r->disasm, (const char *)msg);
-	}
-	pcre2_match_data *md = pcre2_match_data_create(4, NULL);
+	struct pattern *re;
+	int rc = pattern_compile(&re, "disasm", r->disasm, err, errlen);
+	if (rc)
+		return rc;
 	struct routine *rts = NULL;
 	size_t nrts = 0, cap = 0;
 	double *flat = calloc(p->nlocs + 1, sizeof(double)), *cum = calloc(p->nlocs + 1, sizeof(double));
-	int rc = md && flat && cum ? location_values(r, flat, cum) : JH_ENOMEM;
+	rc = flat && cum ? location_values(r, flat, cum) : JH_ENOMEM;
 	char buf[4096];
 	for (size_t i = 0; !rc && i < p->nlocs; i++) {
 		const struct pf_location *l = &p->locs[i];
@@ -206,8 +162,12 @@ int output_disasm(FILE *out, const struct report *r, char *err, size_t errlen)
 		const struct pf_line *outer = &p->lines[l->line0 + l->nlines - 1];
 		const char *full = strtab_get(&p->strs, p->funcs[outer->function].name);
 		names_short(full, buf, sizeof(buf));
-		if (pcre2_match(re, (PCRE2_SPTR)full, PCRE2_ZERO_TERMINATED, 0, 0, md, NULL) < 0 &&
-		    pcre2_match(re, (PCRE2_SPTR)buf, PCRE2_ZERO_TERMINATED, 0, 0, md, NULL) < 0)
+		int m = pattern_match(re, full, err, errlen);
+		if (!m)
+			m = pattern_match(re, buf, err, errlen);
+		if (m < 0)
+			rc = m;
+		if (m <= 0)
 			continue;
 		struct routine rt = { .object = p->maps[l->mapping].object, .lo = l->func_lo, .hi = l->func_hi };
 		uint32_t sid = strtab_find(&p->strs, buf);
@@ -253,20 +213,25 @@ int output_disasm(FILE *out, const struct report *r, char *err, size_t errlen)
 			char f1[64], f2[64];
 			text_format_value(f1, sizeof(f1), tf, r->units);
 			text_format_value(f2, sizeof(f2), tc, r->units);
-			fprintf(out, "ROUTINE ====================== %s in %s\n", strtab_get(&p->strs, rt->name),
-				strtab_get(&p->strs, rt->object));
-			fprintf(out, "%6s %6s %s (flat, cumulative) %.1f%% of total\n", f1, f2,
+			fputs("ROUTINE ====================== ", out);
+			escape_fputs(strtab_get(&p->strs, rt->name), false, out);
+			fputs(" in ", out);
+			escape_fputs(strtab_get(&p->strs, rt->object), false, out);
+			fprintf(out, "\n%6s %6s %s (flat, cumulative) %.1f%% of total\n", f1, f2,
 				text_unit_name(r->units),
 				r->a->flat_total ? tc * 100.0 / r->a->flat_total : 0.0);
 			for (size_t j = 0; j < ni; j++) {
 				if (ins[j].marker) {
-					fprintf(out, "-------------------- %s\n", ins[j].text);
+					fputs("-------------------- ", out);
+					escape_fputs(ins[j].text, true, out);
+					fputc('\n', out);
 					continue;
 				}
 				value_alt(f1, sizeof(f1), ins[j].flat, r->units);
 				value_alt(f2, sizeof(f2), ins[j].cum, r->units);
-				fprintf(out, "%6s %6s    %8llx: %s\n", f1, f2, (unsigned long long)ins[j].addr,
-					ins[j].text);
+				fprintf(out, "%6s %6s    %8llx: ", f1, f2, (unsigned long long)ins[j].addr);
+				escape_fputs(ins[j].text, true, out);
+				fputc('\n', out);
 			}
 		}
 		free(ins);
@@ -277,7 +242,6 @@ int output_disasm(FILE *out, const struct report *r, char *err, size_t errlen)
 	free(rts);
 	free(flat);
 	free(cum);
-	pcre2_match_data_free(md);
-	pcre2_code_free(re);
+	pattern_free(re);
 	return rc;
 }

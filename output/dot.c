@@ -12,14 +12,12 @@
  * face and lines at least 1 point wide.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <math.h>
-#include <poll.h>
-#include <signal.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
+#include "analyzer/escape.h"
 #include "analyzer/util.h"
+#include "output/child.h"
 #include "output/output.h"
 
 enum dot_target { TARGET_DOT, TARGET_SVG, TARGET_PDF, TARGET_PNG };
@@ -406,205 +404,44 @@ int output_dot(FILE *out, const struct report *r, char *err, size_t errlen)
 
 /* ---- running graphviz ---------------------------------------------- */
 
-/* Makes FD the child's descriptor TARGET, without close-on-exec. */
-static int child_fd(int fd, int target)
-{
-	if (fd == target)
-		return fcntl(fd, F_SETFD, 0);
-	return dup2(fd, target) < 0 ? -1 : 0;
-}
-
-static void close_fd(int *fd)
-{
-	if (*fd >= 0)
-		close(*fd);
-	*fd = -1;
-}
-
-/* The parent's ends of the child's pipes and what went through them. */
-struct child_io {
-	int in, out, err;        /* -1 once closed */
-	const char *buf;         /* the child's standard input */
-	size_t len, off;
-	bool write_failed;       /* the child closed its input early */
-	char msg[4096];          /* the start of its standard error */
-	size_t nmsg;
-};
-
-/* Feeds the child's input and copies its output to OUT until it closes
- * both output pipes.  Poll keeps the three pipes moving, so a large graph
- * cannot deadlock.  Returns 0 or a negative code with a message. */
-static int pump(struct child_io *io, FILE *out, const char *format, char *err, size_t errlen)
-{
-	int rc = 0;
-	char buf[65536];
-	fcntl(io->in, F_SETFL, fcntl(io->in, F_GETFL) | O_NONBLOCK);
-	if (io->len == 0)
-		close_fd(&io->in);
-	while (io->out >= 0 || io->err >= 0) {
-		struct pollfd fds[3];
-		int nfds = 0, iin = -1, iout = -1, ierr = -1;
-		if (io->in >= 0) {
-			fds[nfds] = (struct pollfd){ .fd = io->in, .events = POLLOUT };
-			iin = nfds++;
-		}
-		if (io->out >= 0) {
-			fds[nfds] = (struct pollfd){ .fd = io->out, .events = POLLIN };
-			iout = nfds++;
-		}
-		if (io->err >= 0) {
-			fds[nfds] = (struct pollfd){ .fd = io->err, .events = POLLIN };
-			ierr = nfds++;
-		}
-		if (poll(fds, (nfds_t)nfds, -1) < 0) {
-			if (errno == EINTR)
-				continue;
-			return jh_err(err, errlen, JH_EIO, "graphviz: poll: %s", strerror(errno));
-		}
-		if (iin >= 0 && fds[iin].revents) {
-			size_t n = io->len - io->off;
-			ssize_t w = write(io->in, io->buf + io->off, n > sizeof(buf) ? sizeof(buf) : n);
-			if (w > 0)
-				io->off += (size_t)w;
-			else if (w < 0 && errno != EAGAIN && errno != EINTR)
-				io->write_failed = true;   /* EPIPE: its status says why */
-			if (io->off == io->len || io->write_failed)
-				close_fd(&io->in);
-		}
-		if (iout >= 0 && fds[iout].revents) {
-			ssize_t n = read(io->out, buf, sizeof(buf));
-			if (n > 0) {
-				if (fwrite(buf, 1, (size_t)n, out) != (size_t)n && !rc)
-					rc = jh_err(err, errlen, JH_EIO, "cannot write the %s: %s",
-						    format, strerror(errno));
-			} else if (n == 0 || errno != EINTR) {
-				close_fd(&io->out);
-			}
-		}
-		if (ierr >= 0 && fds[ierr].revents) {
-			ssize_t n = read(io->err, buf, sizeof(buf));
-			if (n > 0) {
-				size_t keep = (size_t)n;
-				if (keep > sizeof(io->msg) - 1 - io->nmsg)
-					keep = sizeof(io->msg) - 1 - io->nmsg;
-				memcpy(io->msg + io->nmsg, buf, keep);
-				io->nmsg += keep;
-			} else if (n == 0 || errno != EINTR) {
-				close_fd(&io->err);
-			}
-		}
-	}
-	return rc;
-}
-
 /* Runs "dot -TFORMAT" with IN[0..len) as its standard input and copies its
- * standard output to OUT.  SIGPIPE is ignored meanwhile so that a dot that
- * exits early gives an error message, not a dead jheap. */
+ * standard output to OUT (output/child.c: a time limit and a size cap). */
 static int run_dot(const char *in, size_t len, const char *format, FILE *out,
 		   char *err, size_t errlen)
 {
-	int pin[2] = { -1, -1 }, pout[2] = { -1, -1 }, perr[2] = { -1, -1 }, pexec[2] = { -1, -1 };
-	char targ[32];
+	char targ[32], name[64];
 	snprintf(targ, sizeof(targ), "-T%s", format);
-	char *argv[] = { "dot", targ, NULL };
-	struct child_io io = { .in = -1, .out = -1, .err = -1, .buf = in, .len = len };
-	int rc = 0;
-
-	if (pipe2(pin, O_CLOEXEC) || pipe2(pout, O_CLOEXEC) || pipe2(perr, O_CLOEXEC) ||
-	    pipe2(pexec, O_CLOEXEC)) {
-		rc = jh_err(err, errlen, JH_EIO, "cannot run graphviz: pipe: %s", strerror(errno));
-		goto out;
-	}
-	struct sigaction ign = { .sa_handler = SIG_IGN }, old;
-	sigemptyset(&ign.sa_mask);
-	sigaction(SIGPIPE, &ign, &old);
-	fflush(out);
-	pid_t pid = fork();
-	if (pid < 0) {
-		rc = jh_err(err, errlen, JH_EIO, "cannot run graphviz: fork: %s", strerror(errno));
-		sigaction(SIGPIPE, &old, NULL);
-		goto out;
-	}
-	if (pid == 0) {
-		signal(SIGPIPE, SIG_DFL);
-		if (child_fd(pin[0], 0) == 0 && child_fd(pout[1], 1) == 0 &&
-		    child_fd(perr[1], 2) == 0)
-			execvp("dot", argv);
-		int e = errno;
-		ssize_t unused = write(pexec[1], &e, sizeof(e));
-		(void)unused;
-		_exit(127);
-	}
-	close_fd(&pin[0]);
-	close_fd(&pout[1]);
-	close_fd(&perr[1]);
-	close_fd(&pexec[1]);
-	io.in = pin[1];
-	io.out = pout[0];
-	io.err = perr[0];
-	pin[1] = pout[0] = perr[0] = -1;
-
-	/* the exec pipe closes on a successful exec, or carries errno */
-	int exec_errno = 0;
-	ssize_t got;
-	do
-		got = read(pexec[0], &exec_errno, sizeof(exec_errno));
-	while (got < 0 && errno == EINTR);
-	if (got != (ssize_t)sizeof(exec_errno))
-		exec_errno = 0;
-	if (!exec_errno)
-		rc = pump(&io, out, format, err, errlen);
-	close_fd(&io.in);
-	close_fd(&io.out);
-	close_fd(&io.err);
-	int status = 0;
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
-	sigaction(SIGPIPE, &old, NULL);
-
-	char *msg = io.msg;
-	size_t nmsg = io.nmsg;
-	msg[nmsg] = 0;
-	if (exec_errno == ENOENT)
-		rc = jh_err(err, errlen, JH_EIO,
-			    "--%s needs graphviz's 'dot' program: install graphviz (apt-get install graphviz)",
-			    format);
-	else if (exec_errno)
-		rc = jh_err(err, errlen, JH_EIO, "--%s: cannot run graphviz's 'dot': %s", format,
-			    strerror(exec_errno));
-	else if (!rc && !(WIFEXITED(status) && WEXITSTATUS(status) == 0)) {
-		char how[64];
-		if (WIFEXITED(status))
-			snprintf(how, sizeof(how), "exit status %d", WEXITSTATUS(status));
-		else
-			snprintf(how, sizeof(how), "killed by signal %d", WTERMSIG(status));
-		while (nmsg > 0 && (msg[nmsg - 1] == '\n' || msg[nmsg - 1] == '\r'))
-			msg[--nmsg] = 0;
-		rc = jh_err(err, errlen, JH_EIO, "graphviz 'dot %s' failed (%s)%s%s", targ, how,
-			    nmsg ? ": " : "", msg);
-	} else if (!rc && io.write_failed) {
-		rc = jh_err(err, errlen, JH_EIO, "graphviz 'dot %s' stopped reading its input", targ);
-	} else if (!rc && nmsg) {
+	snprintf(name, sizeof(name), "graphviz 'dot %s'", targ);
+	const char *argv[] = { "dot", targ, NULL };
+	struct child c = { .argv = argv, .in = in, .inlen = len, .out = out };
+	int rc = child_run(&c, err, errlen);
+	free(c.buf);
+	if (rc)
+		return rc;
+	if (c.exec_errno == ENOENT)
+		return jh_err(err, errlen, JH_EIO,
+			      "--%s needs graphviz's 'dot' program: install graphviz (apt-get install graphviz)",
+			      format);
+	if (c.exec_errno)
+		return jh_err(err, errlen, JH_EIO, "--%s: cannot run graphviz's 'dot': %s", format,
+			      strerror(c.exec_errno));
+	if ((rc = child_failure(&c, name, err, errlen)))
+		return rc;
+	if (c.input_closed)
+		return jh_err(err, errlen, JH_EIO, "graphviz 'dot %s' stopped reading its input", targ);
+	if (c.nmsg) {
 		/* dot succeeded but had something to say: pass it on */
-		for (char *line = msg, *nl; *line; line = nl) {
+		for (char *line = c.msg, *nl; *line; line = nl) {
 			nl = strchr(line, '\n');
 			nl = nl ? nl + 1 : line + strlen(line);
-			fprintf(stderr, "jheap: graphviz: %.*s%s", (int)(nl - line), line,
-				nl[-1] == '\n' ? "" : "\n");
+			char shown[sizeof(c.msg) * 4];
+			escape_into(shown, sizeof(shown), line, (size_t)(nl - line) - (nl[-1] == '\n'));
+			fprintf(stderr, "jheap: graphviz: %s\n", shown);
 		}
 	}
-	if (!rc && (fflush(out) || ferror(out)))
-		rc = jh_err(err, errlen, JH_EIO, "cannot write the %s: %s", format, strerror(errno));
-out:
-	close_fd(&pin[0]);
-	close_fd(&pin[1]);
-	close_fd(&pout[0]);
-	close_fd(&pout[1]);
-	close_fd(&perr[0]);
-	close_fd(&perr[1]);
-	close_fd(&pexec[0]);
-	close_fd(&pexec[1]);
-	return rc;
+	if (fflush(out) || ferror(out))
+		return jh_err(err, errlen, JH_EIO, "cannot write the %s: %s", format, strerror(errno));
+	return 0;
 }
 
 int output_graphviz(FILE *out, const struct report *r, const char *format,

@@ -15,6 +15,7 @@
  * 0.05 MB a dump does not show a slope of 0.0.
  */
 #include <math.h>
+#include "analyzer/escape.h"
 #include "analyzer/growth.h"
 #include "analyzer/util.h"
 #include "output/output.h"
@@ -102,8 +103,9 @@ int output_growth(FILE *out, const struct growth *g, const struct report *r, cha
 		format_value(b2, sizeof(b2), st->first, r->units);
 		format_value(b3, sizeof(b3), st->last, r->units);
 		format_value(b4, sizeof(b4), st->last - st->first, r->units);
-		fprintf(out, "%10s %5.2f %10s %10s %10s %s\n", b1, st->r2, b2, b3, b4,
-			strtab_get(&a->keys, st->key));
+		fprintf(out, "%10s %5.2f %10s %10s %10s ", b1, st->r2, b2, b3, b4);
+		escape_fputs(strtab_get(&a->keys, st->key), false, out);
+		fputc('\n', out);
 	}
 out:
 	free(series);

@@ -3,13 +3,28 @@
  * PrintListing layout).  Lines come from the model's frames: the leaf
  * frame's line for flat, every frame of the function in a stack (once per
  * stack) for cum; the source text is read from the path in the DWARF line
- * table, relocated with --source-dir. */
-#define PCRE2_CODE_UNIT_WIDTH 8
-#include <pcre2.h>
+ * table, relocated with --source-dir.
+ *
+ * Source files are local files: only regular files of at most
+ * LIST_MAX_SOURCE bytes are read, and a path that only the profile file
+ * names (a pprof profile's locations, not an object file's DWARF) is read
+ * only under a --source-dir folder, so that a crafted profile cannot show
+ * /etc/shadow.  Every (routine, line) cell is found through a hash index
+ * and printed from one sorted pass: a function of 60,000 lines costs no
+ * more per line than one of 60. */
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
 
+#include "analyzer/escape.h"
 #include "analyzer/names.h"
+#include "analyzer/pattern.h"
+#include "analyzer/safefile.h"
 #include "analyzer/util.h"
 #include "output/output.h"
+
+/* The largest source file read (a bigger one is named and skipped). */
+#define LIST_MAX_SOURCE ((uint64_t)64 << 20)
 
 struct cell {                 /* one (routine, line) */
 	uint32_t routine, line;
@@ -18,68 +33,111 @@ struct cell {                 /* one (routine, line) */
 };
 
 struct routine {              /* one (short name, file) */
-	uint32_t name, file;      /* string ids in the profile */
-	int first;                /* declared line, 0 unknown */
+	uint32_t name;            /* string id in lister.names */
+	uint32_t file;            /* string id in the profile */
+	int64_t first;            /* declared line, 0 unknown */
 	double flat, cum;
 	uint32_t stamp;
+	bool trusted;             /* some frame of it came from an object file's DWARF */
 };
 
 struct lister {
 	const struct report *r;
 	const struct profile *p;
+	struct strtab names;      /* the routines' short names */
 	struct routine *routines;
 	size_t nroutines, cap_routines;
+	struct idmap routine_index;
 	struct cell *cells;
 	size_t ncells, cap_cells;
-	int32_t *func_routine;    /* function id -> routine id, -1 no match, -2 unknown */
-	pcre2_code *re;
-	pcre2_match_data *md;
+	struct idmap cell_index;
+	int32_t *func_name;       /* function id -> short name id, -1 no match, -2 unknown */
+	struct pattern *re;
+	char **dirs;              /* the --source-dir folders made canonical (NULL: missing) */
+	size_t ndirs;
+	char *err;
+	size_t errlen;
 };
 
-static bool re_match(struct lister *ls, const char *s)
+struct rkey { const struct lister *ls; uint32_t name, file; };
+struct ckey { const struct lister *ls; uint32_t routine, line; };
+
+static uint64_t pair_hash(uint32_t a, uint32_t b)
 {
-	return pcre2_match(ls->re, (PCRE2_SPTR)s, PCRE2_ZERO_TERMINATED, 0, 0, ls->md, NULL) >= 0;
+	return jh_mix64((uint64_t)a << 32 | b);
 }
 
-/* The routine of function F (and file FILE), created on first use. */
-static int32_t routine_of(struct lister *ls, uint32_t f, uint32_t file)
+static int routine_eq(const void *ctx, uint32_t id)
 {
-	if (ls->func_routine[f] == -1)
-		return -1;
-	const struct profile *p = ls->p;
-	if (ls->func_routine[f] == -2) {
-		char buf[4096];
-		const char *full = strtab_get(&p->strs, p->funcs[f].name);
-		names_short(full, buf, sizeof(buf));
-		if (!re_match(ls, full) && !re_match(ls, buf)) {
-			ls->func_routine[f] = -1;
-			return -1;
-		}
-		ls->func_routine[f] = -3; /* matches; routines are per file */
-	}
+	const struct rkey *k = ctx;
+	return k->ls->routines[id].name == k->name && k->ls->routines[id].file == k->file;
+}
+
+static int cell_eq(const void *ctx, uint32_t id)
+{
+	const struct ckey *k = ctx;
+	return k->ls->cells[id].routine == k->routine && k->ls->cells[id].line == k->line;
+}
+
+/* The short name id of function F when it matches, -1 when it does not,
+ * or a negative JH_ code (< -1) with the message in ls->err. */
+static int64_t matched_name(struct lister *ls, uint32_t f)
+{
+	if (ls->func_name[f] != -2)
+		return ls->func_name[f];
 	char buf[4096];
-	names_short(strtab_get(&p->strs, p->funcs[f].name), buf, sizeof(buf));
-	uint32_t sid = strtab_find(&p->strs, buf);
+	const char *full = strtab_get(&ls->p->strs, ls->p->funcs[f].name);
+	names_short(full, buf, sizeof(buf));
+	int m = pattern_match(ls->re, full, ls->err, ls->errlen);
+	if (m == 0)
+		m = pattern_match(ls->re, buf, ls->err, ls->errlen);
+	if (m < 0)
+		return m;
+	if (!m) {
+		ls->func_name[f] = -1;
+		return -1;
+	}
+	int64_t id = strtab_intern(&ls->names, buf);
+	if (id < 0 || id > INT32_MAX)
+		return jh_err(ls->err, ls->errlen, JH_ENOMEM, "out of memory");
+	ls->func_name[f] = (int32_t)id;
+	return id;
+}
+
+/* The routine of function F in FILE (0: the function's own file), made
+ * on first use; -1 when F does not match, or a JH_ code below -1. */
+static int64_t routine_of(struct lister *ls, uint32_t f, uint32_t file, bool trusted)
+{
+	int64_t name = matched_name(ls, f);
+	if (name < 0)
+		return name;
+	const struct profile *p = ls->p;
 	if (!file)
 		file = p->funcs[f].filename;
-	for (size_t i = 0; i < ls->nroutines; i++)
-		if (ls->routines[i].file == file &&
-		    !strcmp(strtab_get(&p->strs, ls->routines[i].name), buf))
-			return (int32_t)i;
-	struct routine rt = { .name = sid == UINT32_MAX ? p->funcs[f].name : sid, .file = file,
-			      .first = (int)p->funcs[f].start_line };
-	if (JH_PUSH(ls->routines, ls->nroutines, ls->cap_routines, rt))
-		return -4;
-	return (int32_t)ls->nroutines - 1;
+	struct rkey k = { ls, (uint32_t)name, file };
+	uint64_t h = pair_hash(k.name, k.file);
+	uint32_t id = idmap_find(&ls->routine_index, h, routine_eq, &k);
+	if (id == UINT32_MAX) {
+		struct routine rt = { .name = k.name, .file = file, .first = p->funcs[f].start_line };
+		if (JH_PUSH(ls->routines, ls->nroutines, ls->cap_routines, rt) ||
+		    idmap_put(&ls->routine_index, h, (uint32_t)ls->nroutines - 1))
+			return jh_err(ls->err, ls->errlen, JH_ENOMEM, "out of memory");
+		id = (uint32_t)ls->nroutines - 1;
+	}
+	ls->routines[id].trusted |= trusted;
+	return id;
 }
 
-static struct cell *cell_of(struct lister *ls, uint32_t routine, int line)
+static struct cell *cell_of(struct lister *ls, uint32_t routine, uint32_t line)
 {
-	for (size_t i = 0; i < ls->ncells; i++)
-		if (ls->cells[i].routine == routine && ls->cells[i].line == (uint32_t)line)
-			return &ls->cells[i];
-	struct cell c = { .routine = routine, .line = (uint32_t)line };
-	if (JH_PUSH(ls->cells, ls->ncells, ls->cap_cells, c))
+	struct ckey k = { ls, routine, line };
+	uint64_t h = pair_hash(routine, line);
+	uint32_t id = idmap_find(&ls->cell_index, h, cell_eq, &k);
+	if (id != UINT32_MAX)
+		return &ls->cells[id];
+	struct cell c = { .routine = routine, .line = line };
+	if (JH_PUSH(ls->cells, ls->ncells, ls->cap_cells, c) ||
+	    idmap_put(&ls->cell_index, h, (uint32_t)ls->ncells - 1))
 		return NULL;
 	return &ls->cells[ls->ncells - 1];
 }
@@ -99,7 +157,7 @@ static int collect(struct lister *ls)
 		/* the filters of the report apply to --list too */
 		int64_t nk = aggregate_stack_keys(a, p, (uint32_t)si, &keys, &cap);
 		if (nk <= 0) {
-			rc = nk < 0 ? (int)nk : 0;
+			rc = nk < 0 ? jh_err(ls->err, ls->errlen, JH_ENOMEM, "out of memory") : 0;
 			continue;
 		}
 		uint32_t skip;
@@ -110,15 +168,17 @@ static int collect(struct lister *ls)
 			const struct pf_location *l = &p->locs[p->stacks[s->stack0 + i]];
 			for (uint32_t j = skip; j < l->nlines; j++, leaf = false) {
 				const struct pf_line *ln = &p->lines[l->line0 + j];
-				int32_t rt = routine_of(ls, ln->function, ln->file);
-				if (rt == -4)
-					rc = JH_ENOMEM;
+				int64_t rt = routine_of(ls, ln->function, ln->file, l->sym != PF_SYM_PROFILE);
+				if (rt < -1) {
+					rc = (int)rt;
+					break;
+				}
 				if (rt < 0)
 					continue;
 				struct routine *R = &ls->routines[rt];
-				struct cell *c = cell_of(ls, (uint32_t)rt, ln->line);
+				struct cell *c = cell_of(ls, (uint32_t)rt, ln->line > 0 ? (uint32_t)ln->line : 0);
 				if (!c) {
-					rc = JH_ENOMEM;
+					rc = jh_err(ls->err, ls->errlen, JH_ENOMEM, "out of memory");
 					break;
 				}
 				if (leaf) {
@@ -140,22 +200,67 @@ static int collect(struct lister *ls)
 	return rc;
 }
 
-/* Opens the source file PATH, trying each --source-dir with the whole
- * path, then with leading folders dropped one at a time. */
-static FILE *open_source(const struct report *r, const char *path)
+/* Whether PATH (canonical) is DIR (canonical) or inside it. */
+static bool inside(const char *path, const char *dir)
 {
-	char buf[4096];
-	if (r->source_dirs) {
-		for (const char *const *d = r->source_dirs; *d; d++) {
-			for (const char *tail = path; tail && *tail; tail = strchr(tail + 1, '/')) {
-				snprintf(buf, sizeof(buf), "%s/%s", *d, *tail == '/' ? tail + 1 : tail);
-				FILE *f = fopen(buf, "r");
-				if (f)
-					return f;
-			}
+	size_t n = strlen(dir);
+	if (n == 1 && dir[0] == '/')
+		return true;
+	return !strncmp(path, dir, n) && (path[n] == '/' || !path[n]);
+}
+
+/* Reads CAND into *buf when it is there: 1 read, 0 not there (try the
+ * next), -1 there but not read (why says so).  An untrusted candidate
+ * must resolve, through its links, inside the source folder DIR. */
+static int try_source(const char *cand, const char *dir, bool trusted, char **buf, size_t *len,
+		      char *why, size_t whylen)
+{
+	if (!trusted) {
+		char *canon = dir ? realpath(cand, NULL) : NULL;
+		bool ok = canon && inside(canon, dir);
+		free(canon);
+		if (!ok)
+			return 0;
+	}
+	int rc = safefile_read(cand, LIST_MAX_SOURCE, buf, len, why, whylen);
+	if (!rc)
+		return 1;
+	return rc == JH_EIO && (errno == ENOENT || errno == ENOTDIR) ? 0 : -1;
+}
+
+/* The source text of PATH: each --source-dir with the whole path, then
+ * with leading folders dropped one at a time; then PATH itself, when the
+ * routine's file came from DWARF or lies in a --source-dir.  Returns 0
+ * with *buf, or -1 with the reason in why. */
+static int read_source(const struct lister *ls, const char *path, bool trusted, char **buf,
+		       size_t *len, char *why, size_t whylen)
+{
+	char cand[PATH_MAX];
+	for (size_t i = 0; i < ls->ndirs; i++) {
+		const char *d = ls->r->source_dirs[i];
+		for (const char *tail = path; tail && *tail; tail = strchr(tail + 1, '/')) {
+			if (snprintf(cand, sizeof(cand), "%s/%s", d, *tail == '/' ? tail + 1 : tail) >=
+			    (int)sizeof(cand))
+				continue;
+			int r = try_source(cand, ls->dirs[i], trusted, buf, len, why, whylen);
+			if (r)
+				return r > 0 ? 0 : -1;
 		}
 	}
-	return fopen(path, "r");
+	for (size_t i = 0; i < ls->ndirs && !trusted; i++) {
+		int r = path[0] == '/' ? try_source(path, ls->dirs[i], false, buf, len, why, whylen) : 0;
+		if (r)
+			return r > 0 ? 0 : -1;
+	}
+	if (!trusted) {
+		snprintf(why, whylen, "'%s' is named by the profile file, not by an object file's debug information: read only under --source-dir",
+			 path);
+		return -1;
+	}
+	int r = try_source(path, NULL, true, buf, len, why, whylen);
+	if (!r)
+		snprintf(why, whylen, "'%s' not found; see --source-dir", path);
+	return r > 0 ? 0 : -1;
 }
 
 static void value_alt(char *buf, size_t len, double v, enum units u)
@@ -169,12 +274,24 @@ static void value_alt(char *buf, size_t len, double v, enum units u)
 static int cmp_routines(const void *x, const void *y, void *arg)
 {
 	const struct lister *ls = arg;
-	const struct routine *a = x, *b = y;
-	int c = strcmp(strtab_get(&ls->p->strs, a->name), strtab_get(&ls->p->strs, b->name));
+	const struct routine *a = &ls->routines[*(const uint32_t *)x];
+	const struct routine *b = &ls->routines[*(const uint32_t *)y];
+	int c = strcmp(strtab_get(&ls->names, a->name), strtab_get(&ls->names, b->name));
 	return c ? c : strcmp(strtab_get(&ls->p->strs, a->file), strtab_get(&ls->p->strs, b->file));
 }
 
-static void print_routine(FILE *out, struct lister *ls, size_t ri, struct routine *R)
+static int cmp_cells(const void *x, const void *y, void *arg)
+{
+	const struct lister *ls = arg;
+	const struct cell *a = &ls->cells[*(const uint32_t *)x], *b = &ls->cells[*(const uint32_t *)y];
+	if (a->routine != b->routine)
+		return a->routine < b->routine ? -1 : 1;
+	return a->line < b->line ? -1 : a->line > b->line;
+}
+
+/* Routine RI, whose cells are C[0..n) sorted by line. */
+static void print_routine(FILE *out, struct lister *ls, const struct routine *R,
+			  const uint32_t *c, size_t n)
 {
 	const struct profile *p = ls->p;
 	enum units u = ls->r->units;
@@ -182,111 +299,146 @@ static void print_routine(FILE *out, struct lister *ls, size_t ri, struct routin
 	char f1[64], f2[64];
 	text_format_value(f1, sizeof(f1), R->flat, u);
 	text_format_value(f2, sizeof(f2), R->cum, u);
-	fprintf(out, "ROUTINE ====================== %s in %s\n", strtab_get(&p->strs, R->name),
-		*file ? file : "??");
-	fprintf(out, "%6s %6s Total %s (flat / cumulative)\n", f1, f2, text_unit_name(u));
-	int first = R->first, last = 0;
-	for (size_t i = 0; i < ls->ncells; i++) {
-		const struct cell *c = &ls->cells[i];
-		if (c->routine != ri || !c->line)
-			continue;
-		if (!first || (int)c->line < first)
-			first = (int)c->line;
-		if ((int)c->line > last)
-			last = (int)c->line;
+	fputs("ROUTINE ====================== ", out);
+	escape_fputs(strtab_get(&ls->names, R->name), false, out);
+	fputs(" in ", out);
+	escape_fputs(*file ? file : "??", false, out);
+	fprintf(out, "\n%6s %6s Total %s (flat / cumulative)\n", f1, f2, text_unit_name(u));
+	/* the cells with a line, from the first one with a line */
+	size_t k = 0;
+	while (k < n && !ls->cells[c[k]].line)
+		k++;
+	int64_t first = R->first > 0 ? R->first : 0, last = 0;
+	if (k < n) {
+		int64_t lo = ls->cells[c[k]].line, hi = ls->cells[c[n - 1]].line;
+		if (!first || lo < first)
+			first = lo;
+		last = hi;
 	}
 	if (last < first)
 		last = first;
-	FILE *src = *file ? open_source(ls->r, file) : NULL;
-	if (!src) {
+	char *text = NULL, why[PATH_MAX + 200];
+	size_t len = 0;
+	if (!*file || read_source(ls, file, R->trusted, &text, &len, why, sizeof(why))) {
 		/* no source: the lines with values, without text */
-		fprintf(out, "    (source not found: %s; see --source-dir)\n", *file ? file : "??");
-		for (int line = first; line <= last; line++)
-			for (size_t i = 0; i < ls->ncells; i++) {
-				const struct cell *c = &ls->cells[i];
-				if (c->routine == ri && (int)c->line == line) {
-					value_alt(f1, sizeof(f1), c->flat, u);
-					value_alt(f2, sizeof(f2), c->cum, u);
-					fprintf(out, "%6s %6s %4d\n", f1, f2, line);
-				}
-			}
+		char shown[PATH_MAX + 200];
+		escape_into(shown, sizeof(shown), *file ? why : "no file name known",
+			    strlen(*file ? why : "no file name known"));
+		fprintf(out, "    (source not shown: %s)\n", shown);
+		for (; k < n; k++) {
+			const struct cell *cl = &ls->cells[c[k]];
+			value_alt(f1, sizeof(f1), cl->flat, u);
+			value_alt(f2, sizeof(f2), cl->cum, u);
+			fprintf(out, "%6s %6s %4u\n", f1, f2, cl->line);
+		}
 		return;
 	}
-	char *text = NULL;
-	size_t cap = 0;
-	int line = 0;
-	while (getline(&text, &cap, src) > 0) {
+	int64_t line = 0;
+	for (char *s = text, *end = text + len; s < end && line <= last + 5;) {
+		char *nl = memchr(s, '\n', (size_t)(end - s));
+		char *e = nl ? nl : end;
 		line++;
-		if (line < first - 5)
-			continue;
-		if (line > last + 5)
-			break;
-		if (line == first)
-			fputs("---\n", out);
-		double fl = 0, cu = 0;
-		for (size_t i = 0; i < ls->ncells; i++)
-			if (ls->cells[i].routine == ri && (int)ls->cells[i].line == line) {
-				fl += ls->cells[i].flat;
-				cu += ls->cells[i].cum;
+		if (line >= first - 5) {
+			if (line == first)
+				fputs("---\n", out);
+			double fl = 0, cu = 0;
+			while (k < n && ls->cells[c[k]].line < line)
+				k++;
+			for (; k < n && ls->cells[c[k]].line == line; k++) {
+				fl += ls->cells[c[k]].flat;
+				cu += ls->cells[c[k]].cum;
 			}
-		value_alt(f1, sizeof(f1), fl, u);
-		value_alt(f2, sizeof(f2), cu, u);
-		size_t n = strlen(text);
-		fprintf(out, "%6s %6s %4d: %.*s\n", f1, f2, line,
-			(int)(n && text[n - 1] == '\n' ? n - 1 : n), text);
-		if (line == last)
-			fputs("---\n", out);
+			value_alt(f1, sizeof(f1), fl, u);
+			value_alt(f2, sizeof(f2), cu, u);
+			fprintf(out, "%6s %6s %4lld: ", f1, f2, (long long)line);
+			char save = *e;
+			*e = '\0';
+			escape_fputs(s, true, out);
+			*e = save;
+			fputc('\n', out);
+			if (line == last)
+				fputs("---\n", out);
+		}
+		s = nl ? nl + 1 : end;
 	}
 	free(text);
-	fclose(src);
+}
+
+/* The source folders made canonical, for the inside() test. */
+static int canon_dirs(struct lister *ls)
+{
+	const char *const *d = ls->r->source_dirs;
+	while (d && d[ls->ndirs])
+		ls->ndirs++;
+	ls->dirs = calloc(ls->ndirs + 1, sizeof(*ls->dirs));
+	if (!ls->dirs)
+		return JH_ENOMEM;
+	for (size_t i = 0; i < ls->ndirs; i++)
+		ls->dirs[i] = realpath(d[i], NULL);
+	return 0;
+}
+
+static int print_all(FILE *out, struct lister *ls)
+{
+	size_t nr = ls->nroutines, nc = ls->ncells;
+	uint32_t *ro = malloc((nr + 1) * sizeof(*ro)), *co = malloc((nc + 1) * sizeof(*co));
+	size_t *from = malloc((nr + 1) * sizeof(*from));
+	if (!ro || !co || !from) {
+		free(ro);
+		free(co);
+		free(from);
+		return JH_ENOMEM;
+	}
+	for (size_t i = 0; i < nr; i++)
+		ro[i] = (uint32_t)i;
+	for (size_t i = 0; i < nc; i++)
+		co[i] = (uint32_t)i;
+	jh_qsort_r(ro, nr, sizeof(*ro), cmp_routines, ls);
+	jh_qsort_r(co, nc, sizeof(*co), cmp_cells, ls);
+	/* each routine's cells are one stretch of co */
+	for (size_t i = 0, k = 0; i <= nr; i++) {
+		while (k < nc && ls->cells[co[k]].routine < i)
+			k++;
+		from[i] = k;
+	}
+	for (size_t i = 0; i < nr; i++)
+		print_routine(out, ls, &ls->routines[ro[i]], co + from[ro[i]],
+			      from[ro[i] + 1] - from[ro[i]]);
+	free(ro);
+	free(co);
+	free(from);
+	return 0;
 }
 
 int output_list(FILE *out, const struct report *r, char *err, size_t errlen)
 {
-	struct lister ls = { .r = r, .p = r->p };
-	int code;
-	PCRE2_SIZE off;
-	ls.re = pcre2_compile((PCRE2_SPTR)r->list, PCRE2_ZERO_TERMINATED, 0, &code, &off, NULL);
-	if (!ls.re) {
-		PCRE2_UCHAR msg[200];
-		pcre2_get_error_message(code, msg, sizeof(msg));
-		return jh_err(err, errlen, JH_EUSAGE, "--list: bad regular expression '%s': %s",
-			      r->list, (const char *)msg);
-	}
-	ls.md = pcre2_match_data_create(4, NULL);
-	ls.func_routine = malloc((r->p->nfuncs + 1) * sizeof(*ls.func_routine));
-	int rc = ls.md && ls.func_routine ? 0 : JH_ENOMEM;
+	struct lister ls = { .r = r, .p = r->p, .err = err, .errlen = errlen };
+	idmap_init(&ls.routine_index);
+	idmap_init(&ls.cell_index);
+	int rc = strtab_init(&ls.names) ? JH_ENOMEM : 0;
+	if (!rc)
+		rc = pattern_compile(&ls.re, "list", r->list, err, errlen);
+	if (!rc && (!(ls.func_name = malloc((r->p->nfuncs + 1) * sizeof(*ls.func_name))) ||
+		    canon_dirs(&ls)))
+		rc = jh_err(err, errlen, JH_ENOMEM, "out of memory");
 	for (size_t i = 0; !rc && i < r->p->nfuncs; i++)
-		ls.func_routine[i] = -2;
+		ls.func_name[i] = -2;
 	if (!rc)
 		rc = collect(&ls);
-	if (!rc) {
-		/* sort the routines by name, keeping the cells' routine ids valid */
-		size_t n = ls.nroutines;
-		struct routine *sorted = malloc((n + 1) * sizeof(*sorted));
-		if (!sorted) {
-			rc = JH_ENOMEM;
-		} else {
-			for (size_t i = 0; i < n; i++) {
-				sorted[i] = ls.routines[i];
-				sorted[i].stamp = (uint32_t)i; /* original id */
-			}
-			jh_qsort_r(sorted, n, sizeof(*sorted), cmp_routines, &ls);
-			for (size_t i = 0; i < n; i++)
-				print_routine(out, &ls, sorted[i].stamp, &sorted[i]);
-			free(sorted);
-			if (!n)
-				rc = jh_err(err, errlen, JH_EFORMAT,
-					    "--list: no function matching '%s' holds any %s", r->list,
-					    r->units == UNITS_OBJECTS ? "objects" : "memory");
-		}
-	}
-	if (rc == JH_ENOMEM)
-		jh_err(err, errlen, rc, "out of memory");
+	if (!rc && print_all(out, &ls))
+		rc = jh_err(err, errlen, JH_ENOMEM, "out of memory");
+	if (!rc && !ls.nroutines)
+		rc = jh_err(err, errlen, JH_EFORMAT, "--list: no function matching '%s' holds any %s",
+			    r->list, r->units == UNITS_OBJECTS ? "objects" : "memory");
+	strtab_release(&ls.names);
+	idmap_release(&ls.routine_index);
+	idmap_release(&ls.cell_index);
 	free(ls.routines);
 	free(ls.cells);
-	free(ls.func_routine);
-	pcre2_match_data_free(ls.md);
-	pcre2_code_free(ls.re);
+	free(ls.func_name);
+	for (size_t i = 0; i < ls.ndirs; i++)
+		free(ls.dirs[i]);
+	free(ls.dirs);
+	pattern_free(ls.re);
 	return rc;
 }

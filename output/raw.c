@@ -234,7 +234,7 @@ int output_raw(FILE *out, const struct report *r, char *err, size_t errlen)
 		return jh_err(err, errlen, JH_EUSAGE,
 			      "--raw writes jeprof's symbolized form around a text heap dump, and '%s' is a pprof profile; --proto writes it symbolized",
 			      paths[0]);
-	FILE *in = fopen(paths[0], "rb");
+	FILE *in = fopen(paths[0], "rbe");
 	if (!in)
 		return jh_err(err, errlen, JH_EIO, "cannot open '%s': %s", paths[0], strerror(errno));
 	int c0 = getc(in);
@@ -277,8 +277,12 @@ int output_raw(FILE *out, const struct report *r, char *err, size_t errlen)
 	for (const char *s = r->program; *s; s++)
 		putc(*s == '\n' || *s == '\r' ? '?' : *s, out);
 	putc('\n', out);
-	for (size_t i = 0; i < nsyms; i++)
-		fprintf(out, "0x%016llx %s\n", (unsigned long long)syms[i].pc, syms[i].names);
+	for (size_t i = 0; i < nsyms; i++) {
+		/* one line per address: a newline in a name is escaped */
+		fprintf(out, "0x%016llx ", (unsigned long long)syms[i].pc);
+		escape_fputs(syms[i].names, false, out);
+		putc('\n', out);
+	}
 	fputs("---\n--- heap\n", out);
 	fwrite(h.first, 1, (size_t)h.nfirst, out);
 	char buf[65536];

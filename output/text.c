@@ -1,6 +1,7 @@
 #include <float.h>
 #include <math.h>
 #include <string.h>
+#include "analyzer/escape.h"
 #include "output/text.h"
 
 enum units text_units(enum pf_value v, bool show_bytes)
@@ -84,9 +85,14 @@ void text_write(FILE *out, const struct aggregate *a, const struct text_options 
 	/* jeprof omits the line for a zero total; a diff that cancels
 	 * deserves to say so. */
 	text_format_value(total, sizeof(total), a->total, o->units);
-	fprintf(out, "Total%s%s%s: %s %s\n", o->thread ? " (" : "",
-		o->thread ? o->thread : "", o->thread ? ")" : "", total,
-		text_unit_name(o->units));
+	fputs("Total", out);
+	if (o->thread) {
+		/* the thread's name is the program's: shown escaped */
+		fputs(" (", out);
+		escape_fputs(o->thread, false, out);
+		fputc(')', out);
+	}
+	fprintf(out, ": %s %s\n", total, text_unit_name(o->units));
 	double running = 0;
 	for (size_t i = 0; i < a->norder; i++) {
 		if (o->nodecount > 0 && (long)i >= o->nodecount)
@@ -101,7 +107,9 @@ void text_write(FILE *out, const struct aggregate *a, const struct text_options 
 		text_format_percent(fp, sizeof(fp), r->flat, a->flat_total);
 		text_format_percent(sp, sizeof(sp), running, a->flat_total);
 		text_format_percent(cp, sizeof(cp), r->cum, a->flat_total);
-		fprintf(out, "%8s %6s %6s %8s %6s %s\n", flat, fp, sp, cum, cp,
-			strtab_get(&a->keys, r->key));
+		fprintf(out, "%8s %6s %6s %8s %6s ", flat, fp, sp, cum, cp);
+		/* a newline in a name would forge a row */
+		escape_fputs(strtab_get(&a->keys, r->key), false, out);
+		fputc('\n', out);
 	}
 }

@@ -6,6 +6,7 @@
 #include "analyzer/util.h"
 #include "symbolize/addr.h"
 #include "symbolize/objchoice.h"
+#include "symbolize/debuginfod.h"
 #include "symbolize/symbolize.h"
 
 struct ctx {
@@ -535,6 +536,28 @@ static int add_job(struct worker *w, const struct group *g, size_t lo, size_t hi
 	return 0;
 }
 
+/* Warns about the debug files that were left out because they are not
+ * regular files, once per object, and about files that could not be
+ * opened for lack of descriptors or memory (the names are then
+ * incomplete: st->resource_failed). */
+static void report_skipped(struct ctx *c, const struct group *groups, size_t ngroups,
+			   const struct worker *w, int nw)
+{
+	for (size_t k = 0; k < ngroups; k++) {
+		const char *msg = NULL;
+		for (int i = 0; i < nw && !msg && groups[k].obj; i++)
+			msg = symmodule_skipped(symcache_find_module(w[i].sc, groups[k].obj));
+		if (msg)
+			warn(c, "%s: %s", groups[k].obj, msg);
+	}
+	bool failed = symcache_resource_failed(c->sc);
+	for (int i = 0; i < nw; i++)
+		failed |= symcache_resource_failed(w[i].sc);
+	if (failed && !c->st->resource_failed)
+		warn(c, "some object or debug files could not be opened (too many open files, or out of memory): frames in them are not named; the report is incomplete (raise the limit with ulimit -n)");
+	c->st->resource_failed |= failed;
+}
+
 /* Below this many addresses a second thread costs more than it saves. */
 #define PARALLEL_MIN 4096
 /* A group this large is split between the workers, each taking a
@@ -620,6 +643,7 @@ static int symbolize_ids(struct ctx *c, const uint32_t *ids, size_t n)
 	else if (nw == 2)
 		worker_run(&w[1]);
 	rc = 0;
+	report_skipped(c, groups, ngroups, w, nw);
 	for (size_t k = 0; k < ngroups && !rc; k++)
 		rc = write_group(c, &groups[k], ids, res, funcs, ranges);
 	/* the answers' strings go with the workers' symcaches below */
@@ -777,6 +801,11 @@ int symbolize_profile(struct profile *p, struct symcache *sc,
 	    p->maps[p->main_mapping].object)
 		st->main_stripped = symmodule_stripped(symcache_find_module(
 			sc, strtab_get(&p->strs, p->maps[p->main_mapping].object)));
+	size_t left;
+	double budget;
+	if (debuginfod_budget_spent(&left, &budget))
+		warn(&c, "debuginfod: the %g s budget for this run is spent (JHEAP_DEBUGINFOD_BUDGET): %zu lookups were cancelled or not made",
+		     budget, left);
 	return 0;
 oom:
 	free(ids);

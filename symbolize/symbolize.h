@@ -40,6 +40,7 @@ struct symbolize_stats {
 	bool main_stripped;                 /* no address of the main program
 	                                       resolves and its object is
 	                                       stripped (symmodule_stripped) */
+	bool resource_failed;               /* files not opened: EMFILE, ENOMEM */
 };
 
 /* Fills lines and functions for every location of P.  Problems with single

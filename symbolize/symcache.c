@@ -31,6 +31,8 @@
 #include "symbolize/fdetab.h"
 #include "symbolize/symcache.h"
 #include "symbolize/cuindex.h"
+#include "symbolize/debugfind.h"
+#include "analyzer/safefile.h"
 #include "analyzer/util.h"
 
 #include <dwarf.h>
@@ -38,6 +40,7 @@
 #include <elfutils/libdwelf.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <gelf.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -148,6 +151,8 @@ struct symmodule {
 	size_t nvalid;
 	struct elfsyms syms;      /* the ELF symbol table, read on first need */
 	struct pcent *pcs;
+	const char *skipped;      /* a debug file left out: not a regular file */
+	bool alt_found;           /* the search found the dwz alt file */
 };
 
 struct symcache {
@@ -158,6 +163,7 @@ struct symcache {
 	char **user_dirs;         /* absolute copies of the options' dirs */
 	size_t nuser_dirs;
 	Dwfl_Callbacks callbacks;
+	bool resource_failed;     /* a file could not be opened: EMFILE, ENOMEM */
 };
 
 static void *symcache_alloc(struct symcache *sc, size_t n)
@@ -214,79 +220,34 @@ static const char *symcache_demangled(struct symcache *sc, const char *linkage)
 
 /* ---- separate debug files ---- */
 
-static int symcache_same_build_id(Dwfl_Module *mod, int fd)
+/* A candidate debug file that is not a regular file: the first such
+ * message is kept for the module, for symmodule_skipped(). */
+static void symcache_skipped(void *arg, const char *msg)
 {
-	const unsigned char *want;
-	GElf_Addr vaddr;
-	int wantlen = dwfl_module_build_id(mod, &want, &vaddr);
-	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	int ok = 0;
-
-	if (!elf)
-		return 0;
-	if (elf_kind(elf) == ELF_K_ELF) {
-		const void *have;
-		ssize_t havelen = dwelf_elf_gnu_build_id(elf, &have);
-		if (wantlen > 0)
-			ok = havelen == wantlen && memcmp(have, want, wantlen) == 0;
-		else
-			ok = 1;
-	}
-	elf_end(elf);
-	return ok;
+	struct symmodule *m = arg;
+	if (!m->skipped)
+		m->skipped = symcache_intern(m->sc, msg);
 }
 
-/* DIR/NAME and DIR/NAME.debug for each user dir: the debug file of NAME,
- * if its build id matches, as an open fd with *FOUND set; else -1. */
-static int symcache_try_dirs(struct symmodule *m, Dwfl_Module *mod, const char *name,
-			     const struct stat *mainst, char **found)
-{
-	for (size_t i = 0; i < m->sc->nuser_dirs; i++) {
-		for (int suffix = 0; suffix < 2; suffix++) {
-			char *cand;
-			struct stat st;
-			if (asprintf(&cand, "%s%s%s", m->sc->user_dirs[i], name,
-				     suffix ? ".debug" : "") < 0)
-				return -1;
-			int fd = open(cand, O_RDONLY | O_CLOEXEC);
-			if (fd >= 0 && fstat(fd, &st) == 0
-			    && !(st.st_dev == mainst->st_dev && st.st_ino == mainst->st_ino)
-			    && symcache_same_build_id(mod, fd)) {
-				*found = cand;
-				return fd;
-			}
-			if (fd >= 0)
-				close(fd);
-			free(cand);
-		}
-	}
-	return -1;
-}
-
-/* libdwfl's standard search (build-id, then .gnu_debuglink, with the user's
- * dirs first in the path), then DIR/<path of the object>[.debug] for each
- * user dir, a layout the standard search only tries without a debuglink;
- * the path as given and its canonical form (through symlinks) both count. */
+/* libdwfl's find_debuginfo callback: debugfind()'s search, which opens
+ * only regular files (libdwfl's own would block on a FIFO). */
 static int symcache_find_debuginfo(Dwfl_Module *mod, void **userdata,
 				   const char *modname, GElf_Addr base,
 				   const char *file_name, const char *debuglink_file,
 				   GElf_Word debuglink_crc, char **debuginfo_file_name)
 {
-	int fd = dwfl_standard_find_debuginfo(mod, userdata, modname, base, file_name,
-					      debuglink_file, debuglink_crc,
-					      debuginfo_file_name);
 	struct symmodule *m = userdata ? *userdata : NULL;
-	struct stat mainst;
-
-	if (fd >= 0 || !m || !file_name || m->sc->nuser_dirs == 0
-	    || stat(m->path, &mainst) != 0)
-		return fd;
-	if (file_name[0] == '/')
-		fd = symcache_try_dirs(m, mod, file_name, &mainst, debuginfo_file_name);
-	char *canon = fd < 0 ? realpath(file_name, NULL) : NULL;
-	if (canon && strcmp(canon, file_name) != 0)
-		fd = symcache_try_dirs(m, mod, canon, &mainst, debuginfo_file_name);
-	free(canon);
+	(void)modname, (void)base;
+	if (!m)
+		return -1;
+	struct debugfind_opts o = {
+		.dirs = (const char *const *)m->sc->user_dirs, .skipped = symcache_skipped,
+		.arg = m, .resource_failed = &m->sc->resource_failed,
+	};
+	int fd = debugfind(&o, mod, file_name, debuglink_file, debuglink_crc,
+			   debuginfo_file_name);
+	if (fd >= 0 && m->dw_state == 1)
+		m->alt_found = true;
 	errno = 0;
 	return fd;
 }
@@ -443,11 +404,13 @@ static int symcache_read_headers(struct symmodule *m, char *err, size_t errlen)
 static int symcache_open(struct symmodule *m, char *err, size_t errlen)
 {
 	unsigned char magic[SELFMAG];
-	int fd = open(m->path, O_RDONLY | O_CLOEXEC);
+	int fd = safefile_open(m->path, 0, err, errlen);
 
-	if (fd < 0)
-		return jh_err(err, errlen, JH_EIO, "cannot open '%s': %s", m->path,
-				     strerror(errno));
+	if (fd < 0) {
+		if (errno == EMFILE || errno == ENFILE || errno == ENOMEM)
+			m->sc->resource_failed = true;
+		return fd;
+	}
 	ssize_t n = pread(fd, magic, sizeof magic, 0);
 	if (n < 0) {
 		int e = errno;
@@ -504,6 +467,15 @@ static void symcache_load_dwarf(struct symmodule *m)
 	dwfl_module_info(m->mod, NULL, NULL, NULL, NULL, NULL, &mainfile, &debugfile);
 	m->debug_path = symcache_intern(m->sc, debugfile ? debugfile
 					: mainfile ? mainfile : m->path);
+	/* libdw opens a dwz alt file or a split unit's .dwo by itself */
+	char msg[PATH_MAX + 100];
+	if (debugfind_dwarf_unsafe(m->dw, m->debug_path ? m->debug_path : m->path, m->alt_found,
+				   msg, sizeof(msg))) {
+		symcache_skipped(m, msg);
+		m->dw = NULL;
+		m->debug_path = NULL;
+		return;
+	}
 	for (size_t i = 0; i < m->nvalid; i++) {
 		m->valid[i].lo -= m->dwbias;
 		m->valid[i].hi -= m->dwbias;
@@ -591,6 +563,16 @@ int symmodule_each_unit(struct symmodule *m,
 			void *arg)
 {
 	return m && m->map ? cuindex_map_each_full(m->map, fn, arg) : 0;
+}
+
+const char *symmodule_skipped(const struct symmodule *m)
+{
+	return m ? m->skipped : NULL;
+}
+
+bool symcache_resource_failed(const struct symcache *sc)
+{
+	return sc && sc->resource_failed;
 }
 
 const struct symsegment *symmodule_segments(const struct symmodule *m, size_t *n)

@@ -88,6 +88,15 @@ struct symmodule *symcache_module(struct symcache *sc, const char *path,
  * (nothing is opened). */
 struct symmodule *symcache_find_module(struct symcache *sc, const char *path);
 
+/* A message about a debug file of the module that was left out because it
+ * is not a regular file (a FIFO, a device: never opened), or NULL.  Known
+ * once the module's DWARF has been looked for.  Owned by the cache. */
+const char *symmodule_skipped(const struct symmodule *m);
+
+/* Whether some file could not be opened for lack of file descriptors or
+ * memory (EMFILE, ENFILE, ENOMEM): the names may then be incomplete. */
+bool symcache_resource_failed(const struct symcache *sc);
+
 /* Program headers of the module's ELF file: the PT_LOAD entries in file
  * order. *n receives their count. Owned by the module. */
 const struct symsegment *symmodule_segments(const struct symmodule *m, size_t *n);

@@ -108,15 +108,9 @@ test_expect_success 'two symbolized pprof files of programs that are gone: --bas
 # own unsampled bytes (an exact dump: the counts themselves).
 rust_pprof() {
 	python3 - "$1" "$2" <<'EOF'
-import gzip, sys
-def varint(v):
-    out = bytearray()
-    while True:
-        b = v & 0x7f
-        v >>= 7
-        out.append(b | (0x80 if v else 0))
-        if not v:
-            return bytes(out)
+import gzip, os, sys
+sys.path.insert(0, os.path.join(os.environ["SRCDIR"], "tests", "tools"))
+from mkpprof import varint
 def key(f, wt): return varint(f << 3 | wt)
 def vfield(f, v): return key(f, 0) + varint(v) if v else b""
 def lfield(f, b): return key(f, 2) + varint(len(b)) + b
@@ -243,15 +237,9 @@ test_expect_success 'damaged pprof input: a message naming the file, exit 1' '
 
 test_expect_success PYTHON 'pprof input that is not a heap profile or refers to what is not there' '
 	python3 - <<-\EOF &&
-	import gzip
-	def varint(v):
-	    out = bytearray()
-	    while True:
-	        b = v & 0x7f; v >>= 7
-	        out.append(b | (0x80 if v else 0))
-	        if not v: return bytes(out)
-	def lf(f, b): return varint(f << 3 | 2) + varint(len(b)) + b
-	def vf(f, v): return varint(f << 3) + varint(v)
+	import gzip, os, sys
+	sys.path.insert(0, os.path.join(os.environ["SRCDIR"], "tests", "tools"))
+	from mkpprof import lf, varint, vf
 	strs = b"".join(lf(6, x) for x in [b"", b"samples", b"count", b"cpu", b"nanoseconds"])
 	cpu = lf(1, vf(1, 1) + vf(2, 2)) + lf(1, vf(1, 3) + vf(2, 4)) + strs
 	open("cpu.pb.gz", "wb").write(gzip.compress(cpu))

@@ -106,10 +106,11 @@ static char *make_dump(size_t bytes, size_t *len)
 		for (unsigned d = 0; d < depth; d++)
 			n += (size_t)snprintf(buf + n, cap - n, " 0x%lx",
 					      0x400000ul + (d ? (s * 31 + d) % 20000 : s % 3000) * 16);
+		/* objects have bytes: objects of 0 bytes cannot be unsampled */
 		n += (size_t)snprintf(buf + n, cap - n,
 				      "\n  t*: %lu: %lu [%lu: %lu]\n  t%lu: %lu: %lu [%lu: %lu]\n",
-				      s % 5 + 1, s * 48, s % 7, s * 64, s % 3, s % 5 + 1, s * 48,
-				      s % 7, s * 64);
+				      s % 5 + 1, s * 48 + 48, s % 7, s * 64, s % 3, s % 5 + 1,
+				      s * 48 + 48, s % 7, s * 64);
 	}
 	n += (size_t)snprintf(buf + n, cap - n,
 			      "\nMAPPED_LIBRARIES:\n00400000-00600000 r-xp 00000000 08:01 1 /bin/prog\n");
