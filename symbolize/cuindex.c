@@ -68,6 +68,7 @@ struct cuindex {
 	struct cuindex_range *valid;
 	size_t nvalid;
 	const char *comp_dir;
+	bool types;            /* cuindex_lang_types */
 	/* A partial index holds only the functions added by cuindex_add_top
 	 * (their DIE offsets here), not the whole unit. */
 	bool partial;
@@ -228,10 +229,38 @@ static int64_t cuindex_add_scope(struct cuindex *ci, Dwarf_Die *die, int tag,
 	return id;
 }
 
-/* Tags whose children can hold code scopes.  Type DIEs are not entered:
- * compilers put member function definitions at namespace level (with
- * DW_AT_specification), and skipping class bodies saves most of the walk. */
-static int cuindex_descend(int tag)
+/* Whether the unit's functions can be defined inside type DIEs.  C and
+ * C++ compilers put a member function's definition at namespace level
+ * (with DW_AT_specification), so their class bodies, most of a C++
+ * unit's DIEs, are not walked.  Other languages may nest it: rustc up to
+ * 1.63 wrote a method with its code as a child of its type's
+ * DW_TAG_structure_type (or enumeration or union type), as llvm-symbolizer
+ * finds it.  A unit without a language (dwz's partial units of shared
+ * types) is taken as C. */
+static bool cuindex_lang_types(Dwarf_Die *cudie)
+{
+	switch (dwarf_srclang(cudie)) {
+	case -1:
+	case DW_LANG_C89:
+	case DW_LANG_C:
+	case DW_LANG_C99:
+	case DW_LANG_C11:
+	case DW_LANG_C_plus_plus:
+	case DW_LANG_C_plus_plus_03:
+	case DW_LANG_C_plus_plus_11:
+	case DW_LANG_C_plus_plus_14:
+	case DW_LANG_ObjC:
+	case DW_LANG_ObjC_plus_plus:
+	case DW_LANG_Mips_Assembler:
+		return false;
+	default:
+		return true;
+	}
+}
+
+/* Tags whose children can hold code scopes: type DIEs too when TYPES
+ * (cuindex_lang_types). */
+static int cuindex_descend(int tag, bool types)
 {
 	switch (tag) {
 	case DW_TAG_namespace:
@@ -243,6 +272,12 @@ static int cuindex_descend(int tag)
 	case DW_TAG_common_block:
 	case DW_TAG_entry_point:
 		return 1;
+	case DW_TAG_structure_type:
+	case DW_TAG_class_type:
+	case DW_TAG_union_type:
+	case DW_TAG_enumeration_type:
+	case DW_TAG_interface_type:
+		return types;
 	default:
 		return 0;
 	}
@@ -287,7 +322,7 @@ static int cuindex_walk_children(struct cuindex *ci, Dwarf_Die *parent, int32_t 
 			 * has any either. */
 			descend = id >= 0;
 		} else {
-			descend = cuindex_descend(tag);
+			descend = cuindex_descend(tag, ci->types);
 		}
 		if (descend && sp < WALK_MAX_DEPTH && dwarf_haschildren(&f->die) > 0
 		    && dwarf_child(&f->die, &child) == 0) {
@@ -696,6 +731,7 @@ static struct cuindex *cuindex_alloc(Dwarf_Die *cudie, const struct cuindex_rang
 	if (!ci)
 		return NULL;
 	ci->cudie = *cudie;
+	ci->types = cuindex_lang_types(cudie);
 	Dwarf_Attribute a;
 	ci->comp_dir = dwarf_formstring(dwarf_attr(cudie, DW_AT_comp_dir, &a));
 	if (nvalid > 0) {
@@ -1039,7 +1075,7 @@ struct cuent {
 	Dwarf_Off off;
 	struct cuindex *ci;
 	int state;         /* 0 not built, 1 built, -1 failed */
-	int placed;        /* 1 ranges from the CU DIE or a walk, 2 from aranges */
+	bool placed;       /* has ranges in the map */
 	bool split;        /* a skeleton's split unit: DIEs in another file */
 	bool die_unread;   /* cuindex_map_new_known: cudie not read yet */
 	/* cuindex_map_set_unit: the unit's top-level functions, sorted by
@@ -1111,8 +1147,7 @@ static int cuindex_map_add(struct cuindex_map *map, uint64_t lo, uint64_t hi, si
 			 sizeof *map->ranges))
 		return -1;
 	map->ranges[map->nranges++] = (struct curange){ lo, hi, (uint32_t)cu };
-	if (!map->cus[cu].placed)
-		map->cus[cu].placed = 1;
+	map->cus[cu].placed = true;
 	return 0;
 }
 
@@ -1203,13 +1238,14 @@ static size_t cuindex_map_by_offset(const struct cuindex_map *map, Dwarf_Off off
 	return lo < map->ncus && map->cus[lo].off == off ? lo : SIZE_MAX;
 }
 
-/* Ranges from .debug_aranges for every unit it lists with valid code
- * (placed = 2).
- * This needs no DIE: reading a CU DIE makes libdw read the unit's whole
- * abbreviation table (gcc numbers the CU's abbreviation last), about 25 us
- * a unit, so a large program's map would cost a fraction of a second.
+/* Ranges from .debug_aranges for every unit it lists with valid code.
  * gcc writes the same ranges here as on the CU DIE (checked on the
- * fixtures, the bench program and 3,288 units of Debian's debug files). */
+ * fixtures, the bench program and 3,288 units of Debian's debug files);
+ * they are read besides the DIE's so that a unit whose DIE or aranges
+ * leave some of its code out is still found there (llvm-symbolizer and
+ * libdw's dwarf_addrdie take a listed unit's aranges alone).  A section
+ * libdw cannot read (rustc 1.63 writes terminators in the middle of a
+ * unit's list) adds nothing. */
 static int cuindex_map_aranges(struct cuindex_map *map)
 {
 	Dwarf_Aranges *ar;
@@ -1228,7 +1264,6 @@ static int cuindex_map_aranges(struct cuindex_map *map)
 		if (cu == SIZE_MAX || map->cus[cu].split
 		    || !cuindex_in(map->valid, map->nvalid, a, a + len))
 			continue;
-		map->cus[cu].placed = 2;
 		if (cuindex_map_add(map, a, a + len, cu))
 			return -1;
 	}
@@ -1308,10 +1343,8 @@ static int cuindex_map_read(struct cuindex_map *map)
 	}
 	if (!map->no_aranges && cuindex_map_aranges(map))
 		return -1;
-	/* units the aranges leave out (clang writes none): their DIE */
+	/* every unit's DIE: what the aranges leave out (clang writes none) */
 	for (size_t i = 0; i < map->ncus; i++) {
-		if (map->cus[i].placed)
-			continue;
 		Dwarf_Addr base, lo, hi;
 		ptrdiff_t off = 0;
 		while ((off = dwarf_ranges(&map->cus[i].cudie, off, &base, &lo, &hi)) > 0)
@@ -1326,6 +1359,12 @@ static int cuindex_map_read(struct cuindex_map *map)
 	if (map->nranges == 0)
 		return 0;
 	jh_qsort(map->ranges, map->nranges, sizeof *map->ranges, cuindex_range_cmp);
+	/* a range both the aranges and the DIE give is kept once */
+	size_t n = 1;
+	for (size_t i = 1; i < map->nranges; i++)
+		if (cuindex_range_cmp(&map->ranges[i], &map->ranges[n - 1]) != 0)
+			map->ranges[n++] = map->ranges[i];
+	map->nranges = n;
 	return cuindex_map_maxhi(map);
 }
 

@@ -89,11 +89,11 @@ void cuindex_set_libdw_lines(int on);
 
 /* ---- the units of one Dwarf: which unit holds an address ----
  *
- * Unit ranges come from .debug_aranges for the units it lists, which needs
- * no DIE (reading a CU DIE costs libdw the unit's whole abbreviation
- * table), and from each other CU DIE (DW_AT_low_pc/high_pc or
- * DW_AT_ranges): clang writes no aranges.  Units with neither fall back to
- * the function ranges of a walk. */
+ * A unit's ranges are those of its CU DIE (DW_AT_low_pc/high_pc or
+ * DW_AT_ranges) and those .debug_aranges lists for it (clang writes none;
+ * a section libdw cannot read adds none), so that either one leaving code
+ * out loses nothing.  Units with neither fall back to the function ranges
+ * of a walk. */
 struct cuindex_map;
 
 /* Read the unit headers of DW (borrowed; it must outlive the map) and their
@@ -103,7 +103,7 @@ struct cuindex_map;
 struct cuindex_map *cuindex_map_new(Dwarf *dw, const struct cuindex_range *valid,
 				    size_t nvalid);
 /* cuindex_map_new, with ARANGES false taking every unit's ranges from its
- * DIE (tests compare the two). */
+ * DIE alone, not .debug_aranges (tests compare the two). */
 struct cuindex_map *cuindex_map_new_opts(Dwarf *dw, const struct cuindex_range *valid,
 					 size_t nvalid, bool aranges);
 
@@ -125,7 +125,7 @@ void cuindex_map_free(struct cuindex_map *map);
 
 /* ---- a map kept from an earlier run ----
  *
- * Making a map reads every unit header and .debug_aranges and sorts the
+ * Making a map reads every unit's DIE and .debug_aranges and sorts the
  * ranges: milliseconds for a large program, spent again by each thread.
  * A map can instead be described (its units' DIE offsets and its ranges)
  * and made again from that description for the same DWARF and VALID

@@ -71,7 +71,7 @@
 
 /* Bump whenever the format or any answer symcache gives changes: files of
  * another version are ignored and rewritten. */
-#define DC_VERSION 4u
+#define DC_VERSION 5u
 #define DC_MAGIC "JHSYMC\x01\x00"
 #define DC_BOM 0x01020304u
 

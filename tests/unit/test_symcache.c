@@ -668,10 +668,10 @@ out:
 	return compared;
 }
 
-/* The unit map read with .debug_aranges for the units it lists against
- * the map read from every CU DIE: the same ranges, in the same order, so
- * every lookup sees the same candidate units.  *WITH counts units placed by
- * aranges, *RANGES the map's ranges.  Returns 1 when FILE has DWARF. */
+/* The unit map read with .debug_aranges against the map read from the CU
+ * DIEs alone: the same ranges, in the same order, so every lookup sees the
+ * same candidate units.  *WITH counts files with aranges, *RANGES the
+ * map's ranges.  Returns 1 when FILE has DWARF. */
 static int check_map_aranges(const char *path, size_t *with, size_t *ranges)
 {
 	int fd = open(path, O_RDONLY);
@@ -743,9 +743,10 @@ static int add_debug_file(const char *p, const struct stat *st, int flag, struct
 	return 0;
 }
 
-/* Units placed from .debug_aranges (gcc writes them) against their DIEs:
- * the fixtures, the clang ones placed by their DIEs alone, and the system's
- * separate debug files when there are any. */
+/* The map with .debug_aranges (gcc writes them) against the map of the
+ * DIEs alone: the aranges add no range the DIEs lack, on the fixtures (the
+ * clang ones placed by their DIEs alone) and the system's separate debug
+ * files when there are any. */
 TEST(test_map_aranges)
 {
 	static const char *const files[] = { "c_O0", "c_O0_dw4", "c_nopie", "cxx_gcc",
