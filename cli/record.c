@@ -15,6 +15,10 @@
  *                same in JE_MALLOC_CONF or _RJEM_MALLOC_CONF for a program
  *                whose jemalloc has that prefix
  *   JHEAP_CTL_EVERY  seconds between periodic dumps (--every)
+ *   JHEAP_CTL_CHECK  the program's pid: in that process (not in those it
+ *                starts) the control library says at once when no
+ *                profile can be had (no jemalloc, or one built without
+ *                profiling, or one that did not read prof:true)
  * Programs it starts inherit all of it, so they are profiled too, each
  * with its own socket and dumps named by its own pid.
  */
@@ -395,9 +399,10 @@ int record_main(int argc, char **argv)
 			   r.extra ? "," : "", r.extra ? r.extra : "") > 0 &&
 		  asprintf(&preload, "%s%s%s%s%s", jemalloc ? jemalloc : "", jemalloc ? ":" : "", ctl,
 			   old_preload && *old_preload ? ":" : "", old_preload ? old_preload : "") > 0;
-	char every[32];
+	char every[32], self[24];
 	snprintf(every, sizeof(every), "%.3f", r.every);
-	ok = ok && set("MALLOC_CONF", conf) && set("LD_PRELOAD", preload) &&
+	snprintf(self, sizeof(self), "%d", (int)pid);
+	ok = ok && set("MALLOC_CONF", conf) && set("LD_PRELOAD", preload) && set("JHEAP_CTL_CHECK", self) &&
 	     (!pi.prefix || set(!strcmp(pi.prefix, "je_") ? "JE_MALLOC_CONF" : "_RJEM_MALLOC_CONF", conf)) &&
 	     (r.every > 0 ? set("JHEAP_CTL_EVERY", every) : !unsetenv("JHEAP_CTL_EVERY"));
 	if (!ok) {
@@ -413,9 +418,14 @@ int record_main(int argc, char **argv)
 		char off[64] = "";
 		if (r.inactive)
 			snprintf(off, sizeof(off), "; sampling off until 'jheap ctl %d on'", (int)pid);
-		char with[PATH_MAX + 16];
-		snprintf(with, sizeof(with), "%s%s", !jemalloc ? "its own jemalloc" :
-			 r.jemalloc ? r.jemalloc : "Debian's jemalloc", jemalloc ? " preloaded" : "");
+		char with[PATH_MAX + 64];
+		if (jemalloc)
+			snprintf(with, sizeof(with), "%s preloaded", r.jemalloc ? r.jemalloc : "Debian's jemalloc");
+		else if (pi.prefix)
+			snprintf(with, sizeof(with), "its own jemalloc (%smallctl; settings in %s)", pi.prefix,
+				 strcmp(pi.prefix, "je_") ? "_RJEM_MALLOC_CONF" : "JE_MALLOC_CONF");
+		else
+			snprintf(with, sizeof(with), "its own jemalloc");
 		fprintf(stderr, "jheap: recording process %d (%s) with %s; %s%s\n", (int)pid, base,
 			with, rate, off);
 		char when[96] = "";

@@ -46,6 +46,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <dirent.h>
+#include <limits.h>
 
 #include "preload/jheapctl.h"
 
@@ -358,6 +359,16 @@ static void jheapctl_init(void)
 			say("JHEAP_CTL_EVERY='%s' is not a number of seconds; no periodic dumps", every);
 		else
 			jheapctl_every_ms = (long)(s * 1000 + 0.5);
+	}
+	/* jheap record names the process it started: that one says at once
+	 * when it cannot be profiled (its children, and processes that load
+	 * the library by hand, say so when asked) */
+	const char *check = getenv("JHEAP_CTL_CHECK");
+	if (check && strtol(check, NULL, 10) == (long)getpid()) {
+		char why[PATH_MAX + 300];
+		struct reply r = { why, 0, sizeof(why) };
+		if (prof_check_start(&r))
+			say("no heap profiles: %.*s", (int)(r.len && why[r.len - 1] == '\n' ? r.len - 1 : r.len), why);
 	}
 	/* Registered after the thread started, which allocated: jemalloc has
 	 * registered its own fork handlers by then, and its child handler

@@ -48,6 +48,14 @@ JHEAPCTL_HIDDEN int prof_periodic_dump(struct reply *r);
 JHEAPCTL_HIDDEN int prof_quiet_begin(bool *was);
 JHEAPCTL_HIDDEN void prof_quiet_end(bool was);
 
+/* Whether heap profiles can be had from this process: 0, or -1 with one
+ * line in R saying why not (no jemalloc; one built without profiling;
+ * prof:true not read from its MALLOC_CONF at start).  Looks mallctl up
+ * (in the program first, as every command does) and initializes
+ * jemalloc if nothing has yet; leaves the calling thread's sampling as
+ * it was. */
+JHEAPCTL_HIDDEN int prof_check_start(struct reply *r);
+
 /* Forget the dump counts: the process is a new child of fork(). */
 JHEAPCTL_HIDDEN void prof_after_fork(void);
 

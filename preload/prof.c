@@ -195,27 +195,71 @@ static bool get_size(const char *name, size_t *v)
 	return mallctl_p(name, v, &sz, NULL, 0) == 0;
 }
 
-/* Writes the "error" line when there is no mallctl or no profiling;
- * returns true when the command can go on. */
-static bool need_profiling(struct reply *r)
+/* The environment variable the jemalloc found reads its settings from:
+ * jemalloc puts its prefix, in capitals, before MALLOC_CONF. */
+static const char *conf_variable(void)
 {
-	if (!get_mallctl()) {
-		reply_add(r, "error no jemalloc in process %d: none of mallctl, je_mallctl, _rjem_mallctl is defined (start it with jheap record, or preload libjemalloc.so.2)\n",
+	if (mallctl_name == mallctl_names[1])
+		return "JE_MALLOC_CONF";
+	if (mallctl_name == mallctl_names[2])
+		return "_RJEM_MALLOC_CONF";
+	return "MALLOC_CONF";
+}
+
+/* How to get a jemalloc with profiling: Rust's crates turn it on with a
+ * feature. */
+static const char *enable_prof_hint(void)
+{
+	return mallctl_name == mallctl_names[2] ?
+		"--enable-prof; in Rust, the \"profiling\" feature of jemalloc-sys or tikv-jemalloc-sys" :
+		"--enable-prof";
+}
+
+/* Writes one line without "error " or "ok " when there is no mallctl,
+ * no profiling compiled in or profiling not enabled at start; returns
+ * true when profiling works.  Looks mallctl up but does not quiet the
+ * calling thread. */
+static bool profiling_works(struct reply *r)
+{
+	if (!looked_up) {
+		looked_up = true;
+		look_up();
+	}
+	if (!mallctl_p) {
+		reply_add(r, "no jemalloc in process %d: none of mallctl, je_mallctl, _rjem_mallctl is defined (start it with jheap record, or preload libjemalloc.so.2)\n",
 			  (int)getpid());
 		return false;
 	}
 	bool compiled = false, enabled = false;
 	if (!get_bool("config.prof", &compiled) || !compiled) {
-		reply_add(r, "error the jemalloc in process %d (%s) was built without profiling (--enable-prof)\n",
-			  (int)getpid(), mallctl_where);
+		reply_add(r, "the jemalloc in process %d (%s in %s) was built without profiling (%s)\n",
+			  (int)getpid(), mallctl_name, mallctl_where, enable_prof_hint());
 		return false;
 	}
 	if (!get_bool("opt.prof", &enabled) || !enabled) {
-		reply_add(r, "error heap profiling is not enabled in process %d: jemalloc reads MALLOC_CONF=prof:true only when the program starts\n",
-			  (int)getpid());
+		reply_add(r, "heap profiling is not enabled in process %d: jemalloc reads %s=prof:true only when the program starts\n",
+			  (int)getpid(), conf_variable());
 		return false;
 	}
 	return true;
+}
+
+/* Writes the "error" line when there is no mallctl or no profiling;
+ * returns true when the command can go on. */
+static bool need_profiling(struct reply *r)
+{
+	char why[PATH_MAX + 300];
+	struct reply w = { why, 0, sizeof(why) };
+	get_mallctl();
+	if (profiling_works(&w))
+		return true;
+	reply_add(r, "error %s", why);
+	return false;
+}
+
+int prof_check_start(struct reply *r)
+{
+	return profiling_works(r) ? 0 : -1;
 }
 
 /* The dump prefix as an absolute path (jemalloc opens a relative one from
@@ -383,12 +427,22 @@ void prof_cmd_status(struct reply *r)
 	const char *version = "?";
 	size_t sz = sizeof(version);
 	mallctl_p("version", &version, &sz, NULL, 0);
-	reply_add(r, "jemalloc: %s (%s in %s)\n", version ? version : "?", mallctl_name, mallctl_where);
+	if (!version)
+		version = "?";
+	/* a jemalloc built from a copy of its source without its VERSION
+	 * file, as Rust's jemalloc-sys builds it, calls itself 0.0.0 */
+	reply_add(r, "jemalloc: %s%s (%s in %s)\n", version,
+		  strncmp(version, "0.0.0-", 6) ? "" : ", its build recorded no version", mallctl_name,
+		  mallctl_where);
 	bool compiled = false, enabled = false, active = false, accum = false, final = false;
 	get_bool("config.prof", &compiled);
 	get_bool("opt.prof", &enabled);
-	reply_add(r, "profiling: %s\n", !compiled ? "not compiled in" :
-		  enabled ? "enabled" : "not enabled (start the program with MALLOC_CONF=prof:true)");
+	if (!compiled)
+		reply_add(r, "profiling: not compiled in (jemalloc was built without %s)\n", enable_prof_hint());
+	else if (!enabled)
+		reply_add(r, "profiling: not enabled (start the program with %s=prof:true)\n", conf_variable());
+	else
+		reply_add(r, "profiling: enabled\n");
 	if (!compiled || !enabled)
 		return;
 	size_t lg = 0;
