@@ -52,12 +52,16 @@ struct lister {
 	size_t ncells, cap_cells;
 	struct idmap cell_index;
 	int32_t *func_name;       /* function id -> short name id, -1 no match, -2 unknown */
+	int32_t *func_routine;    /* function id -> the routine it was last found in, -1 none */
+	uint8_t *loc_match;       /* location id -> LOC_* */
 	struct pattern *re;
 	char **dirs;              /* the --source-dir folders made canonical (NULL: missing) */
 	size_t ndirs;
 	char *err;
 	size_t errlen;
 };
+
+enum { LOC_UNKNOWN, LOC_YES, LOC_NO };
 
 struct rkey { const struct lister *ls; uint32_t name, file; };
 struct ckey { const struct lister *ls; uint32_t routine, line; };
@@ -114,6 +118,12 @@ static int64_t routine_of(struct lister *ls, uint32_t f, uint32_t file, bool tru
 	const struct profile *p = ls->p;
 	if (!file)
 		file = p->funcs[f].filename;
+	/* a function's frames are in one file but for rare exceptions */
+	int32_t last = ls->func_routine[f];
+	if (last >= 0 && ls->routines[last].file == file) {
+		ls->routines[last].trusted |= trusted;
+		return last;
+	}
 	struct rkey k = { ls, (uint32_t)name, file };
 	uint64_t h = pair_hash(k.name, k.file);
 	uint32_t id = idmap_find(&ls->routine_index, h, routine_eq, &k);
@@ -125,6 +135,7 @@ static int64_t routine_of(struct lister *ls, uint32_t f, uint32_t file, bool tru
 		id = (uint32_t)ls->nroutines - 1;
 	}
 	ls->routines[id].trusted |= trusted;
+	ls->func_routine[f] = (int32_t)id;
 	return id;
 }
 
@@ -142,6 +153,38 @@ static struct cell *cell_of(struct lister *ls, uint32_t routine, uint32_t line)
 	return &ls->cells[ls->ncells - 1];
 }
 
+/* Whether location L holds a frame of a matching function: 1, 0, or a
+ * negative JH_ code (< -1) with the message in ls->err.  Known once per
+ * location, so that a stack's frames of other functions cost one look
+ * each. */
+static int loc_matches(struct lister *ls, uint32_t l)
+{
+	if (ls->loc_match[l] != LOC_UNKNOWN)
+		return ls->loc_match[l] == LOC_YES;
+	const struct pf_location *loc = &ls->p->locs[l];
+	int yes = 0;
+	for (uint32_t j = 0; j < loc->nlines && !yes; j++) {
+		int64_t name = matched_name(ls, ls->p->lines[loc->line0 + j].function);
+		if (name < -1)
+			return (int)name;
+		yes = name >= 0;
+	}
+	ls->loc_match[l] = yes ? LOC_YES : LOC_NO;
+	return yes;
+}
+
+/* Whether a frame of the stack of sample S from location START on
+ * matches: 1, 0, or a JH_ code. */
+static int stack_matches(struct lister *ls, const struct pf_sample *s, uint32_t start)
+{
+	for (uint32_t i = start; i < s->depth; i++) {
+		int m = loc_matches(ls, ls->p->stacks[s->stack0 + i]);
+		if (m)
+			return m;
+	}
+	return 0;
+}
+
 static int collect(struct lister *ls)
 {
 	const struct profile *p = ls->p;
@@ -154,19 +197,29 @@ static int collect(struct lister *ls)
 		double v = s->v[ls->r->value];
 		if (v == 0)
 			continue;
-		/* the filters of the report apply to --list too */
-		int64_t nk = aggregate_stack_keys(a, p, (uint32_t)si, &keys, &cap);
-		if (nk <= 0) {
-			rc = nk < 0 ? jh_err(ls->err, ls->errlen, JH_ENOMEM, "out of memory") : 0;
-			continue;
-		}
 		uint32_t skip;
 		uint32_t start = aggregate_stack_start(a, p, (uint32_t)si, &skip);
-		bool leaf = true;
+		/* the filters of the report apply to --list too: asked only
+		 * of a stack with a matching frame */
+		if (a->filtered) {
+			int m = stack_matches(ls, s, start);
+			if (m <= 0) {
+				rc = m;
+				continue;
+			}
+			int64_t nk = aggregate_stack_keys(a, p, (uint32_t)si, &keys, &cap);
+			if (nk <= 0) {
+				rc = nk < 0 ? jh_err(ls->err, ls->errlen, JH_ENOMEM, "out of memory") : 0;
+				continue;
+			}
+		}
 		uint32_t stamp = (uint32_t)si + 1;
 		for (uint32_t i = start; i < s->depth && !rc; i++, skip = 0) {
+			if (!loc_matches(ls, p->stacks[s->stack0 + i]))
+				continue;
 			const struct pf_location *l = &p->locs[p->stacks[s->stack0 + i]];
-			for (uint32_t j = skip; j < l->nlines; j++, leaf = false) {
+			for (uint32_t j = skip; j < l->nlines; j++) {
+				bool leaf = i == start && j == skip;
 				const struct pf_line *ln = &p->lines[l->line0 + j];
 				int64_t rt = routine_of(ls, ln->function, ln->file, l->sym != PF_SYM_PROFILE);
 				if (rt < -1) {
@@ -419,10 +472,13 @@ int output_list(FILE *out, const struct report *r, char *err, size_t errlen)
 	if (!rc)
 		rc = pattern_compile(&ls.re, "list", r->list, err, errlen);
 	if (!rc && (!(ls.func_name = malloc((r->p->nfuncs + 1) * sizeof(*ls.func_name))) ||
-		    canon_dirs(&ls)))
+		    !(ls.func_routine = malloc((r->p->nfuncs + 1) * sizeof(*ls.func_routine))) ||
+		    !(ls.loc_match = calloc(r->p->nlocs + 1, 1)) || canon_dirs(&ls)))
 		rc = jh_err(err, errlen, JH_ENOMEM, "out of memory");
-	for (size_t i = 0; !rc && i < r->p->nfuncs; i++)
+	for (size_t i = 0; !rc && i < r->p->nfuncs; i++) {
 		ls.func_name[i] = -2;
+		ls.func_routine[i] = -1;
+	}
 	if (!rc)
 		rc = collect(&ls);
 	if (!rc && print_all(out, &ls))
@@ -436,6 +492,8 @@ int output_list(FILE *out, const struct report *r, char *err, size_t errlen)
 	free(ls.routines);
 	free(ls.cells);
 	free(ls.func_name);
+	free(ls.func_routine);
+	free(ls.loc_match);
 	for (size_t i = 0; i < ls.ndirs; i++)
 		free(ls.dirs[i]);
 	free(ls.dirs);
