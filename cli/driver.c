@@ -18,6 +18,7 @@
 #include "output/outfile.h"
 #include "cli/remote.h"
 #include "symbolize/unnamed.h"
+#include "output/disasm.h"
 #include "output/output.h"
 #include "output/text.h"
 #include "symbolize/symbolize.h"
@@ -688,6 +689,8 @@ static int report_one(struct driver *r, const struct cli *c, struct profile *p,
 		}
 	}
 	driver_stage_done(r, "aggregate");
+	if (!r->disasm_cache && driver_needs_ranges(c))
+		r->disasm_cache = disasm_cache_new();   /* NULL: objdump runs each time */
 	/* once per model: which stripped objects hold unnamed code */
 	if (!r->noted && unnamed_notes(p, a, c->value, r->sc, note_line, r) >= 0)
 		r->noted = true;
@@ -701,6 +704,7 @@ static int report_one(struct driver *r, const struct cli *c, struct profile *p,
 		.thread = thread, .list = c->list, .disasm = c->disasm, .peek = c->peek,
 		.weblist = c->weblist, .growth = r->growth != NULL,
 		.source_dirs = (const char *const *)c->source_dirs,
+		.disasm_cache = r->disasm_cache,
 	};
 	int rc;
 	if (r->growth && c->mode == MODE_TEXT) {
@@ -795,6 +799,8 @@ void driver_release(struct driver *d)
 	growth_release(&d->g);
 	d->growth = NULL;
 	drop_cached(d);
+	disasm_cache_free(d->disasm_cache);
+	d->disasm_cache = NULL;
 	if (d->loaded)
 		profile_release(&d->p);
 	d->loaded = false;

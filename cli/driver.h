@@ -29,6 +29,7 @@
 enum { EXIT_OK = 0, EXIT_DATA = 1, EXIT_USAGE = 2 };
 
 struct symbolize_preload;
+struct disasm_cache;
 
 /* How many aggregates the driver keeps: a shell session moves between a
  * few settings (a focus and none, two values) and each costs a few MB. */
@@ -85,6 +86,7 @@ struct driver {
 	 * commands: the most recently used first */
 	struct driver_agg aggs[DRIVER_AGGS];
 	size_t naggs;
+	struct disasm_cache *disasm_cache; /* objdump's answers, for the shell's next disasm */
 };
 
 /* Sets D up for a run (the terminal, JHEAP_PROGRESS_AFTER, JHEAP_DEBUG)

@@ -21,6 +21,7 @@
 #include "analyzer/pattern.h"
 #include "analyzer/safefile.h"
 #include "analyzer/util.h"
+#include "output/list.h"
 #include "output/output.h"
 
 /* The largest source file read (a bigger one is named and skipped). */
@@ -342,21 +343,14 @@ static int cmp_cells(const void *x, const void *y, void *arg)
 	return a->line < b->line ? -1 : a->line > b->line;
 }
 
-/* Routine RI, whose cells are C[0..n) sorted by line. */
-static void print_routine(FILE *out, struct lister *ls, const struct routine *R,
-			  const uint32_t *c, size_t n)
+/* Routine R, whose cells are C[0..n) sorted by line, to SINK. */
+static void walk_routine(struct lister *ls, const struct routine *R, const uint32_t *c, size_t n,
+			 const struct list_sink *sink)
 {
 	const struct profile *p = ls->p;
-	enum units u = ls->r->units;
 	const char *file = strtab_get(&p->strs, R->file);
-	char f1[64], f2[64];
-	text_format_value(f1, sizeof(f1), R->flat, u);
-	text_format_value(f2, sizeof(f2), R->cum, u);
-	fputs("ROUTINE ====================== ", out);
-	escape_fputs(strtab_get(&ls->names, R->name), false, out);
-	fputs(" in ", out);
-	escape_fputs(*file ? file : "??", false, out);
-	fprintf(out, "\n%6s %6s Total %s (flat / cumulative)\n", f1, f2, text_unit_name(u));
+	sink->routine(sink->ctx, strtab_get(&ls->names, R->name), *file ? file : "??", R->flat,
+		      R->cum);
 	/* the cells with a line, from the first one with a line */
 	size_t k = 0;
 	while (k < n && !ls->cells[c[k]].line)
@@ -374,15 +368,10 @@ static void print_routine(FILE *out, struct lister *ls, const struct routine *R,
 	size_t len = 0;
 	if (!*file || read_source(ls, file, R->trusted, &text, &len, why, sizeof(why))) {
 		/* no source: the lines with values, without text */
-		char shown[PATH_MAX + 200];
-		escape_into(shown, sizeof(shown), *file ? why : "no file name known",
-			    strlen(*file ? why : "no file name known"));
-		fprintf(out, "    (source not shown: %s)\n", shown);
+		sink->missing(sink->ctx, *file ? why : "no file name known");
 		for (; k < n; k++) {
 			const struct cell *cl = &ls->cells[c[k]];
-			value_alt(f1, sizeof(f1), cl->flat, u);
-			value_alt(f2, sizeof(f2), cl->cum, u);
-			fprintf(out, "%6s %6s %4u\n", f1, f2, cl->line);
+			sink->line(sink->ctx, cl->line, cl->flat, cl->cum, NULL, 0);
 		}
 		return;
 	}
@@ -393,7 +382,7 @@ static void print_routine(FILE *out, struct lister *ls, const struct routine *R,
 		line++;
 		if (line >= first - 5) {
 			if (line == first)
-				fputs("---\n", out);
+				sink->fence(sink->ctx);
 			double fl = 0, cu = 0;
 			while (k < n && ls->cells[c[k]].line < line)
 				k++;
@@ -401,16 +390,12 @@ static void print_routine(FILE *out, struct lister *ls, const struct routine *R,
 				fl += ls->cells[c[k]].flat;
 				cu += ls->cells[c[k]].cum;
 			}
-			value_alt(f1, sizeof(f1), fl, u);
-			value_alt(f2, sizeof(f2), cu, u);
-			fprintf(out, "%6s %6s %4lld: ", f1, f2, (long long)line);
 			char save = *e;
 			*e = '\0';
-			escape_fputs(s, true, out);
+			sink->line(sink->ctx, line, fl, cu, s, (size_t)(e - s));
 			*e = save;
-			fputc('\n', out);
 			if (line == last)
-				fputs("---\n", out);
+				sink->fence(sink->ctx);
 		}
 		s = nl ? nl + 1 : end;
 	}
@@ -431,7 +416,7 @@ static int canon_dirs(struct lister *ls)
 	return 0;
 }
 
-static int print_all(FILE *out, struct lister *ls)
+static int walk_all(struct lister *ls, const struct list_sink *sink)
 {
 	size_t nr = ls->nroutines, nc = ls->ncells;
 	uint32_t *ro = malloc((nr + 1) * sizeof(*ro)), *co = malloc((nc + 1) * sizeof(*co));
@@ -455,22 +440,23 @@ static int print_all(FILE *out, struct lister *ls)
 		from[i] = k;
 	}
 	for (size_t i = 0; i < nr; i++)
-		print_routine(out, ls, &ls->routines[ro[i]], co + from[ro[i]],
-			      from[ro[i] + 1] - from[ro[i]]);
+		walk_routine(ls, &ls->routines[ro[i]], co + from[ro[i]], from[ro[i] + 1] - from[ro[i]],
+			     sink);
 	free(ro);
 	free(co);
 	free(from);
 	return 0;
 }
 
-int output_list(FILE *out, const struct report *r, char *err, size_t errlen)
+int list_walk(const struct report *r, const char *opt, const char *re,
+	      const struct list_sink *sink, char *err, size_t errlen)
 {
 	struct lister ls = { .r = r, .p = r->p, .err = err, .errlen = errlen };
 	idmap_init(&ls.routine_index);
 	idmap_init(&ls.cell_index);
 	int rc = strtab_init(&ls.names) ? JH_ENOMEM : 0;
 	if (!rc)
-		rc = pattern_compile(&ls.re, "list", r->list, err, errlen);
+		rc = pattern_compile(&ls.re, opt, re, err, errlen);
 	if (!rc && (!(ls.func_name = malloc((r->p->nfuncs + 1) * sizeof(*ls.func_name))) ||
 		    !(ls.func_routine = malloc((r->p->nfuncs + 1) * sizeof(*ls.func_routine))) ||
 		    !(ls.loc_match = calloc(r->p->nlocs + 1, 1)) || canon_dirs(&ls)))
@@ -481,11 +467,11 @@ int output_list(FILE *out, const struct report *r, char *err, size_t errlen)
 	}
 	if (!rc)
 		rc = collect(&ls);
-	if (!rc && print_all(out, &ls))
+	if (!rc && walk_all(&ls, sink))
 		rc = jh_err(err, errlen, JH_ENOMEM, "out of memory");
 	if (!rc && !ls.nroutines)
-		rc = jh_err(err, errlen, JH_EFORMAT, "--list: no function matching '%s' holds any %s",
-			    r->list, r->units == UNITS_OBJECTS ? "objects" : "memory");
+		rc = jh_err(err, errlen, JH_EFORMAT, "--%s: no function matching '%s' holds any %s",
+			    opt, re, r->units == UNITS_OBJECTS ? "objects" : "memory");
 	strtab_release(&ls.names);
 	idmap_release(&ls.routine_index);
 	idmap_release(&ls.cell_index);
@@ -499,4 +485,60 @@ int output_list(FILE *out, const struct report *r, char *err, size_t errlen)
 	free(ls.dirs);
 	pattern_free(ls.re);
 	return rc;
+}
+
+/* --list's text: jeprof's PrintListing layout. */
+struct text_sink {
+	FILE *out;
+	enum units u;
+};
+
+static void text_routine(void *ctx, const char *name, const char *file, double flat, double cum)
+{
+	struct text_sink *t = ctx;
+	char f1[64], f2[64];
+	text_format_value(f1, sizeof(f1), flat, t->u);
+	text_format_value(f2, sizeof(f2), cum, t->u);
+	fputs("ROUTINE ====================== ", t->out);
+	escape_fputs(name, false, t->out);
+	fputs(" in ", t->out);
+	escape_fputs(file, false, t->out);
+	fprintf(t->out, "\n%6s %6s Total %s (flat / cumulative)\n", f1, f2, text_unit_name(t->u));
+}
+
+static void text_missing(void *ctx, const char *why)
+{
+	struct text_sink *t = ctx;
+	char shown[PATH_MAX + 200];
+	escape_into(shown, sizeof(shown), why, strlen(why));
+	fprintf(t->out, "    (source not shown: %s)\n", shown);
+}
+
+static void text_line(void *ctx, int64_t n, double flat, double cum, const char *text, size_t len)
+{
+	struct text_sink *t = ctx;
+	char f1[64], f2[64];
+	(void)len;
+	value_alt(f1, sizeof(f1), flat, t->u);
+	value_alt(f2, sizeof(f2), cum, t->u);
+	if (!text) {
+		fprintf(t->out, "%6s %6s %4lld\n", f1, f2, (long long)n);
+		return;
+	}
+	fprintf(t->out, "%6s %6s %4lld: ", f1, f2, (long long)n);
+	escape_fputs(text, true, t->out);
+	fputc('\n', t->out);
+}
+
+static void text_fence(void *ctx)
+{
+	struct text_sink *t = ctx;
+	fputs("---\n", t->out);
+}
+
+int output_list(FILE *out, const struct report *r, char *err, size_t errlen)
+{
+	struct text_sink t = { out, r->units };
+	struct list_sink sink = { &t, text_routine, text_missing, text_line, text_fence };
+	return list_walk(r, "list", r->list, &sink, err, errlen);
 }
