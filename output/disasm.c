@@ -262,14 +262,6 @@ static int location_values(const struct report *r, double *flat, double *cum)
 	return 0;
 }
 
-static void value_alt(char *buf, size_t len, double v, enum units u)
-{
-	if (v == 0)
-		snprintf(buf, len, ".");
-	else
-		text_format_value(buf, len, v, u);
-}
-
 /* The routines (symbol ranges) whose outer function matches RE and holds
  * a value, sorted, without their code yet. */
 static int find_routines(const struct report *r, struct pattern *re, const double *cum,
@@ -407,8 +399,8 @@ int output_disasm(FILE *out, const struct report *r, char *err, size_t errlen)
 				fputc('\n', out);
 				continue;
 			}
-			value_alt(f1, sizeof(f1), in->flat, r->units);
-			value_alt(f2, sizeof(f2), in->cum, r->units);
+			text_format_value_alt(f1, sizeof(f1), in->flat, r->units);
+			text_format_value_alt(f2, sizeof(f2), in->cum, r->units);
 			fprintf(out, "%6s %6s    %8llx: ", f1, f2, (unsigned long long)in->addr);
 			escape_fputs(in->text, true, out);
 			fputc('\n', out);

@@ -317,14 +317,6 @@ static int read_source(const struct lister *ls, const char *path, bool trusted, 
 	return r > 0 ? 0 : -1;
 }
 
-static void value_alt(char *buf, size_t len, double v, enum units u)
-{
-	if (v == 0)
-		snprintf(buf, len, ".");
-	else
-		text_format_value(buf, len, v, u);
-}
-
 static int cmp_routines(const void *x, const void *y, void *arg)
 {
 	const struct lister *ls = arg;
@@ -519,8 +511,8 @@ static void text_line(void *ctx, int64_t n, double flat, double cum, const char 
 	struct text_sink *t = ctx;
 	char f1[64], f2[64];
 	(void)len;
-	value_alt(f1, sizeof(f1), flat, t->u);
-	value_alt(f2, sizeof(f2), cum, t->u);
+	text_format_value_alt(f1, sizeof(f1), flat, t->u);
+	text_format_value_alt(f2, sizeof(f2), cum, t->u);
 	if (!text) {
 		fprintf(t->out, "%6s %6s %4lld\n", f1, f2, (long long)n);
 		return;

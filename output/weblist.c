@@ -80,14 +80,6 @@ static void html_str(FILE *out, const char *s)
 	html_text(out, s, strlen(s));
 }
 
-static void value_alt(char *buf, size_t len, double v, enum units u)
-{
-	if (v == 0)
-		snprintf(buf, len, ".");
-	else
-		text_format_value(buf, len, v, u);
-}
-
 /* An instruction placed in the current routine. */
 struct placed {
 	uint32_t line;             /* 0: on no line of the routine's file */
@@ -191,8 +183,8 @@ static void write_code(struct page *pg, struct placed *pl, size_t n)
 		if (i && (pl[i].routine != pl[i - 1].routine ||
 			  !contiguous(rt, pl[i - 1].insn, pl[i].insn)))
 			fprintf(out, "%30s\xe2\x8b\xae\n", "");   /* U+22EE, vertical ellipsis */
-		value_alt(f1, sizeof(f1), in->flat, pg->r->units);
-		value_alt(f2, sizeof(f2), in->cum, pg->r->units);
+		text_format_value_alt(f1, sizeof(f1), in->flat, pg->r->units);
+		text_format_value_alt(f2, sizeof(f2), in->cum, pg->r->units);
 		fprintf(out, "<span class=\"%s\">%13s %6s %8llx: ", in->flat != 0 || in->cum != 0 ? "insn hot" : "insn",
 			f1, f2, (unsigned long long)in->addr);
 		html_str(out, in->text);
@@ -271,8 +263,8 @@ static void page_line(void *ctx, int64_t line, double flat, double cum, const ch
 	bool hot = flat != 0 || cum != 0, code = pg->next > from;
 	fprintf(pg->out, code ? "<details class=\"src%s\"><summary>" : "<div class=\"src%s\">",
 		hot ? " hot" : "");
-	value_alt(f1, sizeof(f1), flat, pg->r->units);
-	value_alt(f2, sizeof(f2), cum, pg->r->units);
+	text_format_value_alt(f1, sizeof(f1), flat, pg->r->units);
+	text_format_value_alt(f2, sizeof(f2), cum, pg->r->units);
 	fprintf(pg->out, "%6s %6s %4lld%s", f1, f2, (long long)line, text ? ": " : "");
 	if (text)
 		html_text(pg->out, text, len);
