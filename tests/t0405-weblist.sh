@@ -10,7 +10,9 @@ Rules checked (output/weblist.c):
    (code inlined from elsewhere sits under its call), or after the
    routine'"'"'s lines when it has none there;
  - a function with no symbol of its own, or no objdump: the listing,
-   with a note saying why there is no machine code.
+   with a note saying why there is no machine code;
+ - in a browser (headless Chromium, optional), a line'"'"'s machine code is
+   hidden until its line is clicked, and shown after.
 tests/tools/weblistcheck.py reads the page and does the comparing.'
 . "$(dirname "$0")/lib.sh"
 
@@ -19,6 +21,10 @@ test_have_prog python3 || test_skip "python3 is needed to read the page (apt-get
 test_have_prog objdump || test_skip "objdump is needed for the machine code (apt-get install binutils)"
 test_need_profiles
 test_have_prog llvm-symbolizer && test_set_prereq LLVM
+CHROMIUM=
+for c in chromium chromium-browser google-chrome; do
+	if test_have_prog $c; then CHROMIUM=$c; test_set_prereq CHROMIUM; break; fi
+done
 P=$PROFILES
 # the page is written with -o; the browser it would open is 'true'
 export BROWSER=true
@@ -66,6 +72,19 @@ test_expect_success 'no symbol of its own, no objdump: the listing with a note' 
 	PATH=$TRASH_DIRECTORY/nobin "$JHEAP" --weblist=fill_buffers -o nb.html "$P/w_cpp" "$P/w_cpp.exact.heap" 2>/dev/null &&
 	grep "class=\"note\">Machine code not shown: .*needs binutils. .objdump. program" nb.html &&
 	grep "hold(make_buf(4000));" nb.html
+'
+
+# A script added to a copy of the page clicks the first highlighted line
+# with code and writes what it saw into the document, which --dump-dom
+# prints: visible before, visible after, the box grew, the element open.
+test_expect_success CHROMIUM 'in a browser, a click on a line shows its machine code' '
+	"$JHEAP" --weblist="^fill_buffers\$" -o page.html "$P/w_cpp" "$P/w_cpp.exact.heap" 2>/dev/null &&
+	sed "s|</body>|<script>var d = document.querySelector(\"details.src.hot\"), a = d.querySelector(\".asm\"); var h0 = d.getBoundingClientRect().height, v0 = a.checkVisibility(); d.querySelector(\"summary\").click(); document.body.setAttribute(\"data-check\", v0 + \" \" + a.checkVisibility() + \" \" + (d.getBoundingClientRect().height > h0) + \" \" + d.open + \" \" + (a.textContent.indexOf(\"operator new\") >= 0));</script></body>|" page.html >click.html &&
+	timeout 120 $CHROMIUM --headless --no-sandbox --disable-gpu --user-data-dir="$TRASH_DIRECTORY/chromium" \
+		--dump-dom "file://$TRASH_DIRECTORY/click.html" >dom 2>chromium.err &&
+	grep -o "data-check=\"[^\"]*\"" dom >seen &&
+	echo "data-check=\"false true true true true\"" >expect &&
+	test_cmp expect seen
 '
 
 test_done
