@@ -256,9 +256,10 @@ static int build_locinfo(struct aggregate *a, const struct profile *p, const str
 {
 	size_t nnames = p->strs.len;
 	bool *alloc_map = NULL;
-	/* Unfiltered, by function: a frame's key depends only on its
-	 * function's name and whether it is inlined, so each such pair's key
-	 * id is built once (fkey[2 * name string id + inlined]) */
+	/* By function, a frame's key depends only on its function's name and
+	 * whether it is inlined, so each such pair's key id is built once
+	 * (fkey[2 * name string id + inlined]); the filters' flags are the
+	 * frame's own */
 	uint32_t *fkey = NULL;
 	struct shown sh;
 	int rc = shown_build(&sh, p, o->full_names);
@@ -266,11 +267,13 @@ static int build_locinfo(struct aggregate *a, const struct profile *p, const str
 		goto out;
 	rc = JH_ENOMEM;
 	a->locinfo = calloc(p->nlocs + 1, sizeof(*a->locinfo));
+	if (a->filtered && !(a->locflags = calloc(p->nlocs + 1, 1)))
+		goto out;
 	/* the allocator's own objects, once per mapping */
 	alloc_map = calloc(p->nmaps + 1, sizeof(*alloc_map));
 	if (!a->locinfo || !alloc_map)
 		goto out;
-	if (!a->filtered && o->gran == GRAN_FUNCTIONS) {
+	if (o->gran == GRAN_FUNCTIONS) {
 		if (!(fkey = malloc((2 * nnames + 1) * sizeof(*fkey))))
 			goto out;
 		for (size_t i = 0; i < 2 * nnames; i++)
@@ -296,13 +299,7 @@ static int build_locinfo(struct aggregate *a, const struct profile *p, const str
 			leading = leading && (in_alloc || (name < nnames && sh.alloc[name]));
 			if (leading)
 				li->nalloc++;
-			if (memo && *memo != UINT32_MAX) {
-				if (push_key(a, *memo, 0))
-					goto out;
-				continue;
-			}
 			const char *shown = name < nnames && sh.s[name] ? sh.s[name] : "";
-			frame_key(p, l, ln, inlined, o, shown, key, sizeof(key));
 			uint8_t fl = 0;
 			if (a->filtered) {
 				char fileline[4200];
@@ -314,6 +311,12 @@ static int build_locinfo(struct aggregate *a, const struct profile *p, const str
 					goto out;
 				}
 			}
+			if (memo && *memo != UINT32_MAX) {
+				if (push_key(a, *memo, fl))
+					goto out;
+				continue;
+			}
+			frame_key(p, l, ln, inlined, o, shown, key, sizeof(key));
 			int64_t id = add_key(a, key, fl);
 			if (id < 0)
 				goto out;
@@ -333,6 +336,9 @@ static int build_locinfo(struct aggregate *a, const struct profile *p, const str
 		li->nkeys = (uint32_t)a->nlockeys - li->key0;
 		if (li->nkeys > a->max_nkeys)
 			a->max_nkeys = li->nkeys;
+		if (a->locflags)
+			for (uint32_t k = li->key0; k < li->key0 + li->nkeys; k++)
+				a->locflags[i] |= a->keyflags[k] & AGG_F_DROP ? AGG_F_DROP : a->keyflags[k];
 	}
 	rc = 0;
 out:
@@ -354,20 +360,40 @@ uint32_t aggregate_stack_start(const struct aggregate *a, const struct profile *
 	return i;
 }
 
+/* Whether the filters drop sample S, whose report starts at its location
+ * START with SKIP frames cut: the flags of the kept keys, or'ed, from the
+ * locations' own (a stack left out costs a byte a frame). */
+static bool stack_dropped(const struct aggregate *a, const struct profile *p,
+			  const struct pf_sample *s, uint32_t start, uint32_t skip)
+{
+	const uint32_t *st = p->stacks + s->stack0;
+	uint8_t seen = 0;
+	const struct agg_locinfo *li = &a->locinfo[st[start]];
+	for (uint32_t k = li->key0 + skip; k < li->key0 + li->nkeys; k++)
+		if (!(a->keyflags[k] & AGG_F_DROP))
+			seen |= a->keyflags[k];
+	for (uint32_t i = start + 1; i < s->depth; i++)
+		seen |= a->locflags[st[i]];
+	return aggregate_drops(a, seen);
+}
+
 int64_t aggregate_stack_keys(const struct aggregate *a, const struct profile *p,
 			     uint32_t sample, uint32_t **out, size_t *cap)
 {
 	const struct pf_sample *s = &p->samples[sample];
 	size_t n = 0;
-	uint8_t seen = 0;
 	/* at most max_nkeys keys per frame: one growth per stack at most */
 	if (jh_grow(out, cap, (size_t)s->depth * a->max_nkeys + 1, sizeof(**out)))
 		return JH_ENOMEM;
 	uint32_t *o = *out;
 	uint32_t skip;
-	for (uint32_t i = aggregate_stack_start(a, p, sample, &skip); i < s->depth; i++, skip = 0) {
-		const struct agg_locinfo *li = &a->locinfo[p->stacks[s->stack0 + i]];
-		if (!a->filtered) {
+	uint32_t i = aggregate_stack_start(a, p, sample, &skip);
+	if (a->filtered && i < s->depth && stack_dropped(a, p, s, i, skip))
+		return 0;
+	for (; i < s->depth; i++, skip = 0) {
+		uint32_t loc = p->stacks[s->stack0 + i];
+		const struct agg_locinfo *li = &a->locinfo[loc];
+		if (!a->filtered || !(a->locflags[loc] & AGG_F_DROP)) {
 			/* a frame has one key per inline level, often one or two:
 			 * a loop beats a memcpy call */
 			const uint32_t *k = a->lockeys + li->key0;
@@ -375,15 +401,10 @@ int64_t aggregate_stack_keys(const struct aggregate *a, const struct profile *p,
 				o[n++] = k[j];
 			continue;
 		}
-		for (uint32_t k = li->key0 + skip; k < li->key0 + li->nkeys; k++) {
-			if (a->keyflags[k] & AGG_F_DROP)
-				continue;
-			seen |= a->keyflags[k];
-			o[n++] = a->lockeys[k];
-		}
+		for (uint32_t k = li->key0 + skip; k < li->key0 + li->nkeys; k++)
+			if (!(a->keyflags[k] & AGG_F_DROP))
+				o[n++] = a->lockeys[k];
 	}
-	if (a->filtered && aggregate_drops(a, seen))
-		return 0;
 	return (int64_t)n;
 }
 
@@ -430,7 +451,7 @@ struct sumpart {
 	const struct profile *p;
 	int value;
 	size_t from, to;
-	const uint64_t *locword; /* per location, without filters */
+	const uint64_t *locword; /* per location, when no key is dropped */
 	double *flat;            /* per row */
 	struct cumslot *cs;      /* per row */
 	double total, flat_total;
@@ -449,9 +470,11 @@ static void add_cum(struct cumslot *cs, const uint32_t *keys, size_t n, uint32_t
 	}
 }
 
-/* One sample's keys without filters, straight from its locations: from
- * the root down to the leading run of allocator frames (the frames
- * aggregate_stack_start() keeps), each key's cum once, and the flat on
+/* One sample's keys when no key is dropped (no filter, or only --focus
+ * and --ignore, which leave out whole stacks), straight from its
+ * locations: from the root down to the leading run of allocator frames
+ * (the frames aggregate_stack_start() keeps), each key's cum once, and
+ * the flat on
  * the innermost kept frame's key.  The keys are gathered into BUF
  * (room for the sample's depth times max_nkeys, plus KEY_CHUNK) first,
  * KEY_CHUNK at a time whatever the location's count: a copy loop whose
@@ -504,7 +527,14 @@ static void *sum_part(void *arg)
 		sp->total += v;
 		if (v == 0)
 			continue;
-		if (!sp->a->filtered) {
+		if (sp->locword) {
+			/* --focus and --ignore only leave out whole stacks */
+			const struct pf_sample *s = &sp->p->samples[si];
+			uint32_t skip, start;
+			if (sp->a->filtered &&
+			    ((start = aggregate_stack_start(sp->a, sp->p, (uint32_t)si, &skip)) == s->depth ||
+			     stack_dropped(sp->a, sp->p, s, start, skip)))
+				continue;
 			size_t need = (size_t)sp->p->samples[si].depth * sp->a->max_nkeys + KEY_CHUNK;
 			if (jh_grow(&keys, &cap, need, sizeof(*keys))) {
 				rc = (void *)1;
@@ -551,8 +581,12 @@ static int sum_rows(struct aggregate *a, const struct profile *p, int value)
 	int nparts = p->nsamples >= AGG_SPLIT_MIN ? 2 : 1;
 	struct sumpart part[2];
 	int rc = JH_ENOMEM;
+	/* the keys straight from the locations, unless some are dropped */
+	bool plain = true;
+	for (size_t l = 0; a->filtered && l < p->nlocs && plain; l++)
+		plain = !(a->locflags[l] & AGG_F_DROP);
 	uint64_t *words = NULL;
-	if (!a->filtered && !(words = locwords(a, p)))
+	if (plain && !(words = locwords(a, p)))
 		return JH_ENOMEM;
 	for (int k = 0; k < 2; k++)
 		part[k] = (struct sumpart){ .a = a, .p = p, .value = value, .to = p->nsamples,
@@ -638,6 +672,7 @@ void aggregate_release(struct aggregate *a)
 	free(a->locinfo);
 	free(a->lockeys);
 	free(a->keyflags);
+	free(a->locflags);
 	free(a->order);
 	memset(a, 0, sizeof(*a));
 }

@@ -57,6 +57,9 @@ struct aggregate {
 	struct agg_locinfo *locinfo;
 	uint32_t *lockeys;
 	uint8_t *keyflags;       /* per lockeys entry: AGG_F_* */
+	uint8_t *locflags;       /* with filters, per location: the AGG_F_* of its
+	                            keys but those dropped, or'ed, and AGG_F_DROP
+	                            when some key is dropped */
 	size_t nlockeys, cap_lockeys, cap_keyflags;
 	uint32_t max_nkeys;      /* the most keys of one location */
 	bool filtered;           /* some filter is set */

@@ -39,7 +39,7 @@ static const struct option_def options[] = {
 	{ "tree", 0, O_TREE, NULL, "each function with its callers and callees (pprof's -tree)" },
 	{ "peek", 0, O_PEEK, "RE", "--tree for the functions matching RE only" },
 	{ "web", 0, O_WEB, NULL, "the call graph as SVG, opened with $BROWSER or xdg-open" },
-	{ "weblist", 0, O_WEBLIST, "RE", "--list=RE as a web page, opened with $BROWSER or xdg-open" },
+	{ "weblist", 0, O_WEBLIST, "RE", "--list=RE with each line's machine code: a web page, in $BROWSER" },
 	{ "gif", 0, O_GIF, NULL, "the call graph rendered as GIF (needs graphviz)" },
 	{ "ps", 0, O_PS, NULL, "the call graph rendered as PostScript (needs graphviz)" },
 	{ "interactive", 0, O_INTERACTIVE, NULL, "open the shell even when not on a terminal" },

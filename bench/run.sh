@@ -16,8 +16,10 @@
 # Every external tool is optional ("not installed"); a time never fails the
 # run: the exit status is 0 unless an input could not be built.
 #
-# The last section measures what jheap's control library costs a program
-# (bench/ctl.sh); "bash bench/run.sh BUILD ctl" runs and prints only it.
+# The last sections measure what jheap's control library costs a program
+# (bench/ctl.sh; "bash bench/run.sh BUILD ctl" runs and prints only it)
+# and how fast the interactive shell answers on the 200,000-stack dump
+# (bench/shell.sh; "bash bench/run.sh BUILD shell", once the inputs exist).
 # "bash bench/run.sh BUILD inputs" only makes the inputs (for measuring by
 # hand, or before a quiet moment for the timings).
 #
@@ -37,6 +39,10 @@ BUILD=${1:-build}
 # bench/run.sh BUILD ctl: only the control library's section (bench/ctl.sh)
 if [ "${2:-}" = ctl ]; then
 	exec bash "$SRCDIR/bench/ctl.sh" "$BUILD"
+fi
+# bench/run.sh BUILD shell: only the shell's section (bench/shell.sh)
+if [ "${2:-}" = shell ]; then
+	exec bash "$SRCDIR/bench/shell.sh" "$BUILD"
 fi
 mkdir -p "$BUILD/bench" || exit 1
 BUILD=$(cd "$BUILD" && pwd)
@@ -564,6 +570,11 @@ out ""
 
 bash "$SRCDIR/bench/ctl.sh" "$BUILD" >>"$REPORT" ||
 	out "The control library's section failed (bench/ctl.sh)."
+
+# ------------------------------------------------- the interactive shell
+
+bash "$SRCDIR/bench/shell.sh" "$BUILD" >>"$REPORT" ||
+	out "The shell's section failed (bench/shell.sh)."
 
 # ------------------------------------------------------------ targets
 

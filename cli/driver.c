@@ -18,6 +18,7 @@
 #include "output/outfile.h"
 #include "cli/remote.h"
 #include "symbolize/unnamed.h"
+#include "output/disasm.h"
 #include "output/output.h"
 #include "output/text.h"
 #include "symbolize/symbolize.h"
@@ -398,7 +399,7 @@ int driver_load(struct driver *r, const char *binary, const char *const *paths,
 		.no_symbolize = c->no_symbolize, .warn = driver_warn, .ctx = r,
 		.progress = symbolize_progress,
 		.symcache_opts = { .debuginfo_dirs = c->debuginfo_dirs },
-		.ranges = driver_needs_ranges(c),
+		.ranges = driver_needs_ranges(c) || r->want_ranges,
 	};
 	struct symbolize_stats st;
 	uint32_t *remap = NULL;
@@ -606,47 +607,61 @@ static bool same_re(const char *a, const char *b)
 	return a == b || (a && b && !strcmp(a, b));
 }
 
-/* Whether the cached aggregate was built with the options of AO. */
-static bool cached_for(const struct driver *r, const struct agg_options *ao)
+/* The kept aggregate built with the options of AO, moved to the front,
+ * or NULL. */
+static struct aggregate *cached_for(struct driver *r, const struct agg_options *ao)
 {
-	const struct agg_options *k = &r->agg_key;
-	return r->agg_cached && k->value == ao->value && k->gran == ao->gran &&
-	       k->full_names == ao->full_names && k->keep_allocator == ao->keep_allocator &&
-	       same_re(k->focus, ao->focus) && same_re(k->ignore, ao->ignore) &&
-	       same_re(k->retain, ao->retain) && same_re(k->exclude, ao->exclude);
+	for (size_t i = 0; i < r->naggs; i++) {
+		const struct agg_options *k = &r->aggs[i].key;
+		if (k->value == ao->value && k->gran == ao->gran && k->full_names == ao->full_names &&
+		    k->keep_allocator == ao->keep_allocator && same_re(k->focus, ao->focus) &&
+		    same_re(k->ignore, ao->ignore) && same_re(k->retain, ao->retain) &&
+		    same_re(k->exclude, ao->exclude)) {
+			struct driver_agg hit = r->aggs[i];
+			memmove(r->aggs + 1, r->aggs, i * sizeof(*r->aggs));
+			r->aggs[0] = hit;
+			return &r->aggs[0].agg;
+		}
+	}
+	return NULL;
+}
+
+static void agg_release(struct driver_agg *e)
+{
+	aggregate_release(&e->agg);
+	for (int i = 0; i < 4; i++)
+		free(e->res[i]);
 }
 
 static void drop_cached(struct driver *r)
 {
-	if (r->agg_cached)
-		aggregate_release(&r->agg);
-	r->agg_cached = false;
-	for (int i = 0; i < 4; i++) {
-		free(r->agg_res[i]);
-		r->agg_res[i] = NULL;
-	}
+	for (size_t i = 0; i < r->naggs; i++)
+		agg_release(&r->aggs[i]);
+	r->naggs = 0;
 }
 
 /* The aggregate of the whole profile (not a thread's: those change the
- * samples) for AO is kept, so that the shell's next report with the same
- * value, granularity and filters is written without summing again. */
+ * samples) for AO is kept, in front of the others (the least recently
+ * used one goes), so that the shell's next report with the same value,
+ * granularity and filters is written without summing again. */
 static void keep_cached(struct driver *r, struct aggregate *a, const struct agg_options *ao)
 {
-	drop_cached(r);
+	struct driver_agg e = { .agg = *a, .key = *ao };
 	const char *res[4] = { ao->focus, ao->ignore, ao->retain, ao->exclude };
 	for (int i = 0; i < 4; i++)
-		if (res[i] && !(r->agg_res[i] = strdup(res[i]))) {
-			drop_cached(r);
-			aggregate_release(a);
+		if (res[i] && !(e.res[i] = strdup(res[i]))) {
+			agg_release(&e);
 			return;
 		}
-	r->agg = *a;
-	r->agg_key = *ao;
-	r->agg_key.focus = r->agg_res[0];
-	r->agg_key.ignore = r->agg_res[1];
-	r->agg_key.retain = r->agg_res[2];
-	r->agg_key.exclude = r->agg_res[3];
-	r->agg_cached = true;
+	e.key.focus = e.res[0];
+	e.key.ignore = e.res[1];
+	e.key.retain = e.res[2];
+	e.key.exclude = e.res[3];
+	if (r->naggs == DRIVER_AGGS)
+		agg_release(&r->aggs[--r->naggs]);
+	memmove(r->aggs + 1, r->aggs, r->naggs * sizeof(*r->aggs));
+	r->aggs[0] = e;
+	r->naggs++;
 }
 
 static int report_one(struct driver *r, const struct cli *c, struct profile *p,
@@ -657,10 +672,10 @@ static int report_one(struct driver *r, const struct cli *c, struct profile *p,
 		.keep_allocator = c->keep_allocator, .focus = c->focus, .ignore = c->ignore,
 		.retain = c->retain, .exclude = c->exclude,
 	};
-	struct aggregate own, *a = &own;
+	struct aggregate own, *a = &own, *kept;
 	bool cacheable = !thread && !r->growth;
-	if (cacheable && cached_for(r, &ao)) {
-		a = &r->agg;
+	if (cacheable && (kept = cached_for(r, &ao))) {
+		a = kept;
 		if (aggregate_sort(a, c->cum)) {
 			fprintf(stderr, "jheap: out of memory\n");
 			return EXIT_DATA;
@@ -674,6 +689,8 @@ static int report_one(struct driver *r, const struct cli *c, struct profile *p,
 		}
 	}
 	driver_stage_done(r, "aggregate");
+	if (!r->disasm_cache && driver_needs_ranges(c))
+		r->disasm_cache = disasm_cache_new();   /* NULL: objdump runs each time */
 	/* once per model: which stripped objects hold unnamed code */
 	if (!r->noted && unnamed_notes(p, a, c->value, r->sc, note_line, r) >= 0)
 		r->noted = true;
@@ -687,6 +704,7 @@ static int report_one(struct driver *r, const struct cli *c, struct profile *p,
 		.thread = thread, .list = c->list, .disasm = c->disasm, .peek = c->peek,
 		.weblist = c->weblist, .growth = r->growth != NULL,
 		.source_dirs = (const char *const *)c->source_dirs,
+		.disasm_cache = r->disasm_cache,
 	};
 	int rc;
 	if (r->growth && c->mode == MODE_TEXT) {
@@ -781,6 +799,8 @@ void driver_release(struct driver *d)
 	growth_release(&d->g);
 	d->growth = NULL;
 	drop_cached(d);
+	disasm_cache_free(d->disasm_cache);
+	d->disasm_cache = NULL;
 	if (d->loaded)
 		profile_release(&d->p);
 	d->loaded = false;

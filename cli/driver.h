@@ -29,6 +29,19 @@
 enum { EXIT_OK = 0, EXIT_DATA = 1, EXIT_USAGE = 2 };
 
 struct symbolize_preload;
+struct disasm_cache;
+
+/* How many aggregates the driver keeps: a shell session moves between a
+ * few settings (a focus and none, two values) and each costs a few MB. */
+#define DRIVER_AGGS 4
+
+/* An aggregate of the whole profile and what it was built with (res:
+ * copies of its regular expressions, which key points to). */
+struct driver_agg {
+	struct aggregate agg;
+	struct agg_options key;
+	char *res[4];
+};
 
 struct driver {
 	struct cli cli;          /* the command line */
@@ -59,6 +72,9 @@ struct driver {
 	bool loaded;
 	size_t nbases;           /* --base profiles merged into p */
 	bool ranges;             /* p has the function ranges --disasm needs */
+	bool want_ranges;        /* load them whatever the report (the shell's
+	                            disasm and weblist come later: a few ms now
+	                            rather than loading again then) */
 	bool by_address;         /* p was folded for --addresses */
 	bool noted;              /* the notes about stripped objects are out */
 	struct remote_options remote; /* for PROFILEs that are URLs */
@@ -66,12 +82,11 @@ struct driver {
 	struct symcache *sc;     /* the symbol caches, kept for a reload */
 	struct diskcache *dc;
 	bool caches_open;
-	/* the last aggregate of the whole profile and what it was built
-	 * with (agg_res: copies of its regular expressions) */
-	struct aggregate agg;
-	struct agg_options agg_key;
-	char *agg_res[4];
-	bool agg_cached;
+	/* the last aggregates of the whole profile, for the shell's next
+	 * commands: the most recently used first */
+	struct driver_agg aggs[DRIVER_AGGS];
+	size_t naggs;
+	struct disasm_cache *disasm_cache; /* objdump's answers, for the shell's next disasm */
 };
 
 /* Sets D up for a run (the terminal, JHEAP_PROGRESS_AFTER, JHEAP_DEBUG)

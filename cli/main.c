@@ -247,6 +247,7 @@ static int run(struct driver *r, int argc, char **argv)
 		if (all)
 			jh_qsort(c->args + first, c->nargs - first, sizeof(*c->args), cmp_sequence);
 	}
+	r->want_ranges = shell_wanted(c);
 	rc = driver_load(r, binary, (const char *const *)c->args + first, c->nargs - first, c);
 	if (rc)
 		goto out;

@@ -42,7 +42,7 @@ static const struct command commands[] = {
 	{ "disasm", MODE_DISASM, T_TERMINAL, true, "RE",
 	  "the machine code of the functions matching RE, with values", "--disasm=RE" },
 	{ "weblist", MODE_WEBLIST, T_BROWSER, true, "RE",
-	  "list RE and disasm RE as a web page, in the browser", "--weblist=RE" },
+	  "list RE with each line's machine code under it, in the browser", "--weblist=RE" },
 	{ "web", MODE_WEB, T_BROWSER, false, "[RE...] [-RE...]",
 	  "the call graph as SVG, in the browser", "--web" },
 	{ "svg", MODE_SVG, T_BROWSER, false, "[> FILE]",

@@ -21,6 +21,7 @@
 #include "analyzer/pattern.h"
 #include "analyzer/safefile.h"
 #include "analyzer/util.h"
+#include "output/list.h"
 #include "output/output.h"
 
 /* The largest source file read (a bigger one is named and skipped). */
@@ -52,12 +53,16 @@ struct lister {
 	size_t ncells, cap_cells;
 	struct idmap cell_index;
 	int32_t *func_name;       /* function id -> short name id, -1 no match, -2 unknown */
+	int32_t *func_routine;    /* function id -> the routine it was last found in, -1 none */
+	uint8_t *loc_match;       /* location id -> LOC_* */
 	struct pattern *re;
 	char **dirs;              /* the --source-dir folders made canonical (NULL: missing) */
 	size_t ndirs;
 	char *err;
 	size_t errlen;
 };
+
+enum { LOC_UNKNOWN, LOC_YES, LOC_NO };
 
 struct rkey { const struct lister *ls; uint32_t name, file; };
 struct ckey { const struct lister *ls; uint32_t routine, line; };
@@ -114,6 +119,12 @@ static int64_t routine_of(struct lister *ls, uint32_t f, uint32_t file, bool tru
 	const struct profile *p = ls->p;
 	if (!file)
 		file = p->funcs[f].filename;
+	/* a function's frames are in one file but for rare exceptions */
+	int32_t last = ls->func_routine[f];
+	if (last >= 0 && ls->routines[last].file == file) {
+		ls->routines[last].trusted |= trusted;
+		return last;
+	}
 	struct rkey k = { ls, (uint32_t)name, file };
 	uint64_t h = pair_hash(k.name, k.file);
 	uint32_t id = idmap_find(&ls->routine_index, h, routine_eq, &k);
@@ -125,6 +136,7 @@ static int64_t routine_of(struct lister *ls, uint32_t f, uint32_t file, bool tru
 		id = (uint32_t)ls->nroutines - 1;
 	}
 	ls->routines[id].trusted |= trusted;
+	ls->func_routine[f] = (int32_t)id;
 	return id;
 }
 
@@ -142,6 +154,38 @@ static struct cell *cell_of(struct lister *ls, uint32_t routine, uint32_t line)
 	return &ls->cells[ls->ncells - 1];
 }
 
+/* Whether location L holds a frame of a matching function: 1, 0, or a
+ * negative JH_ code (< -1) with the message in ls->err.  Known once per
+ * location, so that a stack's frames of other functions cost one look
+ * each. */
+static int loc_matches(struct lister *ls, uint32_t l)
+{
+	if (ls->loc_match[l] != LOC_UNKNOWN)
+		return ls->loc_match[l] == LOC_YES;
+	const struct pf_location *loc = &ls->p->locs[l];
+	int yes = 0;
+	for (uint32_t j = 0; j < loc->nlines && !yes; j++) {
+		int64_t name = matched_name(ls, ls->p->lines[loc->line0 + j].function);
+		if (name < -1)
+			return (int)name;
+		yes = name >= 0;
+	}
+	ls->loc_match[l] = yes ? LOC_YES : LOC_NO;
+	return yes;
+}
+
+/* Whether a frame of the stack of sample S from location START on
+ * matches: 1, 0, or a JH_ code. */
+static int stack_matches(struct lister *ls, const struct pf_sample *s, uint32_t start)
+{
+	for (uint32_t i = start; i < s->depth; i++) {
+		int m = loc_matches(ls, ls->p->stacks[s->stack0 + i]);
+		if (m)
+			return m;
+	}
+	return 0;
+}
+
 static int collect(struct lister *ls)
 {
 	const struct profile *p = ls->p;
@@ -154,19 +198,29 @@ static int collect(struct lister *ls)
 		double v = s->v[ls->r->value];
 		if (v == 0)
 			continue;
-		/* the filters of the report apply to --list too */
-		int64_t nk = aggregate_stack_keys(a, p, (uint32_t)si, &keys, &cap);
-		if (nk <= 0) {
-			rc = nk < 0 ? jh_err(ls->err, ls->errlen, JH_ENOMEM, "out of memory") : 0;
-			continue;
-		}
 		uint32_t skip;
 		uint32_t start = aggregate_stack_start(a, p, (uint32_t)si, &skip);
-		bool leaf = true;
+		/* the filters of the report apply to --list too: asked only
+		 * of a stack with a matching frame */
+		if (a->filtered) {
+			int m = stack_matches(ls, s, start);
+			if (m <= 0) {
+				rc = m;
+				continue;
+			}
+			int64_t nk = aggregate_stack_keys(a, p, (uint32_t)si, &keys, &cap);
+			if (nk <= 0) {
+				rc = nk < 0 ? jh_err(ls->err, ls->errlen, JH_ENOMEM, "out of memory") : 0;
+				continue;
+			}
+		}
 		uint32_t stamp = (uint32_t)si + 1;
 		for (uint32_t i = start; i < s->depth && !rc; i++, skip = 0) {
+			if (!loc_matches(ls, p->stacks[s->stack0 + i]))
+				continue;
 			const struct pf_location *l = &p->locs[p->stacks[s->stack0 + i]];
-			for (uint32_t j = skip; j < l->nlines; j++, leaf = false) {
+			for (uint32_t j = skip; j < l->nlines; j++) {
+				bool leaf = i == start && j == skip;
 				const struct pf_line *ln = &p->lines[l->line0 + j];
 				int64_t rt = routine_of(ls, ln->function, ln->file, l->sym != PF_SYM_PROFILE);
 				if (rt < -1) {
@@ -263,14 +317,6 @@ static int read_source(const struct lister *ls, const char *path, bool trusted, 
 	return r > 0 ? 0 : -1;
 }
 
-static void value_alt(char *buf, size_t len, double v, enum units u)
-{
-	if (v == 0)
-		snprintf(buf, len, ".");
-	else
-		text_format_value(buf, len, v, u);
-}
-
 static int cmp_routines(const void *x, const void *y, void *arg)
 {
 	const struct lister *ls = arg;
@@ -289,21 +335,14 @@ static int cmp_cells(const void *x, const void *y, void *arg)
 	return a->line < b->line ? -1 : a->line > b->line;
 }
 
-/* Routine RI, whose cells are C[0..n) sorted by line. */
-static void print_routine(FILE *out, struct lister *ls, const struct routine *R,
-			  const uint32_t *c, size_t n)
+/* Routine R, whose cells are C[0..n) sorted by line, to SINK. */
+static void walk_routine(struct lister *ls, const struct routine *R, const uint32_t *c, size_t n,
+			 const struct list_sink *sink)
 {
 	const struct profile *p = ls->p;
-	enum units u = ls->r->units;
 	const char *file = strtab_get(&p->strs, R->file);
-	char f1[64], f2[64];
-	text_format_value(f1, sizeof(f1), R->flat, u);
-	text_format_value(f2, sizeof(f2), R->cum, u);
-	fputs("ROUTINE ====================== ", out);
-	escape_fputs(strtab_get(&ls->names, R->name), false, out);
-	fputs(" in ", out);
-	escape_fputs(*file ? file : "??", false, out);
-	fprintf(out, "\n%6s %6s Total %s (flat / cumulative)\n", f1, f2, text_unit_name(u));
+	sink->routine(sink->ctx, strtab_get(&ls->names, R->name), *file ? file : "??", R->flat,
+		      R->cum);
 	/* the cells with a line, from the first one with a line */
 	size_t k = 0;
 	while (k < n && !ls->cells[c[k]].line)
@@ -321,15 +360,10 @@ static void print_routine(FILE *out, struct lister *ls, const struct routine *R,
 	size_t len = 0;
 	if (!*file || read_source(ls, file, R->trusted, &text, &len, why, sizeof(why))) {
 		/* no source: the lines with values, without text */
-		char shown[PATH_MAX + 200];
-		escape_into(shown, sizeof(shown), *file ? why : "no file name known",
-			    strlen(*file ? why : "no file name known"));
-		fprintf(out, "    (source not shown: %s)\n", shown);
+		sink->missing(sink->ctx, *file ? why : "no file name known");
 		for (; k < n; k++) {
 			const struct cell *cl = &ls->cells[c[k]];
-			value_alt(f1, sizeof(f1), cl->flat, u);
-			value_alt(f2, sizeof(f2), cl->cum, u);
-			fprintf(out, "%6s %6s %4u\n", f1, f2, cl->line);
+			sink->line(sink->ctx, cl->line, cl->flat, cl->cum, NULL, 0);
 		}
 		return;
 	}
@@ -340,7 +374,7 @@ static void print_routine(FILE *out, struct lister *ls, const struct routine *R,
 		line++;
 		if (line >= first - 5) {
 			if (line == first)
-				fputs("---\n", out);
+				sink->fence(sink->ctx);
 			double fl = 0, cu = 0;
 			while (k < n && ls->cells[c[k]].line < line)
 				k++;
@@ -348,16 +382,12 @@ static void print_routine(FILE *out, struct lister *ls, const struct routine *R,
 				fl += ls->cells[c[k]].flat;
 				cu += ls->cells[c[k]].cum;
 			}
-			value_alt(f1, sizeof(f1), fl, u);
-			value_alt(f2, sizeof(f2), cu, u);
-			fprintf(out, "%6s %6s %4lld: ", f1, f2, (long long)line);
 			char save = *e;
 			*e = '\0';
-			escape_fputs(s, true, out);
+			sink->line(sink->ctx, line, fl, cu, s, (size_t)(e - s));
 			*e = save;
-			fputc('\n', out);
 			if (line == last)
-				fputs("---\n", out);
+				sink->fence(sink->ctx);
 		}
 		s = nl ? nl + 1 : end;
 	}
@@ -378,7 +408,7 @@ static int canon_dirs(struct lister *ls)
 	return 0;
 }
 
-static int print_all(FILE *out, struct lister *ls)
+static int walk_all(struct lister *ls, const struct list_sink *sink)
 {
 	size_t nr = ls->nroutines, nc = ls->ncells;
 	uint32_t *ro = malloc((nr + 1) * sizeof(*ro)), *co = malloc((nc + 1) * sizeof(*co));
@@ -402,43 +432,105 @@ static int print_all(FILE *out, struct lister *ls)
 		from[i] = k;
 	}
 	for (size_t i = 0; i < nr; i++)
-		print_routine(out, ls, &ls->routines[ro[i]], co + from[ro[i]],
-			      from[ro[i] + 1] - from[ro[i]]);
+		walk_routine(ls, &ls->routines[ro[i]], co + from[ro[i]], from[ro[i] + 1] - from[ro[i]],
+			     sink);
 	free(ro);
 	free(co);
 	free(from);
 	return 0;
 }
 
-int output_list(FILE *out, const struct report *r, char *err, size_t errlen)
+int list_walk(const struct report *r, const char *opt, const char *re,
+	      const struct list_sink *sink, char *err, size_t errlen)
 {
 	struct lister ls = { .r = r, .p = r->p, .err = err, .errlen = errlen };
 	idmap_init(&ls.routine_index);
 	idmap_init(&ls.cell_index);
 	int rc = strtab_init(&ls.names) ? JH_ENOMEM : 0;
 	if (!rc)
-		rc = pattern_compile(&ls.re, "list", r->list, err, errlen);
+		rc = pattern_compile(&ls.re, opt, re, err, errlen);
 	if (!rc && (!(ls.func_name = malloc((r->p->nfuncs + 1) * sizeof(*ls.func_name))) ||
-		    canon_dirs(&ls)))
+		    !(ls.func_routine = malloc((r->p->nfuncs + 1) * sizeof(*ls.func_routine))) ||
+		    !(ls.loc_match = calloc(r->p->nlocs + 1, 1)) || canon_dirs(&ls)))
 		rc = jh_err(err, errlen, JH_ENOMEM, "out of memory");
-	for (size_t i = 0; !rc && i < r->p->nfuncs; i++)
+	for (size_t i = 0; !rc && i < r->p->nfuncs; i++) {
 		ls.func_name[i] = -2;
+		ls.func_routine[i] = -1;
+	}
 	if (!rc)
 		rc = collect(&ls);
-	if (!rc && print_all(out, &ls))
+	if (!rc && walk_all(&ls, sink))
 		rc = jh_err(err, errlen, JH_ENOMEM, "out of memory");
 	if (!rc && !ls.nroutines)
-		rc = jh_err(err, errlen, JH_EFORMAT, "--list: no function matching '%s' holds any %s",
-			    r->list, r->units == UNITS_OBJECTS ? "objects" : "memory");
+		rc = jh_err(err, errlen, JH_EFORMAT, "--%s: no function matching '%s' holds any %s",
+			    opt, re, r->units == UNITS_OBJECTS ? "objects" : "memory");
 	strtab_release(&ls.names);
 	idmap_release(&ls.routine_index);
 	idmap_release(&ls.cell_index);
 	free(ls.routines);
 	free(ls.cells);
 	free(ls.func_name);
+	free(ls.func_routine);
+	free(ls.loc_match);
 	for (size_t i = 0; i < ls.ndirs; i++)
 		free(ls.dirs[i]);
 	free(ls.dirs);
 	pattern_free(ls.re);
 	return rc;
+}
+
+/* --list's text: jeprof's PrintListing layout. */
+struct text_sink {
+	FILE *out;
+	enum units u;
+};
+
+static void text_routine(void *ctx, const char *name, const char *file, double flat, double cum)
+{
+	struct text_sink *t = ctx;
+	char f1[64], f2[64];
+	text_format_value(f1, sizeof(f1), flat, t->u);
+	text_format_value(f2, sizeof(f2), cum, t->u);
+	fputs("ROUTINE ====================== ", t->out);
+	escape_fputs(name, false, t->out);
+	fputs(" in ", t->out);
+	escape_fputs(file, false, t->out);
+	fprintf(t->out, "\n%6s %6s Total %s (flat / cumulative)\n", f1, f2, text_unit_name(t->u));
+}
+
+static void text_missing(void *ctx, const char *why)
+{
+	struct text_sink *t = ctx;
+	char shown[PATH_MAX + 200];
+	escape_into(shown, sizeof(shown), why, strlen(why));
+	fprintf(t->out, "    (source not shown: %s)\n", shown);
+}
+
+static void text_line(void *ctx, int64_t n, double flat, double cum, const char *text, size_t len)
+{
+	struct text_sink *t = ctx;
+	char f1[64], f2[64];
+	(void)len;
+	text_format_value_alt(f1, sizeof(f1), flat, t->u);
+	text_format_value_alt(f2, sizeof(f2), cum, t->u);
+	if (!text) {
+		fprintf(t->out, "%6s %6s %4lld\n", f1, f2, (long long)n);
+		return;
+	}
+	fprintf(t->out, "%6s %6s %4lld: ", f1, f2, (long long)n);
+	escape_fputs(text, true, t->out);
+	fputc('\n', t->out);
+}
+
+static void text_fence(void *ctx)
+{
+	struct text_sink *t = ctx;
+	fputs("---\n", t->out);
+}
+
+int output_list(FILE *out, const struct report *r, char *err, size_t errlen)
+{
+	struct text_sink t = { out, r->units };
+	struct list_sink sink = { &t, text_routine, text_missing, text_line, text_fence };
+	return list_walk(r, "list", r->list, &sink, err, errlen);
 }

@@ -15,6 +15,8 @@
 #include "analyzer/profile.h"
 #include "output/text.h"
 
+struct disasm_cache;
+
 struct report {
 	const struct profile *p;
 	const struct aggregate *a;   /* built for value and gran below, allocator frames cut */
@@ -40,6 +42,7 @@ struct report {
 	const char *weblist;         /* --weblist=RE */
 	bool growth;                 /* --growth: sample values are fitted growth over a series */
 	const char *const *source_dirs; /* --source-dir, NULL-terminated, may be NULL */
+	struct disasm_cache *disasm_cache; /* objdump's answers kept between reports, or NULL */
 };
 
 int output_collapsed(FILE *out, const struct report *r, char *err, size_t errlen);

@@ -64,6 +64,14 @@ void text_format_value(char *buf, size_t len, double v, enum units u)
 		snprintf(buf, len, "%lld", (long long)t);
 }
 
+void text_format_value_alt(char *buf, size_t len, double v, enum units u)
+{
+	if (v == 0)
+		snprintf(buf, len, ".");
+	else
+		text_format_value(buf, len, v, u);
+}
+
 void text_format_percent(char *buf, size_t len, double v, double total)
 {
 	if (total == 0) {

@@ -20,6 +20,9 @@ enum units text_units(enum pf_value v, bool show_bytes);
 const char *text_unit_name(enum units u);
 /* Formats V as jeprof's Unparse does: "%.1f" of MiB, or a truncated integer. */
 void text_format_value(char *buf, size_t len, double v, enum units u);
+/* The same, but "." for 0 (jeprof's UnparseAlt: the columns of --list,
+ * --disasm and --weblist). */
+void text_format_value_alt(char *buf, size_t len, double v, enum units u);
 /* "%.1f" of X into BUF as printf writes it (the exact value rounded, ties
  * to even), without printf's slow path; returns the length, or -1 when X
  * is not finite, |X| >= 1e17 or LEN < 24 (then call snprintf). */

@@ -50,6 +50,7 @@ struct edge {
 
 struct tree {
 	const struct report *r;
+	uint8_t *shown;                   /* per key: an entry of the report */
 	struct edge *e;
 	size_t n, cap;
 	struct idmap index;
@@ -87,11 +88,15 @@ static int add_edge(struct tree *t, uint32_t caller, uint32_t callee, uint32_t s
 	return 0;
 }
 
+/* Only the edges of the entries shown are summed: --peek and
+ * --nodecount show a few of the keys, and a shell's answer must not wait
+ * for the edges of all the others. */
 static int add_stack(void *ctx, uint32_t sample, const uint32_t *keys, size_t n, double v)
 {
 	struct tree *t = ctx;
 	for (size_t i = 0; i + 1 < n; i++)
-		if (keys[i] != keys[i + 1] && add_edge(t, keys[i + 1], keys[i], sample, v))
+		if (keys[i] != keys[i + 1] && (t->shown[keys[i]] | t->shown[keys[i + 1]]) &&
+		    add_edge(t, keys[i + 1], keys[i], sample, v))
 			return JH_ENOMEM;
 	return 0;
 }
@@ -189,16 +194,39 @@ static int write_edges(FILE *out, struct tree *t, const uint32_t *ids, size_t n,
 	return 0;
 }
 
-static int write_tree(FILE *out, struct tree *t, pcre2_code *re, pcre2_match_data *md,
-		      char *err, size_t errlen)
+/* The number of entries --nodecount leaves. */
+static size_t entries(const struct report *r)
+{
+	size_t n = r->a->norder;
+	if (r->nodecount > 0 && (size_t)r->nodecount < n)
+		n = (size_t)r->nodecount;
+	return n;
+}
+
+/* Marks the entries the report shows: the first ones, those matching
+ * RE (--peek) when it is given.  Returns how many. */
+static size_t mark_shown(struct tree *t, pcre2_code *re, pcre2_match_data *md)
+{
+	const struct aggregate *a = t->r->a;
+	size_t n = 0;
+	for (size_t i = 0; i < entries(t->r); i++) {
+		uint32_t key = a->order[i];
+		const char *name = strtab_get(&a->keys, key);
+		if (re && pcre2_match(re, (PCRE2_SPTR)name, PCRE2_ZERO_TERMINATED, 0, 0, md, NULL) < 0)
+			continue;
+		t->shown[key] = 1;
+		n++;
+	}
+	return n;
+}
+
+static int write_tree(FILE *out, struct tree *t, size_t matched, char *err, size_t errlen)
 {
 	static const char separator[] =
 		"----------------------------------------------------------+-------------";
 	const struct report *r = t->r;
 	const struct aggregate *a = r->a;
-	size_t shown = a->norder;
-	if (r->nodecount > 0 && (size_t)r->nodecount < shown)
-		shown = (size_t)r->nodecount;
+	size_t shown = entries(r);
 	double total = a->flat_total, flat_shown = 0;
 	for (size_t i = 0; i < shown; i++)
 		flat_shown += a->rows[a->order[i]].flat;
@@ -214,14 +242,12 @@ static int write_tree(FILE *out, struct tree *t, pcre2_code *re, pcre2_match_dat
 	fprintf(out, "%s\n", separator);
 	fprintf(out, "      flat  flat%%   sum%%        cum   cum%%   calls calls%% + context\n");
 	double sum = 0;
-	size_t matched = 0;
 	for (size_t i = 0; i < shown; i++) {
 		uint32_t key = a->order[i];
 		const struct agg_row *row = &a->rows[key];
 		const char *name = strtab_get(&a->keys, key);
-		if (re && pcre2_match(re, (PCRE2_SPTR)name, PCRE2_ZERO_TERMINATED, 0, 0, md, NULL) < 0)
+		if (!t->shown[key])
 			continue;
-		matched++;
 		sum += row->flat;   /* of the entries shown, as pprof's sum% */
 		fprintf(out, "%s\n", separator);
 		if (write_edges(out, t, t->by_callee + t->callee0[key],
@@ -240,7 +266,7 @@ static int write_tree(FILE *out, struct tree *t, pcre2_code *re, pcre2_match_dat
 	}
 	if (shown)
 		fprintf(out, "%s\n", separator);
-	if (re && !matched)
+	if (r->peek && !matched)
 		return jh_err(err, errlen, JH_EUSAGE, "--peek: no function matches '%s'", r->peek);
 	return 0;
 }
@@ -266,14 +292,20 @@ int output_tree(FILE *out, const struct report *r, char *err, size_t errlen)
 	}
 	struct tree t = { .r = r };
 	idmap_init(&t.index);
-	int rc = collect(&t);
+	size_t matched = 0;
+	int rc = (t.shown = calloc(r->a->keys.len + 1, 1)) ? 0 : JH_ENOMEM;
+	if (!rc) {
+		matched = mark_shown(&t, re, md);
+		rc = collect(&t);
+	}
 	if (!rc)
 		rc = group(&t);
 	if (rc)
 		rc = jh_err(err, errlen, rc, "out of memory");
 	else
-		rc = write_tree(out, &t, re, md, err, errlen);
+		rc = write_tree(out, &t, matched, err, errlen);
 	idmap_release(&t.index);
+	free(t.shown);
 	free(t.e);
 	free(t.by_caller);
 	free(t.by_callee);

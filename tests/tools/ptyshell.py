@@ -21,8 +21,9 @@ line editor does at its prompt (else after 2 s).
   expect REGEX    wait until the output since the last step matches REGEX
   prompt          wait for the next prompt
   screen NAME     write the output since the last step, as it came, to NAME
-  time NAME LINE  like cmd, and append the seconds from Enter to the prompt
-                  to the file NAME
+  time NAME LINE  like cmd, and append "SECONDS BYTES LINE" to the file
+                  NAME: the seconds from Enter to the next prompt and the
+                  bytes printed in between
   exit STATUS     wait for the program to end with STATUS
 
 A step that times out (TIMEOUT seconds, 30) fails: the exit status is 1
@@ -44,7 +45,7 @@ class Session:
     def __init__(self, argv, cols, rows, timeout, prompt):
         self.timeout = timeout
         self.prompt = prompt.encode()
-        self.buf = b""
+        self.buf = bytearray()   # appended in place: a report may be megabytes
         self.mark = 0
         self.status = None
         pid, fd = pty.fork()
@@ -82,12 +83,18 @@ class Session:
         if pid:
             self.status = os.waitstatus_to_exitcode(st)
 
-    def wait_for(self, pattern):
+    def wait_for(self, pattern, reach=None):
+        """The first match of PATTERN after the mark; REACH, when given,
+        is the longest text it can match, so that only the new output
+        (and REACH bytes before it) is searched after each read."""
         until = time.monotonic() + self.timeout
+        start = self.mark
         while True:
-            m = pattern.search(self.buf, self.mark)
+            m = pattern.search(self.buf, start)
             if m:
                 return m
+            if reach is not None:
+                start = max(self.mark, len(self.buf) - reach)
             if not self.read_some(until) and (self.status is not None or time.monotonic() >= until):
                 m = pattern.search(self.buf, self.mark)
                 if m:
@@ -95,7 +102,7 @@ class Session:
                 fail("timed out waiting for %r" % pattern.pattern)
 
     def wait_prompt(self):
-        return self.wait_for(re.compile(re.escape(self.prompt)))
+        return self.wait_for(re.compile(re.escape(self.prompt)), len(self.prompt))
 
     def send(self, data):
         self.wait_raw()
@@ -119,7 +126,7 @@ class Session:
 def fail(msg):
     sys.stderr.write("ptyshell: %s\n" % msg)
     if SESSION is not None:
-        tail = SESSION.buf[-2000:].decode("utf-8", "replace")
+        tail = bytes(SESSION.buf[-2000:]).decode("utf-8", "replace")
         sys.stderr.write("ptyshell: the last output:\n%s\n" % tail)
     sys.exit(1)
 
@@ -163,15 +170,15 @@ def main():
                 s.send(line.encode() + b"\r")
                 # the echo of the line ends with its newline; the output
                 # ends where the next prompt starts
-                m = s.wait_for(re.compile(re.escape(s.prompt)))
+                m = s.wait_prompt()
                 t1 = time.monotonic()
-                out = clean(s.buf[s.mark:m.start()], line)
+                out = clean(bytes(s.buf[s.mark:m.start()]), line)
                 if name != "-" and verb == "cmd":
                     with open(name, "wb") as f:
                         f.write(out)
                 if verb == "time":
                     with open(name, "a") as f:
-                        f.write("%.4f %s\n" % (t1 - t0, line))
+                        f.write("%.4f %d %s\n" % (t1 - t0, len(out), line))
                 s.mark = m.start()
             elif verb == "keys":
                 s.mark = len(s.buf)
