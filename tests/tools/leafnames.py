@@ -10,7 +10,9 @@ llvm-symbolizer --inlining names the same pc (a return address minus one)
 in the object the dump's maps name, or for the main program in FILE
 (--truth: the program that ran, when the dump's path now holds another);
 BINARY goes to jheap only.  Names are compared without argument lists and template arguments,
-which the two demanglers spell differently.  A leaf jheap shows as
+which the two demanglers spell differently, and two names the object
+exports at one address (aliases, such as libc's strdup and __strdup) are
+one function.  A leaf jheap shows as
 "module+0x..." (or a raw address) counts as disagreeing only where
 llvm-symbolizer has a name for it.
 
@@ -79,6 +81,32 @@ def strip_args(name):
 UNNAMED = re.compile(r"^(\S+\+0x[0-9a-f]+|0x[0-9a-f]+)$")
 
 
+def aliases_of(path, cache={}):
+    """{name: address} of the dynamic symbols an object exports: two names
+    at one address (libc's strdup and __strdup) are one function, and the
+    two tools may pick either."""
+    if path not in cache:
+        table = {}
+        try:
+            text = subprocess.run(["nm", "-D", "--defined-only", path],
+                                  capture_output=True, text=True).stdout
+        except OSError:
+            text = ""
+        for line in text.splitlines():
+            f = line.split()
+            if len(f) == 3:
+                table[f[2].split("@")[0]] = int(f[0], 16)
+        cache[path] = table
+    return cache[path]
+
+
+def same_function(a, b, obj):
+    if a == b:
+        return True
+    table = aliases_of(obj) if obj else {}
+    return a in table and b in table and table[a] == table[b]
+
+
 def main(argv):
     verbose = "-v" in argv
     truth = [a[len("--truth="):] for a in argv if a.startswith("--truth=")]
@@ -108,6 +136,7 @@ def main(argv):
     for start, end, off, path in maps:
         main_path = main_path or path
     per_obj = {}
+    obj_of = {}
     for pc in leaves:
         for start, end, off, path in maps:
             if start <= pc < end:
@@ -119,6 +148,7 @@ def main(argv):
                         vaddr = rel - soff + sva
                 if vaddr is not None:
                     per_obj.setdefault(obj, []).append((pc, vaddr))
+                    obj_of[pc] = obj
                 break
     llvm = {}
     for obj, pcs in per_obj.items():
@@ -141,7 +171,7 @@ def main(argv):
         if ref == "??":
             ok = jh_unnamed
         else:
-            ok = not jh_unnamed and strip_args(name) == strip_args(ref)
+            ok = not jh_unnamed and same_function(strip_args(name), strip_args(ref), obj_of.get(pc))
         if ok:
             agree += value
         else:
