@@ -659,6 +659,59 @@ static int tv_eq(const void *ctx, uint32_t id)
 	return k->tv[id].sample == k->sample && k->tv[id].thread == k->thread;
 }
 
+/* After samples merged (old id I is now REMAP[I]): thread values of one
+ * sample and thread are summed into one.  Returns 0 or JH_ENOMEM. */
+static int fold_thread_values(struct profile *p, const uint32_t *remap)
+{
+	struct idmap tvi;
+	idmap_init(&tvi);
+	size_t n = 0;
+	for (size_t i = 0; i < p->ntvals; i++) {
+		struct pf_thread_value tv = p->tvals[i];
+		tv.sample = remap[tv.sample];
+		struct tv_key k = { p->tvals, tv.sample, tv.thread };
+		uint64_t h = (uint64_t)tv.sample << 32 | tv.thread;
+		uint32_t id = idmap_find(&tvi, h, tv_eq, &k);
+		if (id != UINT32_MAX) {
+			for (int j = 0; j < PF_NVALUES; j++)
+				p->tvals[id].v[j] += tv.v[j];
+			continue;
+		}
+		p->tvals[n] = tv;
+		if (idmap_put(&tvi, h, (uint32_t)n)) {
+			idmap_release(&tvi);
+			return JH_ENOMEM;
+		}
+		n++;
+	}
+	p->ntvals = n;
+	idmap_release(&tvi);
+	return 0;
+}
+
+/* Changed samples, at most, that profile_fold_by_symbol() compares with
+ * every sample rather than index them all. */
+#define FOLD_SCAN_MAX 16
+
+/* A sample's stack, for a sample other than SELF that is not DEAD.  (A
+ * changed sample not yet rewritten holds a location that folded away, so
+ * it equals no rewritten stack.) */
+struct live_key {
+	const struct profile *p;
+	const uint32_t *locs;
+	size_t n;
+	uint32_t self;
+	const bool *dead;
+};
+
+static int live_eq(const void *ctx, uint32_t id)
+{
+	const struct live_key *k = ctx;
+	const struct pf_sample *s = &k->p->samples[id];
+	return id != k->self && !k->dead[id] && s->depth == k->n &&
+	       (!k->n || !memcmp(k->p->stacks + s->stack0, k->locs, k->n * sizeof(uint32_t)));
+}
+
 int profile_fold_by_symbol(struct profile *p, bool by_address, uint32_t **remap_out)
 {
 	int rc = JH_ENOMEM;
@@ -689,69 +742,101 @@ int profile_fold_by_symbol(struct profile *p, bool by_address, uint32_t **remap_
 	if (!changed)
 		goto out;
 	rc = JH_ENOMEM;
-	/* rebuild the samples over canonical stacks */
-	struct pf_sample *old = p->samples;
-	uint32_t *oldstacks = p->stacks;
-	size_t nold = p->nsamples;
+	/* The stacks are rewritten in place over the canonical locations.
+	 * Only a sample whose stack changed can now equal another one; it
+	 * is looked up among all samples (the index holds them under their
+	 * hashes; a changed sample's old entry can only match a stack equal
+	 * to its new one, a true duplicate), and the lower id of two equal
+	 * samples keeps both: the order a full rebuild would give. */
+	size_t nold = p->nsamples, ntouched = 0;
 	uint32_t *remap = malloc((nold + 1) * sizeof(*remap));
-	uint32_t *stack = NULL;
-	size_t cap_stack = 0;
-	if (!remap)
-		goto out;
-	p->samples = NULL;
-	p->stacks = NULL;
-	p->nsamples = p->cap_samples = p->nstacks = p->cap_stacks = 0;
-	idmap_release(&p->sample_index);
-	idmap_init(&p->sample_index);
+	uint32_t *touched = malloc((nold + 1) * sizeof(*touched));
+	bool *dead = calloc(nold + 1, sizeof(*dead));
+	if (!remap || !touched || !dead)
+		goto fail;
+	/* the index must hold every sample under its old stack before the
+	 * stacks change; with a few changed samples, scanning is cheaper
+	 * than indexing (a split parse leaves part of the index unmade) */
+	bool use_index = p->sample_index.len >= nold;
 	for (size_t i = 0; i < nold; i++) {
-		const struct pf_sample *s = &old[i];
-		if (jh_grow(&stack, &cap_stack, s->depth + 1, sizeof(*stack)))
-			goto fail;
-		for (uint32_t j = 0; j < s->depth; j++)
-			stack[j] = canon[oldstacks[s->stack0 + j]];
-		int64_t id = profile_sample(p, stack, s->depth);
-		if (id < 0)
-			goto fail;
-		remap[i] = (uint32_t)id;
-		for (int j = 0; j < PF_NVALUES; j++) {
-			p->samples[id].v[j] += s->v[j];
-			p->samples[id].base[j] += s->base[j];
-		}
+		struct pf_sample *x = &p->samples[i];
+		const uint32_t *st = p->stacks + x->stack0;
+		remap[i] = (uint32_t)i;
+		for (uint32_t j = 0; j < x->depth; j++)
+			if (canon[st[j]] != st[j]) {
+				touched[ntouched++] = (uint32_t)i;
+				break;
+			}
 	}
-	/* per-thread values: the same (sample, thread) may now appear twice */
-	struct idmap tvi;
-	idmap_init(&tvi);
-	size_t n = 0;
-	for (size_t i = 0; i < p->ntvals; i++) {
-		struct pf_thread_value tv = p->tvals[i];
-		tv.sample = remap[tv.sample];
-		struct tv_key k = { p->tvals, tv.sample, tv.thread };
-		uint64_t h = (uint64_t)tv.sample << 32 | tv.thread;
-		uint32_t id = idmap_find(&tvi, h, tv_eq, &k);
-		if (id != UINT32_MAX) {
-			for (int j = 0; j < PF_NVALUES; j++)
-				p->tvals[id].v[j] += tv.v[j];
+	if (!use_index && ntouched > FOLD_SCAN_MAX) {
+		if (index_samples(p))
+			goto fail;
+		use_index = true;
+	}
+	size_t ndead = 0;
+	for (size_t t = 0; t < ntouched; t++) {
+		uint32_t i = touched[t];
+		struct pf_sample *x = &p->samples[i];
+		uint32_t *st = p->stacks + x->stack0;
+		for (uint32_t j = 0; j < x->depth; j++)
+			st[j] = canon[st[j]];
+		struct live_key k = { p, st, x->depth, i, dead };
+		uint64_t h = 0;
+		uint32_t y = UINT32_MAX;
+		if (use_index) {
+			h = profile_stack_hash(x->depth ? st : NULL, x->depth);
+			y = idmap_find(&p->sample_index, h, live_eq, &k);
+		} else {
+			for (uint32_t c = 0; c < nold && y == UINT32_MAX; c++)
+				if (live_eq(&k, c))
+					y = c;
+		}
+		if (y == UINT32_MAX) {
+			if (use_index && idmap_put(&p->sample_index, h, i))
+				goto fail;
 			continue;
 		}
-		p->tvals[n] = tv;
-		if (idmap_put(&tvi, h, (uint32_t)n)) {
-			idmap_release(&tvi);
-			goto fail;
+		/* the lower id keeps the values of both */
+		uint32_t keep = y < i ? y : i, drop = y < i ? i : y;
+		for (int j = 0; j < PF_NVALUES; j++) {
+			p->samples[keep].v[j] += p->samples[drop].v[j];
+			p->samples[keep].base[j] += p->samples[drop].base[j];
 		}
-		n++;
+		dead[drop] = true;
+		remap[drop] = keep;
+		ndead++;
+		if (use_index && keep == i && idmap_put(&p->sample_index, h, i))
+			goto fail;
 	}
-	p->ntvals = n;
-	idmap_release(&tvi);
+	/* the index is made again from the samples when next needed */
+	idmap_release(&p->sample_index);
+	idmap_init(&p->sample_index);
+	if (ndead) {
+		/* old ids to new: a dropped sample to its keeper's new id (its
+		 * keeper has the lower id, so is renumbered first) */
+		size_t n = 0;
+		for (size_t i = 0; i < nold; i++) {
+			if (dead[i]) {
+				remap[i] = remap[remap[i]];
+				continue;
+			}
+			p->samples[n] = p->samples[i];
+			remap[i] = (uint32_t)n++;
+		}
+		p->nsamples = n;
+	}
+	/* per-thread values: the same (sample, thread) may now appear twice */
+	if (ndead && fold_thread_values(p, remap))
+		goto fail;
 	rc = 0;
 	if (remap_out) {
 		*remap_out = remap;
 		remap = NULL;
 	}
 fail:
-	jh_big_free(old);
-	jh_big_free(oldstacks);
 	free(remap);
-	free(stack);
+	free(touched);
+	free(dead);
 out:
 	free(canon);
 	idmap_release(&index);
