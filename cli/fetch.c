@@ -6,6 +6,7 @@
 #include <time.h>
 #include <curl/curl.h>
 
+#include "analyzer/dynlib.h"
 #include "analyzer/util.h"
 
 /* The state of one transfer, shared with libcurl's callbacks. */
@@ -19,12 +20,40 @@ struct xfer {
 	double last_progress;
 };
 
+/* The libcurl functions used here, from libcurl.so.4, loaded by the first
+ * request (see analyzer/dynlib.h); curl/curl.h gives their types. */
+static struct {
+	__typeof__(curl_global_init) *global_init;
+	__typeof__(curl_easy_init) *easy_init;
+	__typeof__(curl_easy_setopt) *easy_setopt;
+	__typeof__(curl_easy_perform) *easy_perform;
+	__typeof__(curl_easy_getinfo) *easy_getinfo;
+	__typeof__(curl_easy_strerror) *easy_strerror;
+	__typeof__(curl_easy_cleanup) *easy_cleanup;
+	__typeof__(curl_slist_append) *slist_append;
+	__typeof__(curl_slist_free_all) *slist_free_all;
+} curl;
+
+#define FN(f) DYNLIB_FN(curl.f, "curl_" #f)
+static const struct dynlib_fn curl_fns[] = {
+	FN(global_init), FN(easy_init), FN(easy_setopt), FN(easy_perform), FN(easy_getinfo),
+	FN(easy_strerror), FN(easy_cleanup), FN(slist_append), FN(slist_free_all),
+};
+#undef FN
+
 static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
+static char curl_missing[1024];   /* why libcurl cannot be loaded, or "" */
 static CURLcode curl_init_rc;
 
 static void curl_init(void)
 {
-	curl_init_rc = curl_global_init(CURL_GLOBAL_DEFAULT);
+	char why[sizeof(curl_missing) - 100];
+	if (dynlib_load("libcurl.so.4", curl_fns, sizeof(curl_fns) / sizeof(*curl_fns), why,
+			sizeof(why)))
+		snprintf(curl_missing, sizeof(curl_missing),
+			 "fetching URLs needs libcurl (libcurl.so.4, Debian package libcurl4): %s", why);
+	else
+		curl_init_rc = curl.global_init(CURL_GLOBAL_DEFAULT);
 }
 
 static double elapsed(const struct xfer *x)
@@ -169,10 +198,12 @@ int fetch_url(const char *url, const struct fetch_options *o, struct fetch_reply
 {
 	memset(r, 0, sizeof(*r));
 	pthread_once(&curl_once, curl_init);
+	if (curl_missing[0])
+		return jh_err(err, errlen, JH_EIO, "%s", curl_missing);
 	if (curl_init_rc)
 		return jh_err(err, errlen, JH_EIO, "cannot fetch '%s': libcurl: %s", url,
-			      curl_easy_strerror(curl_init_rc));
-	CURL *h = curl_easy_init();
+			      curl.easy_strerror(curl_init_rc));
+	CURL *h = curl.easy_init();
 	if (!h)
 		return jh_err(err, errlen, JH_ENOMEM, "cannot fetch '%s': out of memory", url);
 	struct xfer x = { .o = o, .max = o->max_bytes ? o->max_bytes : FETCH_MAX_BYTES };
@@ -180,40 +211,40 @@ int fetch_url(const char *url, const struct fetch_options *o, struct fetch_reply
 	char cerr[CURL_ERROR_SIZE] = "";
 	double timeout = o->timeout > 0 ? o->timeout : 60;
 	double connect = timeout < FETCH_CONNECT_TIMEOUT ? timeout : FETCH_CONNECT_TIMEOUT;
-	struct curl_slist *hdrs = curl_slist_append(NULL, "Expect:");
+	struct curl_slist *hdrs = curl.slist_append(NULL, "Expect:");
 	const char *cafile = getenv("SSL_CERT_FILE"), *cadir = getenv("SSL_CERT_DIR");
 	int rc = 0;
-	if (curl_easy_setopt(h, CURLOPT_URL, url) ||
-	    curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https") ||
-	    curl_easy_setopt(h, CURLOPT_REDIR_PROTOCOLS_STR, "http,https") ||
-	    curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 1L) ||
-	    curl_easy_setopt(h, CURLOPT_MAXREDIRS, (long)FETCH_MAX_REDIRECTS) ||
-	    curl_easy_setopt(h, CURLOPT_POSTREDIR, (long)CURL_REDIR_POST_ALL) ||
-	    curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L) ||
-	    curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, (long)(timeout * 1000)) ||
-	    curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, (long)(connect * 1000)) ||
-	    curl_easy_setopt(h, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)x.max) ||
-	    curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, "") ||
-	    curl_easy_setopt(h, CURLOPT_USERAGENT, "jheap") ||
-	    curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdrs) ||
-	    curl_easy_setopt(h, CURLOPT_ERRORBUFFER, cerr) ||
-	    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_data) ||
-	    curl_easy_setopt(h, CURLOPT_WRITEDATA, &x) ||
-	    curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header) ||
-	    curl_easy_setopt(h, CURLOPT_HEADERDATA, &x) ||
-	    curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, on_progress) ||
-	    curl_easy_setopt(h, CURLOPT_XFERINFODATA, &x) ||
-	    curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L) ||
-	    (cafile && *cafile && curl_easy_setopt(h, CURLOPT_CAINFO, cafile)) ||
-	    (cadir && *cadir && curl_easy_setopt(h, CURLOPT_CAPATH, cadir)) ||
-	    (o->post && (curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)o->post_len) ||
-			 curl_easy_setopt(h, CURLOPT_POSTFIELDS, o->post)))) {
+	if (curl.easy_setopt(h, CURLOPT_URL, url) ||
+	    curl.easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https") ||
+	    curl.easy_setopt(h, CURLOPT_REDIR_PROTOCOLS_STR, "http,https") ||
+	    curl.easy_setopt(h, CURLOPT_FOLLOWLOCATION, 1L) ||
+	    curl.easy_setopt(h, CURLOPT_MAXREDIRS, (long)FETCH_MAX_REDIRECTS) ||
+	    curl.easy_setopt(h, CURLOPT_POSTREDIR, (long)CURL_REDIR_POST_ALL) ||
+	    curl.easy_setopt(h, CURLOPT_NOSIGNAL, 1L) ||
+	    curl.easy_setopt(h, CURLOPT_TIMEOUT_MS, (long)(timeout * 1000)) ||
+	    curl.easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, (long)(connect * 1000)) ||
+	    curl.easy_setopt(h, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)x.max) ||
+	    curl.easy_setopt(h, CURLOPT_ACCEPT_ENCODING, "") ||
+	    curl.easy_setopt(h, CURLOPT_USERAGENT, "jheap") ||
+	    curl.easy_setopt(h, CURLOPT_HTTPHEADER, hdrs) ||
+	    curl.easy_setopt(h, CURLOPT_ERRORBUFFER, cerr) ||
+	    curl.easy_setopt(h, CURLOPT_WRITEFUNCTION, on_data) ||
+	    curl.easy_setopt(h, CURLOPT_WRITEDATA, &x) ||
+	    curl.easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header) ||
+	    curl.easy_setopt(h, CURLOPT_HEADERDATA, &x) ||
+	    curl.easy_setopt(h, CURLOPT_XFERINFOFUNCTION, on_progress) ||
+	    curl.easy_setopt(h, CURLOPT_XFERINFODATA, &x) ||
+	    curl.easy_setopt(h, CURLOPT_NOPROGRESS, 0L) ||
+	    (cafile && *cafile && curl.easy_setopt(h, CURLOPT_CAINFO, cafile)) ||
+	    (cadir && *cadir && curl.easy_setopt(h, CURLOPT_CAPATH, cadir)) ||
+	    (o->post && (curl.easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)o->post_len) ||
+			 curl.easy_setopt(h, CURLOPT_POSTFIELDS, o->post)))) {
 		rc = jh_err(err, errlen, JH_EIO, "cannot fetch '%s': libcurl lacks a needed feature", url);
 		goto out;
 	}
-	CURLcode c = curl_easy_perform(h);
+	CURLcode c = curl.easy_perform(h);
 	long status = 0;
-	curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
+	curl.easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
 	if (x.oom || c == CURLE_OUT_OF_MEMORY) {
 		rc = jh_err(err, errlen, JH_ENOMEM, "cannot fetch '%s': out of memory", url);
 	} else if (x.too_big || c == CURLE_FILESIZE_EXCEEDED) {
@@ -223,14 +254,14 @@ int fetch_url(const char *url, const struct fetch_options *o, struct fetch_reply
 	} else if (c == CURLE_OPERATION_TIMEDOUT) {
 		rc = jh_err(err, errlen, JH_ELIMIT,
 			    "cannot fetch '%s': no complete answer within the time limit of %g s (%s)",
-			    url, timeout, cerr[0] ? cerr : curl_easy_strerror(c));
+			    url, timeout, cerr[0] ? cerr : curl.easy_strerror(c));
 	} else if (c == CURLE_TOO_MANY_REDIRECTS) {
 		rc = jh_err(err, errlen, JH_EIO,
 			    "cannot fetch '%s': more than %d redirects (a redirect loop?)", url,
 			    FETCH_MAX_REDIRECTS);
 	} else if (c != CURLE_OK) {
 		rc = jh_err(err, errlen, JH_EIO, "cannot fetch '%s': %s", url,
-			    cerr[0] ? cerr : curl_easy_strerror(c));
+			    cerr[0] ? cerr : curl.easy_strerror(c));
 	} else if (status < 200 || status > 299) {
 		rc = http_error(url, &x, status, err, errlen);
 	}
@@ -242,7 +273,7 @@ int fetch_url(const char *url, const struct fetch_options *o, struct fetch_reply
 	}
 	x.buf[x.len] = 0;
 	const char *ctype = NULL;
-	curl_easy_getinfo(h, CURLINFO_CONTENT_TYPE, &ctype);
+	curl.easy_getinfo(h, CURLINFO_CONTENT_TYPE, &ctype);
 	r->html = (ctype && !strncasecmp(ctype, "text/html", 9)) || looks_html(x.buf, x.len);
 	r->body = x.buf;
 	r->len = x.len;
@@ -251,7 +282,7 @@ int fetch_url(const char *url, const struct fetch_options *o, struct fetch_reply
 	x.buf = NULL;
 out:
 	free(x.buf);
-	curl_slist_free_all(hdrs);
-	curl_easy_cleanup(h);
+	curl.slist_free_all(hdrs);
+	curl.easy_cleanup(h);
 	return rc;
 }

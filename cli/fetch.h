@@ -7,7 +7,8 @@
  * verified against the system's certificates (SSL_CERT_FILE and
  * SSL_CERT_DIR name others), the usual proxy variables (http_proxy,
  * https_proxy, no_proxy, ...), compressed transfers decoded (the limit
- * counts decoded bytes).  No child process, no shell.
+ * counts decoded bytes).  No child process, no shell.  libcurl is loaded
+ * by the first request (dlopen), not by every run of jheap.
  */
 #ifndef JHEAP_FETCH_H
 #define JHEAP_FETCH_H
@@ -44,7 +45,9 @@ struct fetch_reply {
 /* Requests URL.  Returns 0 when a 2xx answer arrived whole (R filled; free
  * it with fetch_reply_release); else a negative code and a message in
  * ERR naming URL: JH_EIO for a network, TLS or HTTP error ("HTTP 404 Not
- * Found", with the page's title or first line), JH_ELIMIT when the answer
+ * Found", with the page's title or first line) or when libcurl cannot be
+ * loaded ("fetching URLs needs libcurl (libcurl.so.4, Debian package
+ * libcurl4): ...", without URL), JH_ELIMIT when the answer
  * is larger than the limit or takes longer than the time limit, JH_ENOMEM.
  * R is released on error. */
 int fetch_url(const char *url, const struct fetch_options *o, struct fetch_reply *r,

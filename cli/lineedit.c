@@ -5,8 +5,53 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "analyzer/dynlib.h"
 #include "analyzer/util.h"
 #include "cli/lineedit.h"
+
+/* The libedit functions used here, from libedit.so.2, loaded when the
+ * first line editor is made (see analyzer/dynlib.h); histedit.h gives
+ * their types. */
+static struct {
+	__typeof__(el_init) *el_init;
+	__typeof__(el_end) *el_end;
+	__typeof__(el_get) *el_get;
+	__typeof__(el_set) *el_set;
+	__typeof__(el_wset) *el_wset;
+	__typeof__(el_source) *el_source;
+	__typeof__(el_gets) *el_gets;
+	__typeof__(el_line) *el_line;
+	__typeof__(el_insertstr) *el_insertstr;
+	__typeof__(el_reset) *el_reset;
+	__typeof__(history_init) *history_init;
+	__typeof__(history) *history;
+	__typeof__(history_end) *history_end;
+} lib;
+
+#define FN(f) DYNLIB_FN(lib.f, #f)
+static const struct dynlib_fn libedit_fns[] = {
+	FN(el_init), FN(el_end), FN(el_get), FN(el_set), FN(el_wset), FN(el_source), FN(el_gets),
+	FN(el_line), FN(el_insertstr), FN(el_reset), FN(history_init), FN(history),
+	FN(history_end),
+};
+#undef FN
+
+/* Loads libedit the first time; NULL, or why it cannot be used. */
+static const char *load_libedit(void)
+{
+	static bool tried;
+	static char missing[1024];
+	if (!tried) {
+		char why[sizeof(missing) - 200];
+		tried = true;
+		if (dynlib_load("libedit.so.2", libedit_fns, sizeof(libedit_fns) / sizeof(*libedit_fns),
+				why, sizeof(why)))
+			snprintf(missing, sizeof(missing),
+				 "line editing needs libedit (libedit.so.2, Debian package libedit2): %s; reading plain lines, without history or completion",
+				 why);
+	}
+	return missing[0] ? missing : NULL;
+}
 
 struct lineedit {
 	bool edit;
@@ -15,6 +60,7 @@ struct lineedit {
 	History *hist;
 	char *history_path;
 	const char *history_error;   /* the first problem with the file, or NULL */
+	const char *plain_why;       /* why a terminal gets plain lines, or NULL */
 	char history_why[512];
 	lineedit_complete_fn complete;
 	void *ctx;
@@ -93,9 +139,9 @@ static unsigned char complete_cb(EditLine *el, int ch)
 {
 	(void)ch;
 	struct lineedit *le;
-	if (el_get(el, EL_CLIENTDATA, &le) || !le || !le->complete)
+	if (lib.el_get(el, EL_CLIENTDATA, &le) || !le || !le->complete)
 		return CC_ERROR;
-	const LineInfo *li = el_line(el);
+	const LineInfo *li = lib.el_line(el);
 	size_t cursor = (size_t)(li->cursor - li->buffer);
 	char *line = strndup(li->buffer, cursor);
 	if (!line)
@@ -105,7 +151,7 @@ static unsigned char complete_cb(EditLine *el, int ch)
 	unsigned char rc = CC_ERROR;
 	size_t typed = start <= cursor ? cursor - start : 0;
 	if (w.n == 1) {
-		if (strlen(w.v[0]) > typed && el_insertstr(el, w.v[0] + typed) == 0)
+		if (strlen(w.v[0]) > typed && lib.el_insertstr(el, w.v[0] + typed) == 0)
 			rc = CC_REFRESH;
 	} else if (w.n > 1) {
 		size_t common = strlen(w.v[0]);
@@ -117,7 +163,7 @@ static unsigned char complete_cb(EditLine *el, int ch)
 		}
 		if (common > typed) {
 			char *ext = strndup(w.v[0] + typed, common - typed);
-			if (ext && el_insertstr(el, ext) == 0)
+			if (ext && lib.el_insertstr(el, ext) == 0)
 				rc = CC_REFRESH;
 			free(ext);
 		} else {
@@ -135,7 +181,7 @@ static unsigned char complete_cb(EditLine *el, int ch)
 static const char *prompt_cb(EditLine *el)
 {
 	struct lineedit *le;
-	if (el_get(el, EL_CLIENTDATA, &le) || !le)
+	if (lib.el_get(el, EL_CLIENTDATA, &le) || !le)
 		return "> ";
 	return le->prompt;
 }
@@ -186,20 +232,22 @@ struct lineedit *lineedit_new(bool edit, const char *prompt, const char *history
 		free(le);
 		return NULL;
 	}
-	le->edit = edit;
 	le->complete = complete;
 	le->ctx = ctx;
+	if (edit && (le->plain_why = load_libedit()))
+		edit = false;
+	le->edit = edit;
 	if (!edit)
 		return le;
-	le->el = el_init("jheap", stdin, stdout, stderr);
-	le->hist = history_init();
+	le->el = lib.el_init("jheap", stdin, stdout, stderr);
+	le->hist = lib.history_init();
 	if (!le->el || !le->hist) {
 		lineedit_free(le);
 		return NULL;
 	}
 	HistEvent ev;
-	history(le->hist, &ev, H_SETSIZE, 1000);
-	history(le->hist, &ev, H_SETUNIQUE, 1);
+	lib.history(le->hist, &ev, H_SETSIZE, 1000);
+	lib.history(le->hist, &ev, H_SETUNIQUE, 1);
 	if (history_path) {
 		le->history_path = strdup(history_path);
 		if (le->history_path) {
@@ -207,21 +255,21 @@ struct lineedit *lineedit_new(bool edit, const char *prompt, const char *history
 			errno = 0;
 			if (make_parent(history_path))
 				history_failed(le, "keep");
-			else if (!stat(history_path, &st) && history(le->hist, &ev, H_LOAD, history_path) < 0)
+			else if (!stat(history_path, &st) && lib.history(le->hist, &ev, H_LOAD, history_path) < 0)
 				history_failed(le, "read");
 		}
 	}
-	el_set(le->el, EL_CLIENTDATA, le);
-	el_set(le->el, EL_PROMPT, prompt_cb);
-	el_set(le->el, EL_EDITOR, "emacs");
-	el_set(le->el, EL_SIGNAL, 1);
-	el_set(le->el, EL_HIST, history, le->hist);
+	lib.el_set(le->el, EL_CLIENTDATA, le);
+	lib.el_set(le->el, EL_PROMPT, prompt_cb);
+	lib.el_set(le->el, EL_EDITOR, "emacs");
+	lib.el_set(le->el, EL_SIGNAL, 1);
+	lib.el_set(le->el, EL_HIST, lib.history, le->hist);
 	/* the wide form: libedit keeps these strings as they are (the narrow
 	 * one copies them and never frees the copies) */
-	el_wset(le->el, EL_ADDFN, L"jheap-complete", L"complete a command, an option or a name",
+	lib.el_wset(le->el, EL_ADDFN, L"jheap-complete", L"complete a command, an option or a name",
 		complete_cb);
-	el_set(le->el, EL_BIND, "^I", "jheap-complete", NULL);
-	el_source(le->el, NULL);   /* the user's ~/.editrc, as other libedit programs read it */
+	lib.el_set(le->el, EL_BIND, "^I", "jheap-complete", NULL);
+	lib.el_source(le->el, NULL);   /* the user's ~/.editrc, as other libedit programs read it */
 	return le;
 }
 
@@ -233,33 +281,63 @@ static char *strip(char *line)
 	return line;
 }
 
-char *lineedit_read(struct lineedit *le)
+/* SIGINT sets `interrupted` (and stops a read) until restore_sigint. */
+static void catch_sigint(struct sigaction *old)
 {
-	if (!le->edit) {
-		char *line = NULL;
-		size_t cap = 0;
-		if (isatty(STDIN_FILENO)) {
+	struct sigaction sa = { .sa_handler = on_sigint };
+	sigemptyset(&sa.sa_mask);
+	interrupted = 0;
+	sigaction(SIGINT, &sa, old);
+}
+
+static void restore_sigint(const struct sigaction *old)
+{
+	sigaction(SIGINT, old, NULL);
+}
+
+/* A plain line.  On a terminal (libedit missing, or standard output
+ * elsewhere) the prompt goes to standard error and Ctrl-C drops the line
+ * as the editor does: the terminal has discarded what was typed. */
+static char *read_plain(struct lineedit *le)
+{
+	bool tty = isatty(STDIN_FILENO);
+	char *line = NULL;
+	size_t cap = 0;
+	for (;;) {
+		struct sigaction old;
+		if (tty) {
 			fputs(le->prompt, stderr);
 			fflush(stderr);
+			catch_sigint(&old);
 		}
-		if (getline(&line, &cap, stdin) < 0) {
-			free(line);
-			return NULL;
-		}
-		return strip(line);
+		ssize_t n = getline(&line, &cap, stdin);
+		if (tty)
+			restore_sigint(&old);
+		if (n >= 0)
+			return strip(line);
+		if (!tty || !interrupted)
+			break;
+		clearerr(stdin);
+		fputc('\n', stderr);
 	}
+	free(line);
+	return NULL;
+}
+
+char *lineedit_read(struct lineedit *le)
+{
+	if (!le->edit)
+		return read_plain(le);
 	for (;;) {
-		struct sigaction sa = { .sa_handler = on_sigint }, old;
-		sigemptyset(&sa.sa_mask);
-		interrupted = 0;
-		sigaction(SIGINT, &sa, &old);
+		struct sigaction old;
+		catch_sigint(&old);
 		int count = 0;
-		const char *got = el_gets(le->el, &count);
-		sigaction(SIGINT, &old, NULL);
+		const char *got = lib.el_gets(le->el, &count);
+		restore_sigint(&old);
 		if (!got && interrupted) {
 			/* Ctrl-C: drop the line, as a shell does */
 			fputc('\n', stdout);
-			el_reset(le->el);
+			lib.el_reset(le->el);
 			continue;
 		}
 		if (!got || count <= 0) {
@@ -272,9 +350,9 @@ char *lineedit_read(struct lineedit *le)
 		strip(line);
 		if (line[strspn(line, " \t")]) {
 			HistEvent ev;
-			history(le->hist, &ev, H_ENTER, line);
+			lib.history(le->hist, &ev, H_ENTER, line);
 			errno = 0;
-			if (le->history_path && history(le->hist, &ev, H_SAVE, le->history_path) < 0)
+			if (le->history_path && lib.history(le->hist, &ev, H_SAVE, le->history_path) < 0)
 				history_failed(le, "write");
 		}
 		return line;
@@ -286,14 +364,19 @@ const char *lineedit_history_error(const struct lineedit *le)
 	return le->history_error;
 }
 
+const char *lineedit_plain_why(const struct lineedit *le)
+{
+	return le->plain_why;
+}
+
 void lineedit_free(struct lineedit *le)
 {
 	if (!le)
 		return;
 	if (le->el)
-		el_end(le->el);
+		lib.el_end(le->el);
 	if (le->hist)
-		history_end(le->hist);
+		lib.history_end(le->hist);
 	free(le->history_path);
 	free(le->prompt);
 	free(le);

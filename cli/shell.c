@@ -834,6 +834,8 @@ int shell_run(struct driver *d)
 		say("out of memory");
 		return EXIT_DATA;
 	}
+	if (lineedit_plain_why(sh.le))
+		driver_warn(d, lineedit_plain_why(sh.le));
 	if (isatty(STDIN_FILENO) && !d->cli.quiet)
 		fprintf(stderr, "Entering interactive mode: 'help' lists the commands, 'quit' or Ctrl-D leaves.\n");
 	while (!sh.quit) {

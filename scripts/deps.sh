@@ -1,6 +1,8 @@
 #!/bin/sh
 # Install the Debian packages jheap needs to build and test, but only the
-# missing ones.  Quiet when nothing is missing.  Works without a terminal
+# missing ones.  libcurl4 and libedit2 are loaded with dlopen at run time
+# (their -dev packages give only the headers to the build), so they are
+# listed by their own names.  Quiet when nothing is missing.  Works without a terminal
 # (CI=true, stdin closed): apt runs non-interactively.
 #
 # Usage: scripts/deps.sh [--check]
@@ -22,9 +24,11 @@ libc6-dbg
 g++
 libpcre2-dev
 libcurl4-openssl-dev
+libcurl4
 curl
 openssl
 libedit-dev
+libedit2
 graphviz
 valgrind
 golang-go

@@ -1,4 +1,3 @@
-#include <dlfcn.h>
 #include <fcntl.h>
 #include <math.h>
 #include <pthread.h>
@@ -8,6 +7,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "analyzer/dynlib.h"
 #include "symbolize/debuginfod.h"
 
 #define DEFAULT_BUDGET 30.0
@@ -50,14 +50,14 @@ static void load(void)
 	budget = b && *b ? strtod(b, &end) : DEFAULT_BUDGET;
 	if (!(budget >= 0) || !isfinite(budget) || (b && *b && *end))
 		budget = DEFAULT_BUDGET;
-	void *h = dlopen("libdebuginfod.so.1", RTLD_NOW | RTLD_LOCAL);
-	if (!h)
-		return;
-	*(void **)&lib.begin = dlsym(h, "debuginfod_begin");
-	*(void **)&lib.find_debuginfo = dlsym(h, "debuginfod_find_debuginfo");
-	*(void **)&lib.set_progressfn = dlsym(h, "debuginfod_set_progressfn");
-	*(void **)&lib.end = dlsym(h, "debuginfod_end");
-	usable = lib.begin && lib.find_debuginfo && lib.set_progressfn && lib.end;
+	static const struct dynlib_fn fns[] = {
+		DYNLIB_FN(lib.begin, "debuginfod_begin"),
+		DYNLIB_FN(lib.find_debuginfo, "debuginfod_find_debuginfo"),
+		DYNLIB_FN(lib.set_progressfn, "debuginfod_set_progressfn"),
+		DYNLIB_FN(lib.end, "debuginfod_end"),
+	};
+	char why[512];
+	usable = !dynlib_load("libdebuginfod.so.1", fns, sizeof(fns) / sizeof(*fns), why, sizeof(why));
 }
 
 /* Called about once a second while a lookup waits or downloads: a
