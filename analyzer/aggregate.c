@@ -1,8 +1,10 @@
 #include <pthread.h>
 #include "analyzer/aggregate.h"
+#include "analyzer/array.h"
+#include "analyzer/errors.h"
 #include "analyzer/names.h"
 #include "analyzer/pattern.h"
-#include "analyzer/util.h"
+#include "analyzer/threads.h"
 
 const char *aggregate_func_name(const struct profile *p, uint32_t func, bool full,
 				char *buf, size_t len)

@@ -12,12 +12,15 @@
 #define HEX_SSE2 1
 #endif
 
+#include "analyzer/array.h"
+#include "analyzer/bigarray.h"
+#include "analyzer/errors.h"
 #include "analyzer/names.h"
 #include "analyzer/parse.h"
 #include "analyzer/pprof.h"
 #include "analyzer/readfile.h"
+#include "analyzer/threads.h"
 #include "analyzer/unsample.h"
-#include "analyzer/util.h"
 #include "symbolize/maps.h"
 
 struct split;

@@ -13,9 +13,10 @@
 #include <math.h>
 #include <zlib.h>
 
+#include "analyzer/array.h"
+#include "analyzer/errors.h"
 #include "analyzer/parse.h"
 #include "analyzer/pprof.h"
-#include "analyzer/util.h"
 
 /* Field numbers of profile.proto. */
 enum {

@@ -1,6 +1,9 @@
 #include <math.h>
 #include "analyzer/profile.h"
-#include "analyzer/util.h"
+#include "analyzer/array.h"
+#include "analyzer/bigarray.h"
+#include "analyzer/errors.h"
+#include "analyzer/hash.h"
 
 int profile_init(struct profile *p)
 {

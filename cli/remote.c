@@ -6,11 +6,13 @@
 #include <fcntl.h>
 #include <pwd.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "analyzer/util.h"
+#include "analyzer/chars.h"
+#include "analyzer/errors.h"
 #include "cli/fetch.h"
 #include "cli/url.h"
 #include "symbolize/addr.h"

@@ -1,8 +1,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analyzer/util.h"
 #include "output/pbenc.h"
+#include "analyzer/array.h"
 
 void pbenc_init(struct pbenc *e)
 {

@@ -62,7 +62,8 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "analyzer/util.h"
+#include "analyzer/array.h"
+#include "analyzer/errors.h"
 #include "analyzer/names.h"
 #include "output/output.h"
 #include "output/pbenc.h"

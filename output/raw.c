@@ -35,8 +35,9 @@
  */
 #include <errno.h>
 #include <sys/stat.h>
+#include "analyzer/array.h"
+#include "analyzer/errors.h"
 #include "analyzer/names.h"
-#include "analyzer/util.h"
 #include "output/output.h"
 #include "symbolize/addr.h"
 

@@ -1,5 +1,6 @@
 #include "symbolize/maps.h"
-#include "analyzer/util.h"
+#include "analyzer/chars.h"
+#include "analyzer/errors.h"
 
 /* Reads hex digits at *p; at most 16 significant ones fit. */
 static int read_hex(const char **p, const char *end, uint64_t *out)

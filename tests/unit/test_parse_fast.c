@@ -8,6 +8,7 @@
  * parse.c is included for its static functions.
  */
 #include <math.h>
+#include "analyzer/chars.h"
 #include "analyzer/parse.c"
 #include "unit.h"
 
