@@ -2,7 +2,6 @@
 #include <errno.h>
 #include <math.h>
 #include <fcntl.h>
-#include <pthread.h>
 #include <stdatomic.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -82,7 +81,6 @@ struct parser {
 /* The second half of a split heap_v2 body: its parser and profile, and
  * what the first half replays from it once both are done. */
 struct split {
-	pthread_t thread;
 	const char *end;        /* of the whole buffer */
 	struct parser ps;
 	struct profile p;
@@ -1059,9 +1057,37 @@ static const char *split_point(const struct parser *ps)
 	return q ? q + 1 : NULL;
 }
 
+/* The body up to the split, in the caller's thread: when it fails or
+ * finds the maps before the split, the second half is cancelled. */
+struct first_half {
+	struct parser *ps;
+	int rc;
+	bool whole;             /* the split stands: the second half is used */
+};
+
+static void *first_half(void *arg)
+{
+	struct first_half *h = arg;
+	struct parser *ps = h->ps;
+	struct split *sp = ps->sp;
+	h->rc = v2_body(ps);
+	split_half_done(sp);
+	/* v2_body() drops ps->sp when the maps begin before the cut */
+	h->whole = ps->sp != NULL;
+	ps->sp = NULL;
+	ps->end = sp->end;
+	if (h->rc || !h->whole)
+		atomic_store(&sp->cancel, true);
+	return NULL;
+}
+
+/* The body from the split on, in a thread of its own (or after the first
+ * half when none can be started). */
 static void *second_half(void *arg)
 {
 	struct split *sp = arg;
+	if (atomic_load(&sp->cancel))
+		return NULL;
 	reserve_body(&sp->p, (size_t)(sp->end - sp->ps.buf));
 	sp->rc = v2_body(&sp->ps);
 	split_half_done(sp);
@@ -1094,8 +1120,9 @@ struct replay_part {
 /* Second halves with fewer samples are looked up in one thread. */
 #define REPLAY_SPLIT_MIN 8192
 
-static void replay_find(struct replay_part *r)
+static void *replay_find(void *arg)
 {
+	struct replay_part *r = arg;
 	const struct profile *src = r->src;
 	/* each sample's stack is its own stretch of src->stacks */
 	for (size_t i = r->lo; i < r->hi; i++) {
@@ -1116,11 +1143,6 @@ static void replay_find(struct replay_part *r)
 		r->sid[i] = profile_sample_find(r->dst, s->depth ? src->stacks + s->stack0 : NULL,
 						s->depth, r->hash[i]);
 	}
-}
-
-static void *replay_find_run(void *arg)
-{
-	replay_find(arg);
 	return NULL;
 }
 
@@ -1170,15 +1192,9 @@ static int replay(struct profile *dst, struct split *sp, bool forced)
 		{ dst, src, locid, hash, sid, 0, src->nsamples / 2 },
 		{ dst, src, locid, hash, sid, src->nsamples / 2, src->nsamples },
 	};
-	pthread_t th;
-	bool two = (forced ? src->nsamples >= 2
-			   : src->nsamples >= REPLAY_SPLIT_MIN && jh_threads() > 1) &&
-		   !pthread_create(&th, NULL, replay_find_run, &parts[1]);
-	if (!two)
-		parts[0].hi = src->nsamples;
-	replay_find(&parts[0]);
-	if (two)
-		pthread_join(th, NULL);
+	jh_run_two(replay_find, &parts[0], replay_find, &parts[1],
+		   forced ? src->nsamples >= 2
+			  : src->nsamples >= REPLAY_SPLIT_MIN && jh_threads() > 1);
 	for (size_t i = 0; i < src->nsamples; i++) {
 		const struct pf_sample *s = &src->samples[i];
 		if (sid[i] == UINT32_MAX) {
@@ -1246,21 +1262,12 @@ static int parse_v2_split(struct parser *ps, const char *cut)
 		sp->core_idle = ps->o->core_idle;
 		sp->ctx = ps->o->ctx;
 	}
-	if (pthread_create(&sp->thread, NULL, second_half, sp)) {
-		split_free(sp);
-		return v2_body(ps);
-	}
 	ps->end = cut;
 	ps->sp = sp;
-	int rc = v2_body(ps);
-	split_half_done(sp);
-	/* v2_body() drops ps->sp when the maps begin before the cut */
-	bool whole = ps->sp != NULL;
-	ps->sp = NULL;
-	ps->end = sp->end;
-	if (rc || !whole)
-		atomic_store(&sp->cancel, true);
-	pthread_join(sp->thread, NULL);
+	struct first_half first = { .ps = ps };
+	jh_run_two(first_half, &first, second_half, sp, true);
+	int rc = first.rc;
+	bool whole = first.whole;
 	if (!rc && whole) {
 		unsigned long base = ps->lineno;
 		ps->lineno = base + sp->ps.lineno;
