@@ -14,13 +14,13 @@
 #include "analyzer/array.h"
 #include "analyzer/bigarray.h"
 #include "analyzer/errors.h"
+#include "analyzer/maps.h"
 #include "analyzer/names.h"
 #include "analyzer/parse.h"
 #include "analyzer/pprof.h"
 #include "analyzer/readfile.h"
 #include "analyzer/threads.h"
 #include "analyzer/unsample.h"
-#include "symbolize/maps.h"
 
 struct split;
 
@@ -794,14 +794,9 @@ static int read_maps(struct parser *ps)
 		}
 		struct pf_mapping m = {
 			.start = ml.start, .limit = ml.end, .offset = ml.offset,
-			.exec = ml.exec, .deleted = ml.deleted, .kind = PF_MAP_FILE,
+			.exec = ml.exec, .deleted = ml.deleted,
+			.kind = profile_map_kind(ml.path, ml.pathlen),
 		};
-		if (!ml.pathlen)
-			m.kind = PF_MAP_ANON;
-		else if (ml.pathlen == 6 && !memcmp(ml.path, "[vdso]", 6))
-			m.kind = PF_MAP_VDSO;
-		else if (ml.path[0] == '[')
-			m.kind = PF_MAP_SPECIAL;
 		int64_t sid = strtab_intern_n(&ps->p->strs, ml.path, ml.pathlen);
 		if (sid < 0) {
 			free(exp);

@@ -400,7 +400,7 @@ static int read_sample_types(struct rd *r, const unsigned char *at, size_t ntype
 static int read_mapping(struct rd *r, struct ent *e)
 {
 	const unsigned char *p = r->base + e->off, *end = p + e->len;
-	struct pf_mapping m = { .exec = true, .kind = PF_MAP_FILE };
+	struct pf_mapping m = { .exec = true };
 	uint64_t file = 0, build = 0;
 	struct pbf f;
 	int k;
@@ -432,12 +432,7 @@ static int read_mapping(struct rd *r, struct ent *e)
 	if (str(r, at, file, &m.path) || str(r, at, build, &m.build_id))
 		return JH_EFORMAT;
 	const char *path = strtab_get(&r->p->strs, m.path);
-	if (!*path)
-		m.kind = PF_MAP_ANON;
-	else if (!strcmp(path, "[vdso]"))
-		m.kind = PF_MAP_VDSO;
-	else if (path[0] == '[')
-		m.kind = PF_MAP_SPECIAL;
+	m.kind = profile_map_kind(path, strlen(path));
 	int64_t id = profile_mapping(r->p, &m);
 	if (id < 0)
 		return oom(r);

@@ -269,6 +269,18 @@ int64_t profile_mapping(struct profile *p, const struct pf_mapping *m)
 	return id;
 }
 
+enum pf_map_kind profile_map_kind(const char *path, size_t len)
+{
+	if (!len)
+		return PF_MAP_ANON;
+	if (len == 6 && !memcmp(path, "[vdso]", 6))
+		return PF_MAP_VDSO;
+	/* [heap], [stack], [vvar], [vsyscall], [anon:NAME] */
+	if (path[0] == '[')
+		return PF_MAP_SPECIAL;
+	return PF_MAP_FILE;
+}
+
 uint32_t profile_find_mapping(const struct profile *p, uint64_t addr)
 {
 	uint32_t best = UINT32_MAX;

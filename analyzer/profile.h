@@ -206,6 +206,11 @@ int profile_presym(struct profile *p, uint64_t addr, uint32_t names);
 /* The names string id for ADDR, or 0. */
 uint32_t profile_presym_find(const struct profile *p, uint64_t addr);
 
+/* The kind of mapping whose path (as the maps show it) is PATH[0..len):
+ * the one decision, for the maps lines of a dump, pprof's Mapping table
+ * and --symbols' input. */
+enum pf_map_kind profile_map_kind(const char *path, size_t len);
+
 /* Mapping id containing ADDR (executable mappings preferred), or UINT32_MAX. */
 uint32_t profile_find_mapping(const struct profile *p, uint64_t addr);
 

@@ -1,4 +1,4 @@
-#include "symbolize/maps.h"
+#include "analyzer/maps.h"
 #include "analyzer/chars.h"
 #include "analyzer/errors.h"
 

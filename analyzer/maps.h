@@ -1,6 +1,8 @@
 /*
  * maps: reading one line of /proc/PID/maps text, as jemalloc copies it into
- * a dump's MAPPED_LIBRARIES section.
+ * a dump's MAPPED_LIBRARIES section.  Part of the model's folder: the text
+ * parser (analyzer/parse.c) and the driver's --symbols read maps lines with
+ * it, and profile_map_kind() (analyzer/profile.h) tells what a path names.
  */
 #ifndef JHEAP_MAPS_H
 #define JHEAP_MAPS_H
