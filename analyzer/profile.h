@@ -79,6 +79,15 @@ struct pf_location {
 	                            (0 unknown); set with --disasm */
 };
 
+/* The lookup pc of a location's raw address ADDR: the address itself for
+ * a leaf (LEAF: a pc already), else ADDR - 1, inside the call instruction
+ * of a return address.  The symbolizer looks up this pc; pprof's
+ * Location.address and jeprof's symbol section show it. */
+static inline uint64_t addr_pc(uint64_t addr, bool leaf)
+{
+	return leaf || addr == 0 ? addr : addr - 1;
+}
+
 struct pf_function {
 	uint32_t name;           /* demangled full name */
 	uint32_t system_name;    /* mangled name, 0 if none */

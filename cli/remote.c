@@ -13,9 +13,9 @@
 
 #include "analyzer/chars.h"
 #include "analyzer/errors.h"
+#include "analyzer/profile.h"
 #include "cli/fetch.h"
 #include "cli/url.h"
-#include "symbolize/addr.h"
 #include "symbolize/symcache.h"
 
 #define MSG (2 * URL_MAX + 1024)

@@ -65,9 +65,9 @@
 #include "analyzer/array.h"
 #include "analyzer/errors.h"
 #include "analyzer/names.h"
+#include "analyzer/profile.h"
 #include "output/output.h"
 #include "output/pbenc.h"
-#include "symbolize/addr.h"
 
 /* Field numbers of profile.proto. */
 enum {

@@ -38,8 +38,8 @@
 #include "analyzer/array.h"
 #include "analyzer/errors.h"
 #include "analyzer/names.h"
+#include "analyzer/profile.h"
 #include "output/output.h"
-#include "symbolize/addr.h"
 
 struct rawsym {
 	uint64_t pc;
