@@ -1,6 +1,6 @@
 #include <errno.h>
 #include <stdlib.h>
-#include "analyzer/cli.h"
+#include "cli/options.h"
 #include "analyzer/errors.h"
 
 enum opt_id {
