@@ -6,10 +6,6 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#if defined(__SSE2__) && defined(__x86_64__)
-#include <emmintrin.h>
-#define HEX_SSE2 1
-#endif
 
 #include "analyzer/array.h"
 #include "analyzer/bigarray.h"
@@ -364,52 +360,6 @@ static const unsigned char hex_table[256] = {
 	['F'] = 16,
 };
 
-#ifdef HEX_SSE2
-/* The hex digits at Q, sixteen bytes at a time: the end of the token, with
- * its value in *OUT, when Q starts 1 to 16 digits that end the token (at
- * E, or before a space or tab), else NULL for the caller to read it byte
- * by byte (errors, longer numbers with leading zeros).  Reads the 16 bytes
- * from Q, so BUFEND (the end of the whole buffer, not just of the line)
- * must be at least that far, and the 17th only when it is before E.  On
- * the dumps this takes half the time of the byte loop; a portable
- * eight-bytes-in-a-word version saved only a tenth. */
-static inline const char *hex_fast(const char *q, const char *e, const char *bufend,
-				   uint64_t *out)
-{
-	if (bufend - q < 16)
-		return NULL;
-	__m128i x = _mm_loadu_si128((const __m128i *)(const void *)q);
-	/* a byte is a digit when x - '0' is below 10 unsigned, a letter when
-	 * (x | 0x20) - 'a' is below 6 */
-	__m128i d = _mm_sub_epi8(x, _mm_set1_epi8('0'));
-	__m128i is_d = _mm_cmpeq_epi8(_mm_min_epu8(d, _mm_set1_epi8(9)), d);
-	__m128i l = _mm_sub_epi8(_mm_or_si128(x, _mm_set1_epi8(0x20)), _mm_set1_epi8('a'));
-	__m128i is_l = _mm_cmpeq_epi8(_mm_min_epu8(l, _mm_set1_epi8(5)), l);
-	unsigned hex = (unsigned)_mm_movemask_epi8(_mm_or_si128(is_d, is_l));
-	unsigned len = (unsigned)__builtin_ctz(~hex);   /* 16 when all are */
-	const char *t = q + len;
-	if (!len || t > e || (t < e && *t != ' ' && *t != '\t'))
-		return NULL;
-	/* the digit values, then each pair of them as a byte (the first the
-	 * high nibble), the eight bytes packed and turned so that the first
-	 * is the most significant; the bytes after the token drop off the
-	 * end */
-	__m128i nib = _mm_or_si128(_mm_and_si128(is_d, d),
-				   _mm_and_si128(is_l, _mm_add_epi8(l, _mm_set1_epi8(10))));
-	__m128i pairs = _mm_and_si128(_mm_or_si128(_mm_slli_epi16(nib, 4), _mm_srli_epi16(nib, 8)),
-				      _mm_set1_epi16(0xff));
-	uint64_t v = (uint64_t)_mm_cvtsi128_si64(_mm_packus_epi16(pairs, pairs));
-	*out = __builtin_bswap64(v) >> (4 * (16 - len));
-	return t;
-}
-#else
-static inline const char *hex_fast(const char *q, const char *e, const char *bufend,
-				   uint64_t *out)
-{
-	(void)q, (void)e, (void)bufend, (void)out;
-	return NULL;
-}
-#endif
 
 /* One address "0x1a2b" (the 0x is optional, as in jeprof). */
 static int read_addr(struct parser *ps, const char **s, const char *e, uint64_t *out)
@@ -417,11 +367,6 @@ static int read_addr(struct parser *ps, const char **s, const char *e, uint64_t 
 	const char *q = *s;
 	if (e - q >= 2 && q[0] == '0' && (q[1] == 'x' || q[1] == 'X'))
 		q += 2;
-	const char *t = hex_fast(q, e, ps->end, out);
-	if (t) {
-		*s = t;
-		return 0;
-	}
 	uint64_t v = 0;
 	const char *digits = q;
 	int d;
