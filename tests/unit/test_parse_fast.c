@@ -7,6 +7,7 @@
  * model's own lookups, and profile.c's unindexed appends.  parse.c is
  * included for its static functions.
  */
+#include <errno.h>
 #include <math.h>
 #include "analyzer/chars.h"
 #include "analyzer/parse.c"
