@@ -1,8 +1,9 @@
-#include <pthread.h>
 #include "analyzer/aggregate.h"
+#include "analyzer/array.h"
+#include "analyzer/errors.h"
 #include "analyzer/names.h"
 #include "analyzer/pattern.h"
-#include "analyzer/util.h"
+#include "analyzer/threads.h"
 
 const char *aggregate_func_name(const struct profile *p, uint32_t func, bool full,
 				char *buf, size_t len)
@@ -141,17 +142,10 @@ static int shown_build(struct shown *sh, const struct profile *p, bool full)
 			used++;
 		}
 	struct shown_part part[2] = { { sh, 0, 0, nn }, { sh, 1, nn, nn } };
-	pthread_t th;
-	bool threaded = false;
-	if (used >= SHOWN_SPLIT_MIN && jh_threads() > 1) {
+	bool two = used >= SHOWN_SPLIT_MIN && jh_threads() > 1;
+	if (two)
 		part[0].to = part[1].from = nn / 2;
-		threaded = !pthread_create(&th, NULL, shown_run, &part[1]);
-	}
-	shown_run(&part[0]);
-	if (threaded)
-		pthread_join(th, NULL);
-	else
-		shown_run(&part[1]);
+	jh_run_two(shown_run, &part[0], shown_run, &part[1], two);
 	return sh->rc[0] ? sh->rc[0] : sh->rc[1];
 }
 
@@ -455,6 +449,7 @@ struct sumpart {
 	double *flat;            /* per row */
 	struct cumslot *cs;      /* per row */
 	double total, flat_total;
+	bool failed;             /* out of memory */
 };
 
 /* Adds V to the cum of each of KEYS[0..n) that sample STAMP has not
@@ -515,13 +510,12 @@ static void sum_plain(struct sumpart *sp, uint32_t si, double v, uint32_t *buf)
 	sp->flat_total += v;
 }
 
-/* Returns NULL, or (void *)1 when out of memory. */
+/* Sets sp->failed when out of memory. */
 static void *sum_part(void *arg)
 {
 	struct sumpart *sp = arg;
 	uint32_t *keys = NULL;
 	size_t cap = 0;
-	void *rc = NULL;
 	for (size_t si = sp->from; si < sp->to; si++) {
 		double v = sp->p->samples[si].v[sp->value];
 		sp->total += v;
@@ -537,7 +531,7 @@ static void *sum_part(void *arg)
 				continue;
 			size_t need = (size_t)sp->p->samples[si].depth * sp->a->max_nkeys + KEY_CHUNK;
 			if (jh_grow(&keys, &cap, need, sizeof(*keys))) {
-				rc = (void *)1;
+				sp->failed = true;
 				break;
 			}
 			sum_plain(sp, (uint32_t)si, v, keys);
@@ -545,7 +539,7 @@ static void *sum_part(void *arg)
 		}
 		int64_t n = aggregate_stack_keys(sp->a, sp->p, (uint32_t)si, &keys, &cap);
 		if (n < 0) {
-			rc = (void *)1;
+			sp->failed = true;
 			break;
 		}
 		if (n == 0)
@@ -555,7 +549,7 @@ static void *sum_part(void *arg)
 		add_cum(sp->cs, keys, (size_t)n, (uint32_t)si + 1, v);
 	}
 	free(keys);
-	return rc;
+	return NULL;
 }
 
 /* The per-location words of sum_plain, and lockeys' KEY_CHUNK readable
@@ -596,16 +590,9 @@ static int sum_rows(struct aggregate *a, const struct profile *p, int value)
 		if (!(part[k].flat = jh_zalloc(n, sizeof(*part[k].flat))) ||
 		    !(part[k].cs = jh_zalloc(n, sizeof(*part[k].cs))))
 			goto out;
-	pthread_t th;
-	void *rc1 = NULL;
-	bool threaded = nparts == 2 && jh_threads() > 1 &&
-			!pthread_create(&th, NULL, sum_part, &part[1]);
-	void *rc0 = sum_part(&part[0]);
-	if (threaded)
-		pthread_join(th, &rc1);
-	else if (nparts == 2)
-		rc1 = sum_part(&part[1]);
-	if (rc0 || rc1)
+	jh_run_two(sum_part, &part[0], nparts == 2 ? sum_part : NULL, &part[1],
+		   nparts == 2 && jh_threads() > 1);
+	if (part[0].failed || part[1].failed)
 		goto out;
 	a->total = part[0].total;
 	a->flat_total = part[0].flat_total;

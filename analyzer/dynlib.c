@@ -3,8 +3,9 @@
 
 #include <dlfcn.h>
 #include <link.h>
+#include <stdlib.h>
 
-#include "analyzer/util.h"
+#include "analyzer/errors.h"
 
 int dynlib_load(const char *soname, const struct dynlib_fn *fns, size_t n, char *err,
 		size_t errlen)

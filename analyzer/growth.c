@@ -1,5 +1,7 @@
+#include <stdlib.h>
+
 #include "analyzer/growth.h"
-#include "analyzer/util.h"
+#include "analyzer/errors.h"
 
 void growth_init(struct growth *g)
 {

@@ -1,118 +1,26 @@
-#include <ctype.h>
-#include <errno.h>
-#include <math.h>
-#include <fcntl.h>
-#include <pthread.h>
-#include <stdatomic.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
-#if defined(__SSE2__) && defined(__x86_64__)
-#include <emmintrin.h>
-#define HEX_SSE2 1
-#endif
+/*
+ * parse: the text parser's entry points (parse.h), jeprof's "--- symbol"
+ * section, the records of a heap_v2 dump and the maps section.  The
+ * parser's state and the helpers its files share are in parser.h;
+ * gperftools' format is read by parse_gperf.c, and a large heap_v2 body
+ * is parsed in two threads by parse_split.c.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
 
+#include "analyzer/array.h"
+#include "analyzer/bigarray.h"
+#include "analyzer/errors.h"
+#include "analyzer/maps.h"
 #include "analyzer/names.h"
 #include "analyzer/parse.h"
+#include "analyzer/parser.h"
 #include "analyzer/pprof.h"
 #include "analyzer/readfile.h"
 #include "analyzer/unsample.h"
-#include "analyzer/util.h"
-#include "symbolize/maps.h"
 
-struct split;
-
-struct parser {
-	struct profile *p;
-	const char *name;
-	const char *buf, *end, *pos;
-	unsigned long lineno;
-	bool last_unterminated;
-	const struct parse_options *o;
-	char *err;
-	size_t errlen;
-	enum unsample_kind uk;
-	double rate;
-	/* a stack's text, addresses, location ids and where each address is
-	 * in the text: stk[cur] the one being read, the other the one before
-	 * it */
-	struct stackbuf {
-		const char *text;
-		size_t len;
-		uint64_t *addrs;
-		uint32_t *frames;
-		struct tokpos { uint32_t start, end; } *tok;
-		size_t n, cap;
-	} stk[2];
-	int cur_stk;
-	/* Consecutive stacks share most of their frames: a cache of
-	 * (address, leaf) -> location id in front of the model's hash table,
-	 * in sets of two slots (lcache_set).  Allocated on the first stack. */
-	struct loc_cache { uint64_t addr; uint32_t tag, id; } *lcache;
-	int lcache_bits;        /* it has 1 << lcache_bits slots */
-	int64_t cur;            /* current sample, -1 before the first stack */
-	unsigned long cur_line; /* line of the current stack's '@' */
-	bool cur_has_counts;
-	bool symbolized;        /* a "--- symbol" section came first */
-	/* Every frame of a stack is a return address, the first one too
-	 * (gperftools' "heap profile:": its sampler records its caller's
-	 * return address first); in heap_v2 the first is a pc inside
-	 * jemalloc.  The one place that decides each location's lookup pc
-	 * (pf_location.leaf). */
-	bool all_return;
-	/* A heap_v2 body parsed in two halves (parse_v2_split): the first
-	 * half's parser points at the split while it runs (end is then the
-	 * split point); the second half's parser has second set. */
-	struct split *sp;
-	bool second;
-	bool cur_fresh;         /* the current stack made a new sample that has
-	                           had no "t*" line yet */
-	/* the text after "tN:" of the last counts line of a record read and
-	 * its values (unsampled), when counts_known (record_counts) */
-	bool counts_known;
-	const char *counts_text;
-	size_t counts_len;
-	double counts_v[PF_NVALUES];
-	double sum[PF_NVALUES];  /* of the records read (PARSE_MAX_VALUE) */
-};
-
-/* The second half of a split heap_v2 body: its parser and profile, and
- * what the first half replays from it once both are done. */
-struct split {
-	pthread_t thread;
-	const char *end;        /* of the whole buffer */
-	struct parser ps;
-	struct profile p;
-	int rc;
-	/* its error without "NAME:LINE: " and the line relative to the split */
-	char msg[512];
-	unsigned long err_line;
-	/* warnings, likewise, in order */
-	struct split_warning { unsigned long line; char *msg; } *warns;
-	size_t nwarns, cap_warns;
-	bool warn_oom;
-	bool truncated;         /* it found the file cut short (note_truncated) */
-	/* "t*" lines after the first one of a sample: applied in this order
-	 * after the first ones, so that every sum is made in the order the
-	 * sequential parser makes it */
-	struct split_add { uint32_t sample; double v[PF_NVALUES]; } *adds;
-	size_t nadds, cap_adds;
-	atomic_size_t done;     /* bytes read, for the first half's progress */
-	atomic_bool cancel;     /* the first half failed: stop early */
-	/* parse_options.core_idle, called by the half done first */
-	void (*core_idle)(void *ctx);
-	void *ctx;
-	atomic_bool half_done;
-};
-
-static void split_half_done(struct split *sp)
-{
-	if (!atomic_exchange(&sp->half_done, true) && sp->core_idle)
-		sp->core_idle(sp->ctx);
-}
-
-__attribute__((format(printf, 3, 4)))
-static int perr(struct parser *ps, int code, const char *fmt, ...)
+int perr(struct parser *ps, int code, const char *fmt, ...)
 {
 	char msg[512];
 	va_list ap;
@@ -121,23 +29,21 @@ static int perr(struct parser *ps, int code, const char *fmt, ...)
 	va_end(ap);
 	if (ps->second) {
 		/* the line number is known once the first half is done */
-		ps->sp->err_line = ps->lineno;
+		split_error_line(ps->sp, ps->lineno);
 		return jh_err(ps->err, ps->errlen, code, "%s", msg);
 	}
 	return jh_err(ps->err, ps->errlen, code, "%s:%lu: %s", ps->name, ps->lineno, msg);
 }
 
-/* The file looks cut short (parse_options.truncated). */
-static void note_truncated(struct parser *ps)
+void note_truncated(struct parser *ps)
 {
 	if (ps->second)
-		ps->sp->truncated = true;   /* passed on when the halves are joined */
+		split_truncated(ps->sp);   /* passed on when the halves are joined */
 	else if (ps->o && ps->o->truncated)
 		*ps->o->truncated = true;
 }
 
-__attribute__((format(printf, 2, 3)))
-static void pwarn(struct parser *ps, const char *fmt, ...)
+void pwarn(struct parser *ps, const char *fmt, ...)
 {
 	if (!ps->second && (!ps->o || !ps->o->warn))
 		return;
@@ -147,12 +53,7 @@ static void pwarn(struct parser *ps, const char *fmt, ...)
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 	if (ps->second) {
-		struct split *sp = ps->sp;
-		struct split_warning w = { ps->lineno, strdup(msg) };
-		if (!w.msg || JH_PUSH(sp->warns, sp->nwarns, sp->cap_warns, w)) {
-			free(w.msg);
-			sp->warn_oom = true;
-		}
+		split_warning(ps->sp, ps->lineno, msg);
 		return;
 	}
 	snprintf(full, sizeof(full), "%s:%lu: %s", ps->name, ps->lineno, msg);
@@ -161,12 +62,10 @@ static void pwarn(struct parser *ps, const char *fmt, ...)
 
 /* Every 65536 lines: progress, and for a second half, the first half's
  * request to stop. */
-static int tick(struct parser *ps)
+int tick(struct parser *ps)
 {
 	if (ps->second) {
-		atomic_store_explicit(&ps->sp->done, (size_t)(ps->pos - ps->buf),
-				      memory_order_relaxed);
-		if (atomic_load_explicit(&ps->sp->cancel, memory_order_relaxed))
+		if (split_tick(ps->sp, (size_t)(ps->pos - ps->buf)))
 			return jh_err(ps->err, ps->errlen, JH_EUSAGE, "cancelled");
 		return 0;
 	}
@@ -175,100 +74,11 @@ static int tick(struct parser *ps)
 	size_t done = (size_t)(ps->pos - ps->buf);
 	const char *end = ps->end;
 	if (ps->sp) {
-		done += atomic_load_explicit(&ps->sp->done, memory_order_relaxed);
-		end = ps->sp->end;
+		done += split_done(ps->sp);
+		end = split_end(ps->sp);
 	}
 	ps->o->progress(ps->o->ctx, ps->name, done, (size_t)(end - ps->buf));
 	return 0;
-}
-
-/* Next line without its newline (and a trailing \r); false at the end. */
-static int next_line(struct parser *ps, const char **line, size_t *len)
-{
-	if (ps->pos >= ps->end)
-		return 0;
-	const char *s = ps->pos;
-	/* no further than a line may be long: the rest of a huge file is
-	 * not touched */
-	size_t left = (size_t)(ps->end - s);
-	const char *nl = memchr(s, '\n', left > PARSE_MAX_LINE + 1 ? PARSE_MAX_LINE + 1 : left);
-	const char *e = nl ? nl : ps->end;
-	ps->pos = nl ? nl + 1 : ps->end;
-	ps->lineno++;
-	ps->last_unterminated = !nl;
-	if (!(ps->lineno & 0xffff)) {
-		int r = tick(ps);
-		if (r)
-			return r;
-	}
-	if ((size_t)(e - s) > PARSE_MAX_LINE)
-		return perr(ps, JH_ELIMIT, "line longer than %u bytes", PARSE_MAX_LINE);
-	if (e > s && e[-1] == '\r')
-		e--;
-	*line = s;
-	*len = (size_t)(e - s);
-	return 1;
-}
-
-static void trim(const char **s, size_t *n)
-{
-	while (*n && (**s == ' ' || **s == '\t')) {
-		(*s)++;
-		(*n)--;
-	}
-	while (*n && ((*s)[*n - 1] == ' ' || (*s)[*n - 1] == '\t' || (*s)[*n - 1] == '\r'))
-		(*n)--;
-}
-
-static bool starts(const char *s, size_t n, const char *prefix)
-{
-	size_t k = strlen(prefix);
-	return n >= k && !memcmp(s, prefix, k);
-}
-
-/* "---" followed by optional spaces then WORD. */
-static bool section(const char *s, size_t n, const char *word)
-{
-	if (!starts(s, n, "---"))
-		return false;
-	s += 3;
-	n -= 3;
-	while (n && *s == ' ') {
-		s++;
-		n--;
-	}
-	return starts(s, n, word);
-}
-
-static void skip_sp(const char **s, const char *e)
-{
-	while (*s < e && (**s == ' ' || **s == '\t'))
-		(*s)++;
-}
-
-/* Decimal u64; 1 ok, 0 no digits, -1 overflow, -2 negative. */
-static int read_u64(const char **s, const char *e, uint64_t *out)
-{
-	const char *q = *s;
-	uint64_t v = 0;
-	if (q < e && *q == '-')
-		return -2;
-	/* 19 digits cannot overflow; only longer numbers are checked */
-	const char *safe = e - q > 19 ? q + 19 : e;
-	while (q < safe && (unsigned char)(*q - '0') < 10)
-		v = v * 10 + (unsigned)(*q++ - '0');
-	while (q < e && (unsigned char)(*q - '0') < 10) {
-		unsigned d = (unsigned)(*q - '0');
-		if (v > (UINT64_MAX - d) / 10)
-			return -1;
-		v = v * 10 + d;
-		q++;
-	}
-	if (q == *s)
-		return 0;
-	*s = q;
-	*out = v;
-	return 1;
 }
 
 static int expect_num(struct parser *ps, const char **s, const char *e, uint64_t *v,
@@ -285,19 +95,7 @@ static int expect_num(struct parser *ps, const char **s, const char *e, uint64_t
 	return perr(ps, JH_EFORMAT, "expected %s", what);
 }
 
-static int expect_char(struct parser *ps, const char **s, const char *e, char c,
-		       const char *what)
-{
-	skip_sp(s, e);
-	if (*s < e && **s == c) {
-		(*s)++;
-		return 0;
-	}
-	return perr(ps, JH_EFORMAT, "expected '%c' %s", c, what);
-}
-
-/* "objs: bytes [aobjs: abytes]" into v[4], raw (not yet unsampled). */
-static int read_counts(struct parser *ps, const char **s, const char *e, double v[PF_NVALUES])
+int read_counts(struct parser *ps, const char **s, const char *e, double v[PF_NVALUES])
 {
 	uint64_t a, b, c, d;
 	if (expect_num(ps, s, e, &a, "an object count") ||
@@ -322,7 +120,7 @@ static int read_counts(struct parser *ps, const char **s, const char *e, double 
  * into a finite number within PARSE_MAX_VALUE (objects of 0 bytes under
  * sampling divide by zero; a period of 2^63 makes each sample stand for
  * more memory than there is) is an error naming the line. */
-static int adjust(struct parser *ps, double v[PF_NVALUES])
+int adjust(struct parser *ps, double v[PF_NVALUES])
 {
 	double raw[PF_NVALUES];
 	memcpy(raw, v, sizeof(raw));
@@ -344,7 +142,7 @@ static int adjust(struct parser *ps, double v[PF_NVALUES])
 
 /* Adds a record's values to the running sums of the file: past
  * PARSE_MAX_VALUE, an error naming the line. */
-static int add_sums(struct parser *ps, const double v[PF_NVALUES])
+int add_sums(struct parser *ps, const double v[PF_NVALUES])
 {
 	for (int j = 0; j < PF_NVALUES; j++)
 		if ((ps->sum[j] += v[j]) > PARSE_MAX_VALUE)
@@ -363,64 +161,12 @@ static const unsigned char hex_table[256] = {
 	['F'] = 16,
 };
 
-#ifdef HEX_SSE2
-/* The hex digits at Q, sixteen bytes at a time: the end of the token, with
- * its value in *OUT, when Q starts 1 to 16 digits that end the token (at
- * E, or before a space or tab), else NULL for the caller to read it byte
- * by byte (errors, longer numbers with leading zeros).  Reads the 16 bytes
- * from Q, so BUFEND (the end of the whole buffer, not just of the line)
- * must be at least that far, and the 17th only when it is before E.  On
- * the dumps this takes half the time of the byte loop; a portable
- * eight-bytes-in-a-word version saved only a tenth. */
-static inline const char *hex_fast(const char *q, const char *e, const char *bufend,
-				   uint64_t *out)
-{
-	if (bufend - q < 16)
-		return NULL;
-	__m128i x = _mm_loadu_si128((const __m128i *)(const void *)q);
-	/* a byte is a digit when x - '0' is below 10 unsigned, a letter when
-	 * (x | 0x20) - 'a' is below 6 */
-	__m128i d = _mm_sub_epi8(x, _mm_set1_epi8('0'));
-	__m128i is_d = _mm_cmpeq_epi8(_mm_min_epu8(d, _mm_set1_epi8(9)), d);
-	__m128i l = _mm_sub_epi8(_mm_or_si128(x, _mm_set1_epi8(0x20)), _mm_set1_epi8('a'));
-	__m128i is_l = _mm_cmpeq_epi8(_mm_min_epu8(l, _mm_set1_epi8(5)), l);
-	unsigned hex = (unsigned)_mm_movemask_epi8(_mm_or_si128(is_d, is_l));
-	unsigned len = (unsigned)__builtin_ctz(~hex);   /* 16 when all are */
-	const char *t = q + len;
-	if (!len || t > e || (t < e && *t != ' ' && *t != '\t'))
-		return NULL;
-	/* the digit values, then each pair of them as a byte (the first the
-	 * high nibble), the eight bytes packed and turned so that the first
-	 * is the most significant; the bytes after the token drop off the
-	 * end */
-	__m128i nib = _mm_or_si128(_mm_and_si128(is_d, d),
-				   _mm_and_si128(is_l, _mm_add_epi8(l, _mm_set1_epi8(10))));
-	__m128i pairs = _mm_and_si128(_mm_or_si128(_mm_slli_epi16(nib, 4), _mm_srli_epi16(nib, 8)),
-				      _mm_set1_epi16(0xff));
-	uint64_t v = (uint64_t)_mm_cvtsi128_si64(_mm_packus_epi16(pairs, pairs));
-	*out = __builtin_bswap64(v) >> (4 * (16 - len));
-	return t;
-}
-#else
-static inline const char *hex_fast(const char *q, const char *e, const char *bufend,
-				   uint64_t *out)
-{
-	(void)q, (void)e, (void)bufend, (void)out;
-	return NULL;
-}
-#endif
-
 /* One address "0x1a2b" (the 0x is optional, as in jeprof). */
 static int read_addr(struct parser *ps, const char **s, const char *e, uint64_t *out)
 {
 	const char *q = *s;
 	if (e - q >= 2 && q[0] == '0' && (q[1] == 'x' || q[1] == 'X'))
 		q += 2;
-	const char *t = hex_fast(q, e, ps->end, out);
-	if (t) {
-		*s = t;
-		return 0;
-	}
 	uint64_t v = 0;
 	const char *digits = q;
 	int d;
@@ -485,8 +231,7 @@ static int64_t location(struct parser *ps, uint64_t addr, bool leaf)
 	return id;
 }
 
-/* The parser's own buffers. */
-static void parser_free(struct parser *ps)
+void parser_free(struct parser *ps)
 {
 	for (int k = 0; k < 2; k++) {
 		free(ps->stk[k].addrs);
@@ -567,7 +312,7 @@ static bool token_ends(const char *s, size_t len, size_t at)
  * benchmark's dumps over half of them).  The addresses between are read
  * and go through the cache, whose slots are asked for before any is read
  * so that their cache misses overlap. */
-static int read_stack(struct parser *ps, const char *s, const char *e)
+int read_stack(struct parser *ps, const char *s, const char *e)
 {
 	struct stackbuf *cur = &ps->stk[ps->cur_stk], *prev = &ps->stk[!ps->cur_stk];
 	size_t len = (size_t)(e - s), pn = prev->n, plen = prev->len;
@@ -703,63 +448,7 @@ static int check_stack_done(struct parser *ps)
 	return 0;
 }
 
-/* The variables of a memory map: "name=value" lines, whose "$name" the
- * maps lines after them stand for value (pprof's legacy profiles:
- * "source=/home" then "00400000-00fcb000: $source/server"; jeprof's
- * "build=" and "$build").  They point into the dump. */
-#define MAPS_MAX_VARS 16
-#define MAPS_MAX_LINE 8192
-struct maps_vars {
-	struct { const char *name, *value; size_t nlen, vlen; } v[MAPS_MAX_VARS];
-	int n;
-};
-
-/* Whether LINE (LEN bytes) is "name=value" (a name of letters, digits and
- * '_': no maps line is, their first field is "start-end"); records it in
- * VARS, its value as written (an overflow is ignored: its $name then
- * stays as it is, and the path names no file). */
-static bool maps_var(struct maps_vars *vars, const char *line, size_t len)
-{
-	size_t k = 0;
-	while (k < len && (isalnum((unsigned char)line[k]) || line[k] == '_'))
-		k++;
-	size_t eq = k;
-	while (eq < len && (line[eq] == ' ' || line[eq] == '\t'))
-		eq++;
-	if (!k || eq >= len || line[eq] != '=')
-		return false;
-	const char *val = line + eq + 1, *end = line + len;
-	skip_sp(&val, end);
-	if (vars->n < MAPS_MAX_VARS)
-		vars->v[vars->n++] = (__typeof__(vars->v[0])){ line, val, k, (size_t)(end - val) };
-	return true;
-}
-
-/* LINE with each "$name" of VARS replaced (the first defined that matches
- * at a place, as pprof does) into BUF; returns its length, or SIZE_MAX
- * when it would not fit. */
-static size_t maps_expand(const struct maps_vars *vars, const char *line, size_t len, char *buf)
-{
-	size_t n = 0;
-	for (size_t i = 0; i < len;) {
-		int hit = -1;
-		if (line[i] == '$')
-			for (int k = 0; k < vars->n && hit < 0; k++)
-				if (len - i - 1 >= vars->v[k].nlen &&
-				    !memcmp(line + i + 1, vars->v[k].name, vars->v[k].nlen))
-					hit = k;
-		const char *add = hit < 0 ? line + i : vars->v[hit].value;
-		size_t alen = hit < 0 ? 1 : vars->v[hit].vlen;
-		if (n + alen > MAPS_MAX_LINE)
-			return SIZE_MAX;
-		memcpy(buf + n, add, alen);
-		n += alen;
-		i += hit < 0 ? 1 : 1 + vars->v[hit].nlen;
-	}
-	return n;
-}
-
-static int read_maps(struct parser *ps)
+int read_maps(struct parser *ps)
 {
 	const char *line;
 	size_t len;
@@ -793,14 +482,9 @@ static int read_maps(struct parser *ps)
 		}
 		struct pf_mapping m = {
 			.start = ml.start, .limit = ml.end, .offset = ml.offset,
-			.exec = ml.exec, .deleted = ml.deleted, .kind = PF_MAP_FILE,
+			.exec = ml.exec, .deleted = ml.deleted,
+			.kind = profile_map_kind(ml.path, ml.pathlen),
 		};
-		if (!ml.pathlen)
-			m.kind = PF_MAP_ANON;
-		else if (ml.pathlen == 6 && !memcmp(ml.path, "[vdso]", 6))
-			m.kind = PF_MAP_VDSO;
-		else if (ml.path[0] == '[')
-			m.kind = PF_MAP_SPECIAL;
 		int64_t sid = strtab_intern_n(&ps->p->strs, ml.path, ml.pathlen);
 		if (sid < 0) {
 			free(exp);
@@ -820,23 +504,6 @@ static int read_maps(struct parser *ps)
 		note_truncated(ps);
 	}
 	return 0;
-}
-
-/* A "t*" line's values into the second half's current sample: the first
- * one of a new sample is its value, any later one is kept apart (replay()
- * adds them after the first half's values, as the sequential parser
- * would). */
-static int second_add(struct parser *ps, const double v[PF_NVALUES])
-{
-	struct split *sp = ps->sp;
-	if (ps->cur_fresh) {
-		memcpy(ps->p->samples[ps->cur].v, v, sizeof(ps->p->samples[ps->cur].v));
-		ps->cur_fresh = false;
-		return 0;
-	}
-	struct split_add a = { .sample = (uint32_t)ps->cur };
-	memcpy(a.v, v, sizeof(a.v));
-	return JH_PUSH(sp->adds, sp->nadds, sp->cap_adds, a);
 }
 
 /* A counts line before the first stack, its text from S (after "tN:") to
@@ -895,8 +562,7 @@ static int record_counts(struct parser *ps, const char *s, const char *e, double
 	return 0;
 }
 
-/* The stack records and the maps of a heap_v2 dump, after its header. */
-static int v2_body(struct parser *ps)
+int v2_body(struct parser *ps)
 {
 	struct profile *p = ps->p;
 	const char *line, *s, *e;
@@ -937,7 +603,7 @@ static int v2_body(struct parser *ps)
 				if (add_sums(ps, v))
 					return JH_ELIMIT;
 				if (ps->second) {
-					if (second_add(ps, v))
+					if (split_add_counts(ps, v))
 						return perr(ps, JH_ENOMEM, "out of memory");
 				} else {
 					for (int j = 0; j < PF_NVALUES; j++)
@@ -962,7 +628,7 @@ static int v2_body(struct parser *ps)
 			if (ps->sp && !ps->second) {
 				/* the maps start before the split: read on to the
 				 * end here, the second half is dropped */
-				ps->end = ps->sp->end;
+				ps->end = split_end(ps->sp);
 				ps->sp = NULL;
 			}
 			if (check_stack_done(ps))
@@ -1004,7 +670,7 @@ static int v2_body(struct parser *ps)
  * all over (but it would have had those pages after its last growth
  * anyway, unless the guess is over twice too high); one too low costs a
  * later growth.  Best effort. */
-static void reserve_body(struct profile *p, size_t bytes)
+void reserve_body(struct profile *p, size_t bytes)
 {
 	if (bytes >= PARSE_RESERVE_MIN) {
 		(void)profile_reserve(p, 0, bytes / 256, bytes / 16, bytes / 256);
@@ -1013,274 +679,6 @@ static void reserve_body(struct profile *p, size_t bytes)
 		(void)profile_reserve_sample_index(p, (bytes < PARSE_RESERVE_INDEX_MAX ? bytes
 						       : PARSE_RESERVE_INDEX_MAX) / 256);
 	}
-}
-
-/* Bodies below this many bytes are parsed in one thread. */
-#define PARSE_SPLIT_MIN ((size_t)4 << 20)
-
-/* Where a second thread should take over the body that starts at ps->pos:
- * a stack line ('@' right after a newline) at or after the middle, or NULL
- * to parse in one thread. */
-static const char *split_point(const struct parser *ps)
-{
-	const char *body = ps->pos, *end = ps->end, *from;
-	if (body >= end || ps->symbolized)
-		return NULL;
-	if (ps->o && ps->o->split_at) {
-		if (ps->o->split_at >= (size_t)(end - ps->buf))
-			return NULL;
-		from = ps->buf + ps->o->split_at;
-		if (from < body)
-			from = body;
-	} else {
-		if (jh_threads() < 2)
-			return NULL;
-		size_t min = PARSE_SPLIT_MIN;
-		const char *env = getenv("JHEAP_PARSE_SPLIT_MIN");
-		uint64_t v;
-		if (ps->o && ps->o->split_min)
-			min = ps->o->split_min;
-		else if (env && read_u64(&env, env + strlen(env), &v) == 1 && !*env)
-			min = v > SIZE_MAX ? SIZE_MAX : (size_t)v;
-		if ((size_t)(end - body) < min)
-			return NULL;
-		from = body + (end - body) / 2;
-	}
-	/* body[-1] is the header line's newline; a record starts after a
-	 * line at most, so the search stops there (a file of zeros after its
-	 * header is not read to its end) */
-	size_t left = (size_t)(end - (from - 1));
-	if (left > (size_t)PARSE_MAX_LINE + 2)
-		left = (size_t)PARSE_MAX_LINE + 2;
-	const char *q = memmem(from - 1, left, "\n@", 2);
-	return q ? q + 1 : NULL;
-}
-
-static void *second_half(void *arg)
-{
-	struct split *sp = arg;
-	reserve_body(&sp->p, (size_t)(sp->end - sp->ps.buf));
-	sp->rc = v2_body(&sp->ps);
-	split_half_done(sp);
-	return NULL;
-}
-
-static void split_free(struct split *sp)
-{
-	parser_free(&sp->ps);
-	profile_release(&sp->p);
-	for (size_t i = 0; i < sp->nwarns; i++)
-		free(sp->warns[i].msg);
-	free(sp->warns);
-	free(sp->adds);
-	free(sp);
-}
-
-/* Samples [lo, hi) of the second half's profile SRC: their stacks
- * rewritten in DST's location ids (LOCID), their hashes, and the id of
- * each in DST as the first half left it (UINT32_MAX: absent). */
-struct replay_part {
-	const struct profile *dst;
-	struct profile *src;
-	const uint32_t *locid;
-	uint64_t *hash;
-	uint32_t *sid;
-	size_t lo, hi;
-};
-
-/* Second halves with fewer samples are looked up in one thread. */
-#define REPLAY_SPLIT_MIN 8192
-
-static void replay_find(struct replay_part *r)
-{
-	const struct profile *src = r->src;
-	/* each sample's stack is its own stretch of src->stacks */
-	for (size_t i = r->lo; i < r->hi; i++) {
-		const struct pf_sample *s = &src->samples[i];
-		uint32_t *st = s->depth ? src->stacks + s->stack0 : NULL;
-		for (uint32_t j = 0; j < s->depth; j++)
-			st[j] = r->locid[st[j]];
-		r->hash[i] = profile_stack_hash(st, s->depth);
-	}
-	/* the index slots are cache misses: ask for them a few samples ahead */
-	enum { AHEAD = 8 };
-	for (size_t i = r->lo; i < r->hi && i < r->lo + AHEAD; i++)
-		profile_sample_prefetch(r->dst, r->hash[i]);
-	for (size_t i = r->lo; i < r->hi; i++) {
-		const struct pf_sample *s = &src->samples[i];
-		if (i + AHEAD < r->hi)
-			profile_sample_prefetch(r->dst, r->hash[i + AHEAD]);
-		r->sid[i] = profile_sample_find(r->dst, s->depth ? src->stacks + s->stack0 : NULL,
-						s->depth, r->hash[i]);
-	}
-}
-
-static void *replay_find_run(void *arg)
-{
-	replay_find(arg);
-	return NULL;
-}
-
-/* Adds the second half's profile SRC into DST as if the sequential parser
- * had gone on reading: every new location, sample and thread gets the id
- * it would have had (first appearance order), and values are summed in the
- * same order.  SRC's stacks are rewritten in DST's location ids.  FORCED
- * (a split the caller asked for, in tests): its samples are looked up in
- * two threads whatever their number. */
-static int replay(struct profile *dst, struct split *sp, bool forced)
-{
-	struct profile *src = &sp->p;
-	int rc = JH_ENOMEM;
-	uint32_t *locid = malloc((src->nlocs + 1) * sizeof(*locid));
-	uint32_t *thrid = malloc((src->nthreads + 1) * sizeof(*thrid));
-	uint32_t *sid = malloc((src->nsamples + 1) * sizeof(*sid));
-	uint64_t *hash = malloc((src->nsamples + 1) * sizeof(*hash));
-	if (!locid || !thrid || !sid || !hash ||
-	    profile_reserve(dst, src->nlocs, src->nsamples, src->nstacks, src->ntvals))
-		goto out;
-	/* SRC's locations are distinct, and so are its samples, and the
-	 * location ids map one to one: none can match another one appended
-	 * here.  So every lookup is made in DST as the first half left it,
-	 * before any append, and the appends skip DST's indexes (which catch
-	 * up if anything looks them up later). */
-	for (size_t i = 0; i < src->nlocs; i++)
-		locid[i] = profile_location_find(dst, src->locs[i].addr, src->locs[i].leaf,
-						 UINT32_MAX);
-	for (size_t i = 0; i < src->nlocs; i++) {
-		if (locid[i] != UINT32_MAX)
-			continue;
-		int64_t id = profile_location_append(dst, src->locs[i].addr, src->locs[i].leaf,
-						     UINT32_MAX);
-		if (id < 0)
-			goto out;
-		locid[i] = (uint32_t)id;
-	}
-	for (size_t i = 0; i < src->nthreads; i++) {
-		int64_t id = profile_thread(dst, src->threads[i].uid);
-		if (id < 0)
-			goto out;
-		thrid[i] = (uint32_t)id;
-	}
-	/* the second half's samples in DST's terms, and which DST has, in
-	 * two threads for a large half (only DST's index is read) */
-	struct replay_part parts[2] = {
-		{ dst, src, locid, hash, sid, 0, src->nsamples / 2 },
-		{ dst, src, locid, hash, sid, src->nsamples / 2, src->nsamples },
-	};
-	pthread_t th;
-	bool two = (forced ? src->nsamples >= 2
-			   : src->nsamples >= REPLAY_SPLIT_MIN && jh_threads() > 1) &&
-		   !pthread_create(&th, NULL, replay_find_run, &parts[1]);
-	if (!two)
-		parts[0].hi = src->nsamples;
-	replay_find(&parts[0]);
-	if (two)
-		pthread_join(th, NULL);
-	for (size_t i = 0; i < src->nsamples; i++) {
-		const struct pf_sample *s = &src->samples[i];
-		if (sid[i] == UINT32_MAX) {
-			int64_t id = profile_sample_append(dst, s->depth ? src->stacks + s->stack0 : NULL,
-							   s->depth);
-			if (id < 0)
-				goto out;
-			sid[i] = (uint32_t)id;
-		}
-		for (int j = 0; j < PF_NVALUES; j++)
-			dst->samples[sid[i]].v[j] += s->v[j];
-	}
-	for (size_t i = 0; i < sp->nadds; i++)
-		for (int j = 0; j < PF_NVALUES; j++)
-			dst->samples[sid[sp->adds[i].sample]].v[j] += sp->adds[i].v[j];
-	for (size_t i = 0; i < src->ntvals; i++) {
-		const struct pf_thread_value *tv = &src->tvals[i];
-		if (profile_thread_add(dst, sid[tv->sample], thrid[tv->thread], tv->v))
-			goto out;
-	}
-	for (size_t i = 0; i < src->nmaps; i++) {
-		struct pf_mapping m = src->maps[i];
-		int64_t id = strtab_intern_n(&dst->strs, src->strs.ents[m.path].s,
-					     src->strs.ents[m.path].n);
-		if (id < 0)
-			goto out;
-		m.path = (uint32_t)id;
-		if (profile_mapping(dst, &m) < 0)
-			goto out;
-	}
-	dst->has_alloc |= src->has_alloc;
-	dst->has_maps |= src->has_maps;
-	rc = 0;
-out:
-	free(locid);
-	free(thrid);
-	free(sid);
-	free(hash);
-	return rc;
-}
-
-/* The body from ps->pos in two threads: this one reads up to CUT, a second
- * one from CUT on into a profile of its own, which is then replayed into
- * ours.  Messages and the profile are those of v2_body() in one thread. */
-static int parse_v2_split(struct parser *ps, const char *cut)
-{
-	struct split *sp = calloc(1, sizeof(*sp));
-	if (!sp)
-		return v2_body(ps);
-	if (profile_init(&sp->p)) {
-		profile_release(&sp->p);
-		free(sp);
-		return v2_body(ps);
-	}
-	sp->end = ps->end;
-	sp->ps = (struct parser){
-		.p = &sp->p, .name = ps->name, .buf = cut, .end = ps->end, .pos = cut,
-		.err = sp->msg, .errlen = sizeof(sp->msg), .uk = ps->uk, .rate = ps->rate,
-		.cur = -1, .sp = sp, .second = true,
-	};
-	atomic_init(&sp->done, 0);
-	atomic_init(&sp->cancel, false);
-	atomic_init(&sp->half_done, false);
-	if (ps->o) {
-		sp->core_idle = ps->o->core_idle;
-		sp->ctx = ps->o->ctx;
-	}
-	if (pthread_create(&sp->thread, NULL, second_half, sp)) {
-		split_free(sp);
-		return v2_body(ps);
-	}
-	ps->end = cut;
-	ps->sp = sp;
-	int rc = v2_body(ps);
-	split_half_done(sp);
-	/* v2_body() drops ps->sp when the maps begin before the cut */
-	bool whole = ps->sp != NULL;
-	ps->sp = NULL;
-	ps->end = sp->end;
-	if (rc || !whole)
-		atomic_store(&sp->cancel, true);
-	pthread_join(sp->thread, NULL);
-	if (!rc && whole) {
-		unsigned long base = ps->lineno;
-		ps->lineno = base + sp->ps.lineno;
-		if (replay(ps->p, sp, ps->o && ps->o->split_at) || sp->warn_oom) {
-			rc = perr(ps, JH_ENOMEM, "out of memory");
-		} else {
-			for (size_t i = 0; i < sp->nwarns && ps->o && ps->o->warn; i++) {
-				char full[800];
-				snprintf(full, sizeof(full), "%s:%lu: %s", ps->name,
-					 base + sp->warns[i].line, sp->warns[i].msg);
-				ps->o->warn(ps->o->ctx, full);
-			}
-			if (sp->truncated && ps->o && ps->o->truncated)
-				*ps->o->truncated = true;
-			if (sp->rc)
-				rc = jh_err(ps->err, ps->errlen, sp->rc, "%s:%lu: %s", ps->name,
-					    base + sp->err_line, sp->msg);
-		}
-	}
-	if (ps->o && ps->o->split_done)
-		*ps->o->split_done = whole;
-	split_free(sp);
-	return rc;
 }
 
 static int parse_v2(struct parser *ps, const char *hdr, size_t hlen)
@@ -1299,83 +697,6 @@ static int parse_v2(struct parser *ps, const char *hdr, size_t hlen)
 	if (cut)
 		return parse_v2_split(ps, cut);
 	return v2_body(ps);
-}
-
-static bool contains(const char *s, size_t n, const char *needle)
-{
-	return memmem(s, n, needle, strlen(needle)) != NULL;
-}
-
-static int parse_gperf(struct parser *ps, const char *hdr, size_t hlen)
-{
-	struct profile *p = ps->p;
-	const char *s = hdr + strlen("heap profile:"), *e = hdr + hlen;
-	double hv[PF_NVALUES];
-	if (read_counts(ps, &s, e, hv))
-		return JH_EFORMAT;
-	memcpy(p->header_total, hv, sizeof(hv));
-	p->format = PF_FMT_GPERF;
-	ps->all_return = true;
-	skip_sp(&s, e);
-	if (s < e && *s == '@') {
-		s++;
-		skip_sp(&s, e);
-		const char *type = s;
-		while (s < e && *s != '/' && *s != ' ')
-			s++;
-		size_t tlen = (size_t)(s - type);
-		uint64_t period = 0;
-		bool has_period = false;
-		if (s < e && *s == '/') {
-			s++;
-			if (read_u64(&s, e, &period) != 1)
-				return perr(ps, JH_EFORMAT, "expected a sampling period after '/'");
-			has_period = true;
-		}
-		if ((tlen == 11 && !memcmp(type, "heapprofile", 11)) || !contains(type, tlen, "heap")) {
-			ps->uk = UNSAMPLE_NONE;
-		} else if (contains(type, tlen, "_v2")) {
-			ps->uk = UNSAMPLE_V2;
-			ps->rate = has_period ? (double)period : 131072;
-		} else if (tlen == 4 && has_period) {
-			/* "heap/N": Go's runtime writes its text heap profiles so,
-			 * N being twice its mean sampling interval, and samples
-			 * as a Poisson process; pprof unsamples them as v2 at
-			 * N/2 (jeprof as v1, for a tcmalloc format gone since) */
-			ps->uk = UNSAMPLE_V2;
-			ps->rate = (double)period / 2;
-		} else {
-			ps->uk = UNSAMPLE_V1;
-			ps->rate = has_period ? (double)period / 2 : 131072;
-		}
-		p->period = has_period && period ? period : 1;
-	} else if (hv[0] == hv[2] && hv[1] == hv[3]) {
-		ps->uk = UNSAMPLE_V1;
-		ps->rate = 131072;
-	}
-	const char *line;
-	size_t len;
-	int r;
-	while ((r = next_line(ps, &line, &len)) > 0) {
-		trim(&line, &len);
-		/* '#': Go's comments (each stack's frames, runtime.MemStats) */
-		if (!len || line[0] == '#')
-			continue;
-		if (starts(line, len, "MAPPED_LIBRARIES:") || section(line, len, "Memory map:"))
-			return read_maps(ps);
-		s = line;
-		e = line + len;
-		double v[PF_NVALUES];
-		if (read_counts(ps, &s, e, v) || expect_char(ps, &s, e, '@', "before the stack") ||
-		    adjust(ps, v) || add_sums(ps, v))
-			return JH_EFORMAT;
-		if (read_stack(ps, s, e))
-			return JH_EFORMAT;
-		for (int j = 0; j < PF_NVALUES; j++)
-			p->samples[ps->cur].v[j] += v[j];
-		ps->cur_has_counts = true;
-	}
-	return r;
 }
 
 /* Whether a symbol line's names (N bytes at S) leave some frame unknown:

@@ -13,9 +13,11 @@
 #include <math.h>
 #include <zlib.h>
 
+#include "analyzer/array.h"
+#include "analyzer/errors.h"
 #include "analyzer/parse.h"
 #include "analyzer/pprof.h"
-#include "analyzer/util.h"
+#include "analyzer/varint.h"
 
 /* Field numbers of profile.proto. */
 enum {
@@ -33,23 +35,6 @@ struct pbf {
 	size_t len;
 };
 
-static int pb_varint(const unsigned char **p, const unsigned char *end, uint64_t *v)
-{
-	uint64_t r = 0;
-	for (unsigned shift = 0; shift < 70; shift += 7) {
-		if (*p >= end)
-			return -1;
-		unsigned char b = *(*p)++;
-		if (shift < 64)
-			r |= (uint64_t)(b & 0x7f) << shift;
-		if (!(b & 0x80)) {
-			*v = r;
-			return 0;
-		}
-	}
-	return -1;
-}
-
 static uint64_t le(const unsigned char *p, int n)
 {
 	uint64_t v = 0;
@@ -65,13 +50,13 @@ static int pb_next(const unsigned char **p, const unsigned char *end, struct pbf
 	uint64_t key, n;
 	if (*p >= end)
 		return 0;
-	if (pb_varint(p, end, &key) || key >> 32 || !(key >> 3))
+	if (varint_get(p, end, &key) || key >> 32 || !(key >> 3))
 		return -1;
 	f->field = (uint32_t)(key >> 3);
 	f->wt = (unsigned)(key & 7);
 	switch (f->wt) {
 	case 0:
-		return pb_varint(p, end, &f->v) ? -1 : 1;
+		return varint_get(p, end, &f->v) ? -1 : 1;
 	case 1:
 	case 5:
 		n = f->wt == 1 ? 8 : 4;
@@ -81,7 +66,7 @@ static int pb_next(const unsigned char **p, const unsigned char *end, struct pbf
 		*p += n;
 		return 1;
 	case 2:
-		if (pb_varint(p, end, &n) || n > (uint64_t)(end - *p))
+		if (varint_get(p, end, &n) || n > (uint64_t)(end - *p))
 			return -1;
 		f->data = *p;
 		f->len = (size_t)n;
@@ -399,7 +384,7 @@ static int read_sample_types(struct rd *r, const unsigned char *at, size_t ntype
 static int read_mapping(struct rd *r, struct ent *e)
 {
 	const unsigned char *p = r->base + e->off, *end = p + e->len;
-	struct pf_mapping m = { .exec = true, .kind = PF_MAP_FILE };
+	struct pf_mapping m = { .exec = true };
 	uint64_t file = 0, build = 0;
 	struct pbf f;
 	int k;
@@ -431,12 +416,7 @@ static int read_mapping(struct rd *r, struct ent *e)
 	if (str(r, at, file, &m.path) || str(r, at, build, &m.build_id))
 		return JH_EFORMAT;
 	const char *path = strtab_get(&r->p->strs, m.path);
-	if (!*path)
-		m.kind = PF_MAP_ANON;
-	else if (!strcmp(path, "[vdso]"))
-		m.kind = PF_MAP_VDSO;
-	else if (path[0] == '[')
-		m.kind = PF_MAP_SPECIAL;
+	m.kind = profile_map_kind(path, strlen(path));
 	int64_t id = profile_mapping(r->p, &m);
 	if (id < 0)
 		return oom(r);
@@ -601,7 +581,7 @@ static int push_scalars(struct rd *r, const struct pbf *f, uint64_t **arr, size_
 	if (jh_grow(arr, cap, *n + count + 1, sizeof **arr))
 		return oom(r);
 	while (q < qe)
-		if (pb_varint(&q, qe, &(*arr)[(*n)++]))
+		if (varint_get(&q, qe, &(*arr)[(*n)++]))
 			return bad(r, q, "malformed packed numbers");
 	return 0;
 }

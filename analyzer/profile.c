@@ -1,6 +1,9 @@
 #include <math.h>
 #include "analyzer/profile.h"
-#include "analyzer/util.h"
+#include "analyzer/array.h"
+#include "analyzer/bigarray.h"
+#include "analyzer/errors.h"
+#include "analyzer/hash.h"
 
 int profile_init(struct profile *p)
 {
@@ -264,6 +267,18 @@ int64_t profile_mapping(struct profile *p, const struct pf_mapping *m)
 	if (JH_PUSH(p->maps, p->nmaps, p->cap_maps, *m) || idmap_put(&p->map_index, h, id))
 		return JH_ENOMEM;
 	return id;
+}
+
+enum pf_map_kind profile_map_kind(const char *path, size_t len)
+{
+	if (!len)
+		return PF_MAP_ANON;
+	if (len == 6 && !memcmp(path, "[vdso]", 6))
+		return PF_MAP_VDSO;
+	/* [heap], [stack], [vvar], [vsyscall], [anon:NAME] */
+	if (path[0] == '[')
+		return PF_MAP_SPECIAL;
+	return PF_MAP_FILE;
 }
 
 uint32_t profile_find_mapping(const struct profile *p, uint64_t addr)

@@ -79,6 +79,15 @@ struct pf_location {
 	                            (0 unknown); set with --disasm */
 };
 
+/* The lookup pc of a location's raw address ADDR: the address itself for
+ * a leaf (LEAF: a pc already), else ADDR - 1, inside the call instruction
+ * of a return address.  The symbolizer looks up this pc; pprof's
+ * Location.address and jeprof's symbol section show it. */
+static inline uint64_t addr_pc(uint64_t addr, bool leaf)
+{
+	return leaf || addr == 0 ? addr : addr - 1;
+}
+
 struct pf_function {
 	uint32_t name;           /* demangled full name */
 	uint32_t system_name;    /* mangled name, 0 if none */
@@ -205,6 +214,11 @@ int64_t profile_add_line(struct profile *p, const struct pf_line *l);
 int profile_presym(struct profile *p, uint64_t addr, uint32_t names);
 /* The names string id for ADDR, or 0. */
 uint32_t profile_presym_find(const struct profile *p, uint64_t addr);
+
+/* The kind of mapping whose path (as the maps show it) is PATH[0..len):
+ * the one decision, for the maps lines of a dump, pprof's Mapping table
+ * and --symbols' input. */
+enum pf_map_kind profile_map_kind(const char *path, size_t len);
 
 /* Mapping id containing ADDR (executable mappings preferred), or UINT32_MAX. */
 uint32_t profile_find_mapping(const struct profile *p, uint64_t addr);

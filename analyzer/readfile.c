@@ -6,10 +6,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "analyzer/bigarray.h"
+#include "analyzer/errors.h"
 #include "analyzer/parse.h"
 #include "analyzer/pprof.h"
 #include "analyzer/readfile.h"
-#include "analyzer/util.h"
 
 /* What the first bytes are read for, before any limit but this one. */
 #define FIRST_BYTES ((size_t)64 << 10)

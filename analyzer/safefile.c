@@ -1,9 +1,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "analyzer/safefile.h"
-#include "analyzer/util.h"
+#include "analyzer/array.h"
+#include "analyzer/errors.h"
 
 static const char *kind(mode_t m)
 {

@@ -1,5 +1,7 @@
 #include "analyzer/strtab.h"
-#include "analyzer/util.h"
+#include "analyzer/array.h"
+#include "analyzer/errors.h"
+#include "analyzer/hash.h"
 
 #define BLOCK_SIZE (256 * 1024)
 

@@ -1,5 +1,6 @@
 #include "analyzer/threadview.h"
-#include "analyzer/util.h"
+#include "analyzer/array.h"
+#include "analyzer/errors.h"
 
 static int cmp_uid(const void *a, const void *b, void *arg)
 {

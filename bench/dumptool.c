@@ -38,7 +38,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "analyzer/util.h"
+#include "analyzer/chars.h"
 
 struct stack {
 	uint32_t first, n;         /* frames in dump.addrs */

@@ -4,8 +4,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "analyzer/util.h"
 #include "cli/addlib.h"
+#include "analyzer/errors.h"
 
 int addlib_apply(struct profile *p, const char *path, size_t *moved, char *err, size_t errlen)
 {

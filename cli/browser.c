@@ -2,11 +2,12 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <stdbool.h>
+#include <stdlib.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "analyzer/util.h"
 #include "cli/browser.h"
+#include "analyzer/errors.h"
 
 /* Splits CMD (LEN bytes) into words and puts the file in; ARGV gets at
  * most MAX - 1 words and a NULL, pointing into BUF (BUFLEN bytes). */

@@ -24,8 +24,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "analyzer/util.h"
 #include "cli/control.h"
+#include "analyzer/errors.h"
 
 int control_parse_pid(const char *s, pid_t *pid)
 {

@@ -3,25 +3,26 @@
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stdlib.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "analyzer/aggregate.h"
+#include "analyzer/errors.h"
+#include "analyzer/escape.h"
 #include "analyzer/parse.h"
-#include "analyzer/util.h"
+#include "analyzer/threadview.h"
 #include "cli/addlib.h"
 #include "cli/browser.h"
 #include "cli/driver.h"
-#include "analyzer/escape.h"
-#include "analyzer/threadview.h"
-#include "output/outfile.h"
 #include "cli/remote.h"
-#include "symbolize/unnamed.h"
 #include "output/disasm.h"
+#include "output/outfile.h"
 #include "output/output.h"
 #include "output/text.h"
 #include "symbolize/symbolize.h"
+#include "symbolize/unnamed.h"
 
 static void drop_cached(struct driver *r);
 

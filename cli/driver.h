@@ -19,9 +19,9 @@
 #include <stdio.h>
 #include <time.h>
 #include "analyzer/aggregate.h"
-#include "analyzer/cli.h"
 #include "analyzer/growth.h"
 #include "analyzer/profile.h"
+#include "cli/options.h"
 #include "cli/remote.h"
 #include "symbolize/diskcache.h"
 #include "symbolize/symcache.h"

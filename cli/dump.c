@@ -13,7 +13,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "analyzer/util.h"
 #include "cli/control.h"
 #include "cli/subcmd.h"
 

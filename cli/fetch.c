@@ -6,8 +6,9 @@
 #include <time.h>
 #include <curl/curl.h>
 
+#include "analyzer/array.h"
 #include "analyzer/dynlib.h"
-#include "analyzer/util.h"
+#include "analyzer/errors.h"
 
 /* The state of one transfer, shared with libcurl's callbacks. */
 struct xfer {

@@ -5,8 +5,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "analyzer/array.h"
 #include "analyzer/dynlib.h"
-#include "analyzer/util.h"
+#include "analyzer/errors.h"
 #include "cli/lineedit.h"
 
 /* The libedit functions used here, from libedit.so.2, loaded when the

@@ -6,17 +6,18 @@
 #include <unistd.h>
 
 #include "analyzer/aggregate.h"
-#include "analyzer/cli.h"
-#include "analyzer/profile.h"
-#include "analyzer/util.h"
+#include "analyzer/array.h"
+#include "analyzer/chars.h"
 #include "analyzer/escape.h"
+#include "analyzer/maps.h"
+#include "analyzer/profile.h"
 #include "cli/driver.h"
 #include "cli/fdlimit.h"
-#include "cli/sigbus.h"
+#include "cli/options.h"
 #include "cli/remote.h"
 #include "cli/shell.h"
+#include "cli/sigbus.h"
 #include "cli/subcmd.h"
-#include "symbolize/maps.h"
 #include "symbolize/symbolize.h"
 
 #ifndef JHEAP_VERSION
@@ -122,7 +123,7 @@ static int run_symbols(struct driver *r, const char *binary)
 			continue;
 		struct pf_mapping m = { .start = ml.start, .limit = ml.end, .offset = ml.offset,
 					.exec = ml.exec, .deleted = ml.deleted,
-					.kind = ml.pathlen ? (ml.path[0] == '[' ? PF_MAP_SPECIAL : PF_MAP_FILE) : PF_MAP_ANON };
+					.kind = profile_map_kind(ml.path, ml.pathlen) };
 		int64_t sid = strtab_intern_n(&p.strs, ml.path, ml.pathlen);
 		if (sid < 0)
 			goto oom;

@@ -6,14 +6,16 @@
 #include <fcntl.h>
 #include <pwd.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "analyzer/util.h"
+#include "analyzer/chars.h"
+#include "analyzer/errors.h"
+#include "analyzer/profile.h"
 #include "cli/fetch.h"
 #include "cli/url.h"
-#include "symbolize/addr.h"
 #include "symbolize/symcache.h"
 
 #define MSG (2 * URL_MAX + 1024)

@@ -7,7 +7,7 @@
 #include <unistd.h>
 
 #include "analyzer/aggregate.h"
-#include "analyzer/util.h"
+#include "analyzer/array.h"
 #include "cli/lineedit.h"
 #include "cli/shell.h"
 

@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analyzer/cli.h"
-#include "analyzer/util.h"
+#include "analyzer/errors.h"
+#include "cli/options.h"
 #include "cli/subcmd.h"
 
 int subcmd_main(int *argcp, char ***argvp)

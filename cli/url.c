@@ -6,7 +6,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "analyzer/util.h"
+#include "analyzer/errors.h"
 
 /* The pages jeprof knows (its $PROFILES), and whether the server collects
  * over time before answering (jeprof adds ?seconds=N to those). */

@@ -21,7 +21,9 @@
  */
 #include <errno.h>
 #include <math.h>
-#include "analyzer/util.h"
+#include "analyzer/array.h"
+#include "analyzer/errors.h"
+#include "analyzer/hash.h"
 #include "output/output.h"
 #include "output/stacks.h"
 

@@ -7,8 +7,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "analyzer/array.h"
+#include "analyzer/errors.h"
 #include "analyzer/escape.h"
-#include "analyzer/util.h"
 #include "output/child.h"
 
 #define DEFAULT_TIMEOUT 300.0

@@ -8,10 +8,11 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
+#include "analyzer/array.h"
+#include "analyzer/errors.h"
 #include "analyzer/escape.h"
 #include "analyzer/names.h"
 #include "analyzer/pattern.h"
-#include "analyzer/util.h"
 #include "output/child.h"
 #include "output/disasm.h"
 #include "output/output.h"

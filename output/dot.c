@@ -15,8 +15,11 @@
 #include <math.h>
 #include <unistd.h>
 
+#include "analyzer/array.h"
+#include "analyzer/chars.h"
+#include "analyzer/errors.h"
 #include "analyzer/escape.h"
-#include "analyzer/util.h"
+#include "analyzer/hash.h"
 #include "output/child.h"
 #include "output/output.h"
 

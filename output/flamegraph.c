@@ -16,7 +16,9 @@
  * scripts (an <img> in a README) the picture still renders.
  */
 #include <math.h>
-#include "analyzer/util.h"
+#include "analyzer/array.h"
+#include "analyzer/errors.h"
+#include "analyzer/hash.h"
 #include "output/output.h"
 #include "output/stacks.h"
 

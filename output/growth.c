@@ -15,9 +15,10 @@
  * 0.05 MB a dump does not show a slope of 0.0.
  */
 #include <math.h>
+#include "analyzer/array.h"
+#include "analyzer/errors.h"
 #include "analyzer/escape.h"
 #include "analyzer/growth.h"
-#include "analyzer/util.h"
 #include "output/output.h"
 
 struct site {

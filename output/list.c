@@ -16,11 +16,13 @@
 #include <limits.h>
 #include <stdlib.h>
 
+#include "analyzer/array.h"
+#include "analyzer/errors.h"
 #include "analyzer/escape.h"
+#include "analyzer/hash.h"
 #include "analyzer/names.h"
 #include "analyzer/pattern.h"
 #include "analyzer/safefile.h"
-#include "analyzer/util.h"
 #include "output/list.h"
 #include "output/output.h"
 

@@ -6,8 +6,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "analyzer/util.h"
 #include "output/outfile.h"
+#include "analyzer/errors.h"
 
 static void release(struct outfile *o)
 {

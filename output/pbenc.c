@@ -1,8 +1,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analyzer/util.h"
 #include "output/pbenc.h"
+#include "analyzer/array.h"
+#include "analyzer/varint.h"
 
 void pbenc_init(struct pbenc *e)
 {
@@ -27,32 +28,10 @@ static bool reserve(struct pbenc *e, size_t n)
 	return true;
 }
 
-size_t pbenc_varint_size(uint64_t v)
-{
-	size_t n = 1;
-	while (v >= 0x80) {
-		v >>= 7;
-		n++;
-	}
-	return n;
-}
-
-/* Writes V's varint at P (which has room for it); returns its size. */
-static size_t put_varint(unsigned char *p, uint64_t v)
-{
-	size_t n = 0;
-	while (v >= 0x80) {
-		p[n++] = (unsigned char)(v | 0x80);
-		v >>= 7;
-	}
-	p[n++] = (unsigned char)v;
-	return n;
-}
-
 void pbenc_varint(struct pbenc *e, uint64_t v)
 {
 	if (reserve(e, 10))
-		e->len += put_varint(e->buf + e->len, v);
+		e->len += varint_put(e->buf + e->len, v);
 }
 
 void pbenc_key(struct pbenc *e, uint32_t field, unsigned wt)
@@ -110,13 +89,13 @@ void pbenc_packed_uint64(struct pbenc *e, uint32_t field, const uint64_t *v, siz
 		return;
 	size_t total = 0;
 	for (size_t i = 0; i < n; i++)
-		total += pbenc_varint_size(v[i]);
+		total += varint_size(v[i]);
 	pbenc_key(e, field, 2);
 	pbenc_varint(e, total);
 	if (!reserve(e, total))
 		return;
 	for (size_t i = 0; i < n; i++)
-		e->len += put_varint(e->buf + e->len, v[i]);
+		e->len += varint_put(e->buf + e->len, v[i]);
 }
 
 void pbenc_packed_int64(struct pbenc *e, uint32_t field, const int64_t *v, size_t n)
@@ -125,13 +104,13 @@ void pbenc_packed_int64(struct pbenc *e, uint32_t field, const int64_t *v, size_
 		return;
 	size_t total = 0;
 	for (size_t i = 0; i < n; i++)
-		total += pbenc_varint_size((uint64_t)v[i]);
+		total += varint_size((uint64_t)v[i]);
 	pbenc_key(e, field, 2);
 	pbenc_varint(e, total);
 	if (!reserve(e, total))
 		return;
 	for (size_t i = 0; i < n; i++)
-		e->len += put_varint(e->buf + e->len, (uint64_t)v[i]);
+		e->len += varint_put(e->buf + e->len, (uint64_t)v[i]);
 }
 
 size_t pbenc_begin(struct pbenc *e, uint32_t field)
@@ -145,12 +124,12 @@ void pbenc_end(struct pbenc *e, size_t mark)
 	if (e->oom || mark > e->len)
 		return;
 	size_t n = e->len - mark;
-	size_t k = pbenc_varint_size(n);
+	size_t k = varint_size(n);
 	if (!reserve(e, k))
 		return;
 	/* The content was written first; slide it over to make room for its
 	 * length.  Messages here are small, so the copy is cheap. */
 	memmove(e->buf + mark + k, e->buf + mark, n);
-	put_varint(e->buf + mark, n);
+	varint_put(e->buf + mark, n);
 	e->len += k;
 }

@@ -33,7 +33,7 @@ void pbenc_init(struct pbenc *e);
 void pbenc_release(struct pbenc *e);
 static inline bool pbenc_failed(const struct pbenc *e) { return e->oom; }
 
-/* A bare varint (no key). */
+/* A bare varint (no key; analyzer/varint.h). */
 void pbenc_varint(struct pbenc *e, uint64_t v);
 /* A key: FIELD and wire type WT (0 varint, 2 length-delimited). */
 void pbenc_key(struct pbenc *e, uint32_t field, unsigned wt);
@@ -59,8 +59,5 @@ void pbenc_packed_int64(struct pbenc *e, uint32_t field, const int64_t *v, size_
 size_t pbenc_begin(struct pbenc *e, uint32_t field);
 /* Closes the message opened at MARK: inserts its length varint. */
 void pbenc_end(struct pbenc *e, size_t mark);
-
-/* Number of bytes the varint of V takes (1..10). */
-size_t pbenc_varint_size(uint64_t v);
 
 #endif

@@ -62,11 +62,12 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "analyzer/util.h"
+#include "analyzer/array.h"
+#include "analyzer/errors.h"
 #include "analyzer/names.h"
+#include "analyzer/profile.h"
 #include "output/output.h"
 #include "output/pbenc.h"
-#include "symbolize/addr.h"
 
 /* Field numbers of profile.proto. */
 enum {

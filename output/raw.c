@@ -35,10 +35,11 @@
  */
 #include <errno.h>
 #include <sys/stat.h>
+#include "analyzer/array.h"
+#include "analyzer/errors.h"
 #include "analyzer/names.h"
-#include "analyzer/util.h"
+#include "analyzer/profile.h"
 #include "output/output.h"
-#include "symbolize/addr.h"
 
 struct rawsym {
 	uint64_t pc;

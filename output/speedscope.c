@@ -25,7 +25,10 @@
  * their frame sequence, equal stacks merged, zero weights left out.
  */
 #include <math.h>
-#include "analyzer/util.h"
+#include "analyzer/array.h"
+#include "analyzer/chars.h"
+#include "analyzer/errors.h"
+#include "analyzer/hash.h"
 #include "output/output.h"
 #include "output/stacks.h"
 

@@ -1,5 +1,7 @@
 #include "output/stacks.h"
-#include "analyzer/util.h"
+#include "analyzer/array.h"
+#include "analyzer/chars.h"
+#include "analyzer/errors.h"
 
 /* True for characters a folded line or an XML document cannot carry:
  * U+2028 and U+2029 end a line for JavaScript's '.', U+FFFE and U+FFFF

@@ -30,8 +30,10 @@
  * pprof prints one block per sample of the file, in the file's order,
  * each value in a unit of its own (kB, MB), and a sample per thread label.
  */
+#include "analyzer/array.h"
+#include "analyzer/errors.h"
+#include "analyzer/hash.h"
 #include "analyzer/idmap.h"
-#include "analyzer/util.h"
 #include "output/output.h"
 
 struct trace {

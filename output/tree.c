@@ -38,8 +38,10 @@
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <math.h>
 #include <pcre2.h>
+#include "analyzer/array.h"
+#include "analyzer/errors.h"
+#include "analyzer/hash.h"
 #include "analyzer/idmap.h"
-#include "analyzer/util.h"
 #include "output/output.h"
 
 struct edge {

@@ -31,8 +31,9 @@
  *  - when objdump cannot give the code (not installed, the functions only
  *    exist inlined in others), the page says why, with the listing alone.
  */
+#include "analyzer/array.h"
+#include "analyzer/errors.h"
 #include "analyzer/escape.h"
-#include "analyzer/util.h"
 #include "output/disasm.h"
 #include "output/list.h"
 #include "output/output.h"

@@ -1,10 +1,11 @@
 /*
- * addr: every conversion between the address spaces, in one place.
+ * addr: every conversion between the address spaces an object file adds.
  *
  *   addr  - the runtime address written in the dump (a return address for
  *           every frame but the leaf)
  *   pc    - the lookup address: addr - 1 for callers (the call instruction),
- *           addr for the leaf
+ *           addr for the leaf; the model's (addr_pc() in
+ *           analyzer/profile.h), since outputs show it too
  *   rel   - the file offset: pc - map_start + map_offset
  *   vaddr - the ELF link-time address: rel - p_offset + p_vaddr of the
  *           PT_LOAD segment that holds rel
@@ -16,11 +17,6 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "symbolize/symcache.h"
-
-static inline uint64_t addr_pc(uint64_t addr, bool leaf)
-{
-	return leaf || addr == 0 ? addr : addr - 1;
-}
 
 static inline uint64_t addr_rel(uint64_t pc, uint64_t map_start, uint64_t map_offset)
 {

@@ -4,7 +4,7 @@
  */
 #include "symbolize/cuindex.h"
 #include "symbolize/linetab.h"
-#include "analyzer/util.h"
+#include "analyzer/array.h"
 
 #include <dwarf.h>
 #include <stdbool.h>

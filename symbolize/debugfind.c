@@ -12,7 +12,8 @@
 #include <zlib.h>
 
 #include "analyzer/safefile.h"
-#include "analyzer/util.h"
+#include "analyzer/chars.h"
+#include "analyzer/errors.h"
 #include "symbolize/debugfind.h"
 #include "symbolize/debuginfod.h"
 

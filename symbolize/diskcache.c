@@ -67,7 +67,10 @@
 #include <unistd.h>
 
 #include "analyzer/strtab.h"
-#include "analyzer/util.h"
+#include "analyzer/array.h"
+#include "analyzer/chars.h"
+#include "analyzer/errors.h"
+#include "analyzer/hash.h"
 
 /* Bump whenever the format or any answer symcache gives changes: files of
  * another version are ignored and rewritten. */

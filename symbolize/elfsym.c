@@ -3,7 +3,7 @@
 #include <string.h>
 
 #include "symbolize/elfsym.h"
-#include "analyzer/util.h"
+#include "analyzer/array.h"
 
 /* ---- the ELF symbol table ----
  *

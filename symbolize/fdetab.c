@@ -5,7 +5,8 @@
 #include <string.h>
 
 #include "symbolize/fdetab.h"
-#include "analyzer/util.h"
+#include "analyzer/array.h"
+#include "analyzer/errors.h"
 
 /* What an FDE needs from its CIE: how its addresses are encoded. */
 struct cie_enc {

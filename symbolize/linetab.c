@@ -9,7 +9,7 @@
  * guessing, and libdw answers as it always did.
  */
 #include "symbolize/linetab.h"
-#include "analyzer/util.h"
+#include "analyzer/array.h"
 
 #include <dwarf.h>
 #include <gelf.h>

@@ -3,7 +3,10 @@
 #include <unistd.h>
 
 #include "analyzer/names.h"
-#include "analyzer/util.h"
+#include "analyzer/array.h"
+#include "analyzer/chars.h"
+#include "analyzer/errors.h"
+#include "analyzer/threads.h"
 #include "symbolize/addr.h"
 #include "symbolize/objchoice.h"
 #include "symbolize/debuginfod.h"
@@ -597,8 +600,7 @@ static int symbolize_ids(struct ctx *c, const uint32_t *ids, size_t n)
 			goto out;
 	/* JHEAP_THREADS=1 or 2 overrides the choice even for a few addresses
 	 * (tests compare both) */
-	const char *force = getenv("JHEAP_THREADS");
-	if ((force && *force) || n >= PARALLEL_MIN)
+	if (jh_threads_forced() || n >= PARALLEL_MIN)
 		nw = jh_threads();
 	for (int k = 0; k < nw; k++) {
 		w[k].sc = k == 0 ? c->sc : symcache_new(&c->o->symcache_opts);
@@ -635,13 +637,7 @@ static int symbolize_ids(struct ctx *c, const uint32_t *ids, size_t n)
 		}
 		g->sc = first->sc;
 	}
-	pthread_t th;
-	bool started = nw == 2 && !pthread_create(&th, NULL, worker_run, &w[1]);
-	worker_run(&w[0]);
-	if (started)
-		pthread_join(th, NULL);
-	else if (nw == 2)
-		worker_run(&w[1]);
+	jh_run_two(worker_run, &w[0], nw == 2 ? worker_run : NULL, &w[1], true);
 	rc = 0;
 	report_skipped(c, groups, ngroups, w, nw);
 	for (size_t k = 0; k < ngroups && !rc; k++)

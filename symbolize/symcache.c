@@ -33,7 +33,7 @@
 #include "symbolize/cuindex.h"
 #include "symbolize/debugfind.h"
 #include "analyzer/safefile.h"
-#include "analyzer/util.h"
+#include "analyzer/errors.h"
 
 #include <dwarf.h>
 #include <elfutils/libdwfl.h>

@@ -2,7 +2,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "analyzer/util.h"
+#include "analyzer/array.h"
+#include "analyzer/chars.h"
+#include "analyzer/errors.h"
 #include "symbolize/unnamed.h"
 
 struct share {

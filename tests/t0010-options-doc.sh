@@ -4,10 +4,10 @@ test_description='--help, the man page and the option table name the same option
 
 [ -x "$JHEAP" ] || test_skip "no $JHEAP"
 
-# Long option names from the table in analyzer/cli.c: lines like
+# Long option names from the table in cli/options.c: lines like
 #	{ "show_bytes", 0, O_SHOW_BYTES, ...
 test_expect_success 'the option table is readable' '
-	sed -n "s/^	{ \"\([a-z_-]*\)\", .*/\1/p" "$SRCDIR/analyzer/cli.c" | sort -u >table &&
+	sed -n "s/^	{ \"\([a-z_-]*\)\", .*/\1/p" "$SRCDIR/cli/options.c" | sort -u >table &&
 	test $(wc -l <table) -gt 15
 '
 

@@ -6,8 +6,8 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include "analyzer/array.h"
 #include "analyzer/parse.h"
-#include "analyzer/util.h"
 #include "tests/unit/profile_diff.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -18,13 +18,14 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "analyzer/aggregate.h"
+#include "analyzer/chars.h"
 #include "analyzer/parse.h"
-#include "analyzer/util.h"
 #include "output/output.h"
 #include "symbolize/symbolize.h"
 

@@ -7,7 +7,6 @@
  * (it indexes them), with and without the sample index made beforehand
  * (a split parse leaves it partly unmade). */
 #include "analyzer/profile.h"
-#include "analyzer/util.h"
 #include "tests/unit/unit.h"
 
 static uint64_t rng = 88172645463325252ULL;

@@ -4,6 +4,7 @@
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <pcre2.h>
 #include "analyzer/names.h"
+#include "analyzer/profile.h"
 #include "symbolize/addr.h"
 #include "unit.h"
 

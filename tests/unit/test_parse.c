@@ -136,6 +136,20 @@ TEST(heap_v2_records_threads_maps)
 	profile_release(&p);
 }
 
+/* The one decision of a mapping's kind from its path, which the maps
+ * lines of a dump, pprof's Mapping table and --symbols all take. */
+TEST(map_kind_from_path)
+{
+	CHECK_INT(profile_map_kind("", 0), PF_MAP_ANON);
+	CHECK_INT(profile_map_kind("[vdso]", 6), PF_MAP_VDSO);
+	CHECK_INT(profile_map_kind("[vdso]x", 7), PF_MAP_SPECIAL);
+	CHECK_INT(profile_map_kind("[vdso]", 5), PF_MAP_SPECIAL);
+	CHECK_INT(profile_map_kind("[heap]", 6), PF_MAP_SPECIAL);
+	CHECK_INT(profile_map_kind("[anon:jemalloc]", 15), PF_MAP_SPECIAL);
+	CHECK_INT(profile_map_kind("/usr/lib/x86_64-linux-gnu/libc.so.6", 35), PF_MAP_FILE);
+	CHECK_INT(profile_map_kind("vdso", 4), PF_MAP_FILE);
+}
+
 TEST(heap_v2_sampled_totals)
 {
 	struct profile p;
@@ -315,6 +329,7 @@ int main(void)
 	RUN(unsample_v2_shortcut_exact);
 	RUN(unsample_v1_no_division_by_zero);
 	RUN(heap_v2_records_threads_maps);
+	RUN(map_kind_from_path);
 	RUN(heap_v2_sampled_totals);
 	RUN(errors_name_file_and_line);
 	RUN(gperftools_variants);

@@ -17,8 +17,8 @@
 #include <stdatomic.h>
 #include <dirent.h>
 #include <errno.h>
+#include "analyzer/array.h"
 #include "analyzer/parse.h"
-#include "analyzer/util.h"
 #include "profile_diff.h"
 #include "unit.h"
 

@@ -1,10 +1,11 @@
-/* The protobuf encoder.  Every expected byte string is worked out by hand
+/* The protobuf encoder, and analyzer/varint.h both ways.  Every expected byte string is worked out by hand
  * from the wire-format rules (protobuf.dev "Encoding"): key = field << 3 |
  * wire type, varints low 7 bits first with the high bit as "more", LEN
  * fields as key, varint length, bytes.  The first examples are the
  * encoding guide's own (150 -> 96 01, "testing", the nested 1a 03 08 96 01
  * and packed 22 06 03 8e 02 9e a7 05). */
 #include <stdint.h>
+#include "analyzer/varint.h"
 #include "output/pbenc.h"
 #include "unit.h"
 
@@ -57,9 +58,48 @@ TEST(varints)
 		pbenc_init(&e);
 		pbenc_varint(&e, cases[i].v);
 		CHECK_BYTES(&e, cases[i].hex);
-		CHECK_INT(pbenc_varint_size(cases[i].v), e.len);
+		CHECK_INT(varint_size(cases[i].v), e.len);
+		/* and back, from a buffer that ends with the varint */
+		const unsigned char *p = e.buf;
+		uint64_t v = 7;
+		CHECK_INT(varint_get(&p, e.buf + e.len, &v), 0);
+		CHECK(v == cases[i].v);
+		CHECK(p == e.buf + e.len);
+		/* one byte short: it runs to the end */
+		p = e.buf;
+		CHECK_INT(varint_get(&p, e.buf + e.len - 1, &v), -1);
 		pbenc_release(&e);
 	}
+}
+
+TEST(varint_decoding_edges)
+{
+	/* a varint followed by more bytes stops at its last byte */
+	static const unsigned char two[] = { 0xac, 0x02, 0x96, 0x01 };
+	const unsigned char *p = two;
+	uint64_t v = 0;
+	CHECK_INT(varint_get(&p, two + 4, &v), 0);
+	CHECK_INT(v, 300);
+	CHECK_INT(varint_get(&p, two + 4, &v), 0);
+	CHECK_INT(v, 150);
+	CHECK_INT(varint_get(&p, two + 4, &v), -1);   /* nothing left */
+	/* ten bytes at most: an eleventh is malformed */
+	static const unsigned char eleven[] = { 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80,
+						0x80, 0x80, 0x01 };
+	p = eleven;
+	CHECK_INT(varint_get(&p, eleven + 11, &v), -1);
+	/* a tenth byte above 1: the bits past the 64th are dropped */
+	static const unsigned char wide[] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+					      0xff, 0x7f };
+	p = wide;
+	CHECK_INT(varint_get(&p, wide + 10, &v), 0);
+	CHECK(v == UINT64_MAX);
+	CHECK(p == wide + 10);
+	/* a zero-padded varint (more bytes than needed) is still read */
+	static const unsigned char padded[] = { 0x81, 0x80, 0x00 };
+	p = padded;
+	CHECK_INT(varint_get(&p, padded + 3, &v), 0);
+	CHECK_INT(v, 1);
 }
 
 TEST(scalar_fields)
@@ -193,6 +233,7 @@ TEST(nested)
 int main(void)
 {
 	RUN(varints);
+	RUN(varint_decoding_edges);
 	RUN(scalar_fields);
 	RUN(strings);
 	RUN(packed);

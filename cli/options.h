@@ -1,9 +1,11 @@
 /*
- * cli: the command line.  One table describes every option; --help is
- * printed from it and a test checks the man page against it.
+ * options: the command line of a report, read into struct cli.  One
+ * table (cli/options.c) describes every option; --help is printed from
+ * it, and tests/t0010-options-doc.sh checks --help and the man page
+ * against it.
  */
-#ifndef JHEAP_CLI_H
-#define JHEAP_CLI_H
+#ifndef JHEAP_OPTIONS_H
+#define JHEAP_OPTIONS_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -1,5 +1,9 @@
-#include "symbolize/maps.h"
-#include "analyzer/util.h"
+#include <ctype.h>
+#include <string.h>
+
+#include "analyzer/maps.h"
+#include "analyzer/chars.h"
+#include "analyzer/errors.h"
 
 /* Reads hex digits at *p; at most 16 significant ones fit. */
 static int read_hex(const char **p, const char *end, uint64_t *out)
@@ -87,4 +91,42 @@ int maps_parse_line(const char *line, size_t len, struct maps_line *out,
 		out->pathlen -= sizeof(del) - 1;
 	}
 	return 0;
+}
+
+bool maps_var(struct maps_vars *vars, const char *line, size_t len)
+{
+	size_t k = 0;
+	while (k < len && (isalnum((unsigned char)line[k]) || line[k] == '_'))
+		k++;
+	size_t eq = k;
+	while (eq < len && (line[eq] == ' ' || line[eq] == '\t'))
+		eq++;
+	if (!k || eq >= len || line[eq] != '=')
+		return false;
+	const char *val = line + eq + 1, *end = line + len;
+	val = skip_spaces(val, end);
+	if (vars->n < MAPS_MAX_VARS)
+		vars->v[vars->n++] = (struct maps_var){ line, val, k, (size_t)(end - val) };
+	return true;
+}
+
+size_t maps_expand(const struct maps_vars *vars, const char *line, size_t len, char *buf)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < len;) {
+		int hit = -1;
+		if (line[i] == '$')
+			for (int k = 0; k < vars->n && hit < 0; k++)
+				if (len - i - 1 >= vars->v[k].nlen &&
+				    !memcmp(line + i + 1, vars->v[k].name, vars->v[k].nlen))
+					hit = k;
+		const char *add = hit < 0 ? line + i : vars->v[hit].value;
+		size_t alen = hit < 0 ? 1 : vars->v[hit].vlen;
+		if (n + alen > MAPS_MAX_LINE)
+			return SIZE_MAX;
+		memcpy(buf + n, add, alen);
+		n += alen;
+		i += hit < 0 ? 1 : 1 + vars->v[hit].nlen;
+	}
+	return n;
 }
