@@ -107,6 +107,23 @@ def same_function(a, b, obj):
     return a in table and b in table and table[a] == table[b]
 
 
+# C's allocation entry points: where one is inlined into a function (as
+# ld.so inlines its calloc wrapper into allocate_dtv), jheap cuts that
+# inline frame as it cuts any allocator frame and names the function it
+# is inlined into; so the reference skips it too.
+ALLOC = {"malloc", "calloc", "realloc", "free", "reallocarray", "memalign",
+         "posix_memalign", "aligned_alloc", "valloc", "pvalloc"}
+
+
+def innermost(functions):
+    """The innermost of llvm-symbolizer's frames (innermost first) that
+    is not an inline allocation entry point."""
+    for i, f in enumerate(functions):
+        if f not in ALLOC or i == len(functions) - 1:
+            return f
+    return "??"
+
+
 def main(argv):
     verbose = "-v" in argv
     truth = [a[len("--truth="):] for a in argv if a.startswith("--truth=")]
@@ -157,7 +174,7 @@ def main(argv):
                              input=inp, capture_output=True, text=True).stdout
         blocks = out.strip("\n").split("\n\n")
         for (pc, _), block in zip(pcs, blocks):
-            llvm[pc] = block.splitlines()[0] if block else "??"
+            llvm[pc] = innermost(block.splitlines()[0::2]) if block else "??"
     total = agree = named = unnamed = wrong = 0
     bad = []
     for pc, (value, name) in sorted(leaves.items()):
