@@ -17,9 +17,9 @@
  *               sequences contiguous, sorted and apart: a new address
  *               decodes only the sequence holding it
  *   mapunits    nmapunits x uint64_t, increasing: the DIE offsets of the
- *               units of the DWARF's unit map (cuindex_map_units)
- *   mapranges   nmapranges x struct cuindex_maprange, in the map's search
- *               order: its ranges (cuindex_map_ranges), so that a later
+ *               units of the DWARF's unit map (cumap_units)
+ *   mapranges   nmapranges x struct cumap_range, in the map's search
+ *               order: its ranges (cumap_ranges), so that a later
  *               run makes the map without reading unit headers or aranges
  *   strings     nstrings NUL-terminated strings, back to back; string 0
  *               is "" and stands for "none" (NULL) in a frame
@@ -173,7 +173,7 @@ struct dcmodule {
 	/* the unit map's description, from the file or this run's */
 	uint64_t *mapunits;
 	size_t nmapunits;
-	struct cuindex_maprange *mapranges;
+	struct cumap_range *mapranges;
 	size_t nmapranges;
 	/* the file's frame and string blocks as written (the body's, then
 	 * each appended part's), which a save that keeps every old answer
@@ -700,7 +700,7 @@ static int dc_parse(struct diskcache *dc, struct dcmodule *m, struct symmodule *
 				     h.strbytes);
 	if (body != UINT64_MAX)
 		body += (uint64_t)h.nmapunits * sizeof(uint64_t) +
-			(uint64_t)h.nmapranges * sizeof(struct cuindex_maprange);
+			(uint64_t)h.nmapranges * sizeof(struct cumap_range);
 	if (body == UINT64_MAX || h.nmapunits > DISKCACHE_MAX_ENTRIES ||
 	    h.nmapranges > DISKCACHE_MAX_ENTRIES || (!h.nmapunits && h.nmapranges) ||
 	    h.nstrings > h.strbytes || body > len - sizeof h)
@@ -715,7 +715,7 @@ static int dc_parse(struct diskcache *dc, struct dcmodule *m, struct symmodule *
 	dc_part_locate(&pt[0], p);
 	const char *mapunits = pt[0].strs;
 	const char *mapranges = mapunits + (size_t)h.nmapunits * sizeof(uint64_t);
-	pt[0].strs = mapranges + (size_t)h.nmapranges * sizeof(struct cuindex_maprange);
+	pt[0].strs = mapranges + (size_t)h.nmapranges * sizeof(struct cumap_range);
 	/* the appended parts, up to the first that is not whole */
 	size_t np = 1, off = sizeof h + (size_t)body, nstrings = h.nstrings;
 	char *pwhy = m->partwhy;
@@ -786,7 +786,7 @@ static int dc_parse(struct diskcache *dc, struct dcmodule *m, struct symmodule *
 		m->nmapunits = h.nmapunits;
 		m->nmapranges = h.nmapranges;
 		m->map_loaded = true;
-		if (!cuindex_map_desc_ok(m->mapunits, m->nmapunits, m->mapranges, m->nmapranges))
+		if (!cumap_desc_ok(m->mapunits, m->nmapunits, m->mapranges, m->nmapranges))
 			return jh_err(why, whylen, JH_EFORMAT, "bad unit map");
 	}
 	for (size_t k = 0; k < np; k++) {
@@ -891,22 +891,22 @@ int dcmodule_add(struct dcmodule *m, uint64_t vaddr, const struct symresult *r)
 	return JH_PUSH(m->added, m->nadded, m->capadded, e);
 }
 
-struct cuindex_map *dcmodule_new_map(void *arg, Dwarf *dw, const struct cuindex_range *valid,
-				     size_t nvalid)
+struct cumap *dcmodule_new_map(void *arg, Dwarf *dw, const struct cuindex_range *valid,
+			       size_t nvalid)
 {
 	const struct dcmodule *m = arg;
 	if (!m || !m->nmapunits)
 		return NULL;
-	return cuindex_map_new_known(dw, valid, nvalid, m->mapunits, m->nmapunits,
-				     m->mapranges, m->nmapranges);
+	return cumap_new_known(dw, valid, nvalid, m->mapunits, m->nmapunits,
+			       m->mapranges, m->nmapranges);
 }
 
-int dcmodule_add_map(struct dcmodule *m, const struct cuindex_map *map)
+int dcmodule_add_map(struct dcmodule *m, const struct cumap *map)
 {
 	if (!m || !map || m->nmapunits)
 		return 0;
-	size_t nu = cuindex_map_units(map, NULL, 0);
-	size_t nr = cuindex_map_ranges(map, NULL, 0);
+	size_t nu = cumap_units(map, NULL, 0);
+	size_t nr = cumap_ranges(map, NULL, 0);
 	if (!nu || nu > DISKCACHE_MAX_ENTRIES || nr > DISKCACHE_MAX_ENTRIES)
 		return 0;
 	m->mapunits = malloc(nu * sizeof *m->mapunits);
@@ -918,22 +918,22 @@ int dcmodule_add_map(struct dcmodule *m, const struct cuindex_map *map)
 		m->mapranges = NULL;
 		return JH_ENOMEM;
 	}
-	m->nmapunits = cuindex_map_units(map, m->mapunits, nu);
-	m->nmapranges = cuindex_map_ranges(map, m->mapranges, nr);
+	m->nmapunits = cumap_units(map, m->mapunits, nu);
+	m->nmapranges = cumap_ranges(map, m->mapranges, nr);
 	return 0;
 }
 
-void dcmodule_install_units(void *arg, struct cuindex_map *map)
+void dcmodule_install_units(void *arg, struct cumap *map)
 {
 	const struct dcmodule *m = arg;
 	for (size_t i = 0; m && i < m->nloaded; i++) {
 		const struct dcunit *u = &m->units[i];
-		struct cuindex_unitinfo ui = { u->tops, u->ntops, u->seqs, u->nseqs };
-		cuindex_map_set_unit(map, u->cuoff, &ui);
+		struct cumap_unitinfo ui = { u->tops, u->ntops, u->seqs, u->nseqs };
+		cumap_set_unit(map, u->cuoff, &ui);
 	}
 }
 
-int dcmodule_add_unit(void *arg, uint64_t cuoff, const struct cuindex_unitinfo *ui)
+int dcmodule_add_unit(void *arg, uint64_t cuoff, const struct cumap_unitinfo *ui)
 {
 	struct dcmodule *m = arg;
 	size_t n = ui->ntops, ns = ui->nseqs;

@@ -141,11 +141,11 @@ struct symmodule {
 	const char *debug_path;
 	int dw_state;             /* 0: DWARF not looked for yet, 1: done */
 	int map_state;            /* 0 not read, 1 read, -1 failed */
-	struct cuindex_map *map;
-	void (*units_fn)(void *arg, struct cuindex_map *map);
+	struct cumap *map;
+	void (*units_fn)(void *arg, struct cumap *map);
 	void *units_arg;
-	struct cuindex_map *(*map_fn)(void *arg, Dwarf *dw, const struct cuindex_range *valid,
-				      size_t nvalid);
+	struct cumap *(*map_fn)(void *arg, Dwarf *dw, const struct cuindex_range *valid,
+				size_t nvalid);
 	void *map_arg;
 	struct cuindex_range *valid;
 	size_t nvalid;
@@ -323,7 +323,7 @@ struct symcache *symcache_new(const struct symcache_options *opts)
 
 static void symcache_module_release(struct symmodule *m)
 {
-	cuindex_map_free(m->map);
+	cumap_free(m->map);
 	elfsyms_release(&m->syms);
 	fdetab_release(&m->fdes);
 	HASH_CLEAR(hh, m->pcs);
@@ -533,7 +533,7 @@ struct symmodule *symcache_find_module(struct symcache *sc, const char *path)
 }
 
 void symmodule_set_units_source(struct symmodule *m,
-				void (*fn)(void *arg, struct cuindex_map *map), void *arg)
+				void (*fn)(void *arg, struct cumap *map), void *arg)
 {
 	if (!m)
 		return;
@@ -542,9 +542,9 @@ void symmodule_set_units_source(struct symmodule *m,
 }
 
 void symmodule_set_map_source(struct symmodule *m,
-			      struct cuindex_map *(*fn)(void *arg, Dwarf *dw,
-							const struct cuindex_range *valid,
-							size_t nvalid),
+			      struct cumap *(*fn)(void *arg, Dwarf *dw,
+						  const struct cuindex_range *valid,
+						  size_t nvalid),
 			      void *arg)
 {
 	if (!m)
@@ -553,16 +553,16 @@ void symmodule_set_map_source(struct symmodule *m,
 	m->map_arg = arg;
 }
 
-const struct cuindex_map *symmodule_map(const struct symmodule *m)
+const struct cumap *symmodule_map(const struct symmodule *m)
 {
 	return m ? m->map : NULL;
 }
 
 int symmodule_each_unit(struct symmodule *m,
-			int (*fn)(void *arg, uint64_t cuoff, const struct cuindex_unitinfo *u),
+			int (*fn)(void *arg, uint64_t cuoff, const struct cumap_unitinfo *u),
 			void *arg)
 {
-	return m && m->map ? cuindex_map_each_full(m->map, fn, arg) : 0;
+	return m && m->map ? cumap_each_full(m->map, fn, arg) : 0;
 }
 
 const char *symmodule_skipped(const struct symmodule *m)
@@ -821,13 +821,13 @@ static void symcache_resolve(struct symmodule *m, uint64_t vaddr, struct symresu
 		if (m->map_fn)
 			m->map = m->map_fn(m->map_arg, m->dw, m->valid, m->nvalid);
 		if (!m->map)
-			m->map = cuindex_map_new(m->dw, m->valid, m->nvalid);
+			m->map = cumap_new(m->dw, m->valid, m->nvalid);
 		m->map_state = m->map ? 1 : -1;
 		if (m->map && m->units_fn)
 			m->units_fn(m->units_arg, m->map);
 	}
 	if (m->map) {
-		size_t nc = cuindex_map_find(m->map, pc, cands, MAX_CU_CANDIDATES);
+		size_t nc = cumap_find(m->map, pc, cands, MAX_CU_CANDIDATES);
 		for (size_t i = 0; i < nc && n == 0; i++) {
 			struct cuindex *ci = cands[i];
 			if (!line_ci)

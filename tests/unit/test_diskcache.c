@@ -107,7 +107,7 @@ static void fix_checksum(char *buf, size_t len)
 				     h.strbytes);
 	if (body != UINT64_MAX)
 		body += (uint64_t)h.nmapunits * sizeof(uint64_t) +
-			(uint64_t)h.nmapranges * sizeof(struct cuindex_maprange);
+			(uint64_t)h.nmapranges * sizeof(struct cumap_range);
 	if (body > len - sizeof h)
 		body = len - sizeof h;
 	h.checksum = dc_checksum(buf + sizeof h, (size_t)body);
@@ -256,7 +256,7 @@ static long load(const char *buf, size_t len, char *why, size_t whylen)
 struct unitsum { size_t units, tops, seqs; uint64_t hash; };
 
 /* Order-independent digest of units, their ranges and sequences. */
-static int sum_unit(void *arg, uint64_t cuoff, const struct cuindex_unitinfo *u)
+static int sum_unit(void *arg, uint64_t cuoff, const struct cumap_unitinfo *u)
 {
 	struct unitsum *s = arg;
 	s->units++;
@@ -283,8 +283,8 @@ TEST(roundtrip)
 	symmodule_each_unit(mod, sum_unit, &want);
 	CHECK(want.units > 0);
 	for (size_t i = 0; i < m->nunits; i++) {
-		struct cuindex_unitinfo u = { m->units[i].tops, m->units[i].ntops,
-					      m->units[i].seqs, m->units[i].nseqs };
+		struct cumap_unitinfo u = { m->units[i].tops, m->units[i].ntops,
+					    m->units[i].seqs, m->units[i].nseqs };
 		sum_unit(&got, m->units[i].cuoff, &u);
 	}
 	CHECK_INT(got.units, want.units);
@@ -294,21 +294,21 @@ TEST(roundtrip)
 	CHECK(got.hash == want.hash);
 	/* the unit map's description as the map gives it, and a map made from
 	 * it with the same ranges */
-	const struct cuindex_map *map = symmodule_map(mod);
-	size_t nu = cuindex_map_units(map, NULL, 0), nr = cuindex_map_ranges(map, NULL, 0);
+	const struct cumap *map = symmodule_map(mod);
+	size_t nu = cumap_units(map, NULL, 0), nr = cumap_ranges(map, NULL, 0);
 	CHECK(nu > 0 && nr > 0);
 	CHECK_INT(m->nmapunits, nu);
 	CHECK_INT(m->nmapranges, nr);
 	uint64_t *wu = calloc(nu + 1, sizeof *wu);
-	struct cuindex_maprange *wr = calloc(nr + 1, sizeof *wr), *kr = calloc(nr + 1, sizeof *kr);
-	cuindex_map_units(map, wu, nu);
-	cuindex_map_ranges(map, wr, nr);
+	struct cumap_range *wr = calloc(nr + 1, sizeof *wr), *kr = calloc(nr + 1, sizeof *kr);
+	cumap_units(map, wu, nu);
+	cumap_ranges(map, wr, nr);
 	CHECK(m->nmapunits == nu && !memcmp(m->mapunits, wu, nu * sizeof *wu));
 	CHECK(m->nmapranges == nr && !memcmp(m->mapranges, wr, nr * sizeof *wr));
-	struct cuindex_map *km = dcmodule_new_map(m, cuindex_map_dwarf(map), NULL, 0);
+	struct cumap *km = dcmodule_new_map(m, cumap_dwarf(map), NULL, 0);
 	CHECK(km != NULL);
-	CHECK(km && cuindex_map_ranges(km, kr, nr) == nr && !memcmp(kr, wr, nr * sizeof *wr));
-	cuindex_map_free(km);
+	CHECK(km && cumap_ranges(km, kr, nr) == nr && !memcmp(kr, wr, nr * sizeof *wr));
+	cumap_free(km);
 	free(wu);
 	free(wr);
 	free(kr);
@@ -479,10 +479,10 @@ TEST(bad_fields)
 	memcpy(&mu0, good + moff, 8);
 	struct { const char *what; size_t off; uint64_t val; } mcases[] = {
 		{ "unit order", moff + 8, mu0 },
-		{ "unknown unit", roff + offsetof(struct cuindex_maprange, cuoff), mu0 + 1 },
-		{ "range order", roff + sizeof(struct cuindex_maprange) +
-				 offsetof(struct cuindex_maprange, lo), 0 },
-		{ "reversed range", roff + offsetof(struct cuindex_maprange, hi), 0 },
+		{ "unknown unit", roff + offsetof(struct cumap_range, cuoff), mu0 + 1 },
+		{ "range order", roff + sizeof(struct cumap_range) +
+				 offsetof(struct cumap_range, lo), 0 },
+		{ "reversed range", roff + offsetof(struct cumap_range, hi), 0 },
 	};
 	for (size_t i = 0; i < sizeof mcases / sizeof mcases[0]; i++) {
 		memcpy(buf, good, len);
@@ -589,7 +589,7 @@ static size_t part_offsets(const char *buf, size_t len, size_t *offs, size_t max
 	memcpy(&h, buf, sizeof h);
 	size_t off = sizeof h + (size_t)dc_part_size(h.nentries, h.nframes, h.nunits, h.ntops,
 						      h.nseqs, h.strbytes) +
-		     h.nmapunits * sizeof(uint64_t) + h.nmapranges * sizeof(struct cuindex_maprange);
+		     h.nmapunits * sizeof(uint64_t) + h.nmapranges * sizeof(struct cumap_range);
 	size_t n = 0;
 	while (n < max && len - off >= sizeof(struct dc_part_header)) {
 		struct dc_part_header ph;
@@ -624,8 +624,8 @@ TEST(parts)
 	struct unitsum want = { 0 }, got = { 0 };
 	symmodule_each_unit(mod, sum_unit, &want);
 	for (size_t i = 0; i < m->nunits; i++) {
-		struct cuindex_unitinfo u = { m->units[i].tops, m->units[i].ntops,
-					      m->units[i].seqs, m->units[i].nseqs };
+		struct cumap_unitinfo u = { m->units[i].tops, m->units[i].ntops,
+					    m->units[i].seqs, m->units[i].nseqs };
 		sum_unit(&got, m->units[i].cuoff, &u);
 	}
 	CHECK_INT(got.units, want.units);
