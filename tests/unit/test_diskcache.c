@@ -1,12 +1,13 @@
 /*
- * Unit tests for symbolize/diskcache.c: a written cache reads back to the
- * answers symcache gives; every kind of damage to a file, with its
+ * Unit tests for symbolize/diskcache.c and dcfile.c: a written cache reads
+ * back to the answers symcache gives; every kind of damage to a file, with its
  * checksum made right again so that the checks behind it are reached, is
  * either refused or yields only well-formed answers (run under ASan and
  * valgrind by make check SANITIZE=... and t0610).
  *
  * The object is this test program itself.  diskcache.c is included, not
- * linked, to reach its file layout and checksum.
+ * linked, to reach its modules' insides; the file layout and checksum
+ * are dcfile.h's.
  */
 #include "symbolize/diskcache.c"
 #include "tests/unit/unit.h"
@@ -103,23 +104,23 @@ static void fix_checksum(char *buf, size_t len)
 	if (len < sizeof h)
 		return;
 	memcpy(&h, buf, sizeof h);
-	uint64_t body = dc_part_size(h.nentries, h.nframes, h.nunits, h.ntops, h.nseqs,
-				     h.strbytes);
+	uint64_t body = dcfile_part_size(h.nentries, h.nframes, h.nunits, h.ntops, h.nseqs,
+					 h.strbytes);
 	if (body != UINT64_MAX)
 		body += (uint64_t)h.nmapunits * sizeof(uint64_t) +
 			(uint64_t)h.nmapranges * sizeof(struct cumap_range);
 	if (body > len - sizeof h)
 		body = len - sizeof h;
-	h.checksum = dc_checksum(buf + sizeof h, (size_t)body);
+	h.checksum = dcfile_checksum(buf + sizeof h, (size_t)body);
 	memcpy(buf, &h, sizeof h);
 	for (size_t off = sizeof h + (size_t)body; len - off >= sizeof(struct dc_part_header);) {
 		struct dc_part_header ph;
 		memcpy(&ph, buf + off, sizeof ph);
-		uint64_t n = dc_part_size(ph.nentries, ph.nframes, ph.nunits, ph.ntops, ph.nseqs,
-					  ph.strbytes);
+		uint64_t n = dcfile_part_size(ph.nentries, ph.nframes, ph.nunits, ph.ntops, ph.nseqs,
+					      ph.strbytes);
 		if (n > len - off - sizeof ph)
 			break;
-		ph.checksum = dc_checksum(buf + off + sizeof ph, (size_t)n);
+		ph.checksum = dcfile_checksum(buf + off + sizeof ph, (size_t)n);
 		memcpy(buf + off, &ph, sizeof ph);
 		off += sizeof ph + (size_t)n;
 	}
@@ -587,7 +588,7 @@ static size_t part_offsets(const char *buf, size_t len, size_t *offs, size_t max
 {
 	struct dc_header h;
 	memcpy(&h, buf, sizeof h);
-	size_t off = sizeof h + (size_t)dc_part_size(h.nentries, h.nframes, h.nunits, h.ntops,
+	size_t off = sizeof h + (size_t)dcfile_part_size(h.nentries, h.nframes, h.nunits, h.ntops,
 						      h.nseqs, h.strbytes) +
 		     h.nmapunits * sizeof(uint64_t) + h.nmapranges * sizeof(struct cumap_range);
 	size_t n = 0;
@@ -595,8 +596,8 @@ static size_t part_offsets(const char *buf, size_t len, size_t *offs, size_t max
 		struct dc_part_header ph;
 		memcpy(&ph, buf + off, sizeof ph);
 		offs[n++] = off;
-		off += sizeof ph + (size_t)dc_part_size(ph.nentries, ph.nframes, ph.nunits,
-							ph.ntops, ph.nseqs, ph.strbytes);
+		off += sizeof ph + (size_t)dcfile_part_size(ph.nentries, ph.nframes, ph.nunits,
+							    ph.ntops, ph.nseqs, ph.strbytes);
 	}
 	return n;
 }
@@ -691,7 +692,7 @@ TEST(parts)
 	size_t n = firstlen;
 	for (int k = 0; k <= DC_MAX_PARTS; k++) {
 		struct dc_part_header e = { .offset = n, .body_checksum = h.checksum,
-					    .checksum = dc_checksum("", 0) };
+					    .checksum = dcfile_checksum("", 0) };
 		memcpy(e.magic, DC_PART_MAGIC, sizeof e.magic);
 		memcpy(bad + n, &e, sizeof e);
 		n += sizeof e;
@@ -718,7 +719,7 @@ TEST(parts)
 		memcpy(e.magic, DC_PART_MAGIC, sizeof e.magic);
 		for (size_t i = 0; i < ns; i++)
 			memcpy(bad + firstlen + sizeof e + 2 * i, "x", 2);
-		e.checksum = dc_checksum(bad + firstlen + sizeof e, 2 * ns);
+		e.checksum = dcfile_checksum(bad + firstlen + sizeof e, 2 * ns);
 		memcpy(bad + firstlen, &e, sizeof e);
 		m = load_module(bad, firstlen + sizeof e + 2 * ns, &dc);
 		CHECK_INT(m->nparts, 1);
