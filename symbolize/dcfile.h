@@ -185,6 +185,10 @@ struct dcmodule {
 	uint64_t body_checksum;
 	size_t nparts;            /* appended parts read */
 	bool map_loaded;          /* the file has the unit map */
+	bool debug_known;         /* the debug file the file's answers and map
+				     were made from is there, unchanged: */
+	dev_t debug_dev;          /* its device and inode */
+	ino_t debug_ino;
 	/* why the parts stopped early (a damaged part, too many): the file
 	 * is then written whole; "" when they did not */
 	char partwhy[200];

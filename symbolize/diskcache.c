@@ -148,6 +148,7 @@ static void dc_forget_file(struct dcmodule *m)
 	m->mapunits = NULL;
 	m->mapranges = NULL;
 	m->nmapunits = m->nmapranges = 0;
+	m->debug_known = false;
 	m->buf = NULL;
 	m->strs = NULL;
 	m->frames = NULL;
@@ -321,6 +322,9 @@ static int dc_identity(void *arg, const struct dcfile_identity *id, char *why, s
 		    !dc_same_time(&st, id->debug_mtime_sec, id->debug_mtime_nsec))
 			return jh_err(why, whylen, JH_EFORMAT, "its debug file '%s' changed or is gone",
 				      id->debug_path);
+		m->debug_known = true;
+		m->debug_dev = st.st_dev;
+		m->debug_ino = st.st_ino;
 	} else if (dc_debuginfo_appeared(w->dc, m, w->mod)) {
 		return jh_err(why, whylen, JH_EFORMAT, "made without debug info, which is there now");
 	} else if (getenv("DEBUGINFOD_URLS") && *getenv("DEBUGINFOD_URLS")) {
@@ -420,11 +424,15 @@ int dcmodule_add(struct dcmodule *m, uint64_t vaddr, const struct symresult *r)
 	return JH_PUSH(m->added, m->nadded, m->capadded, e);
 }
 
-struct cumap *dcmodule_new_map(void *arg, Dwarf *dw, const struct cuindex_range *valid,
-			       size_t nvalid)
+struct cumap *dcmodule_new_map(void *arg, Dwarf *dw, const char *debug_path,
+			       const struct cuindex_range *valid, size_t nvalid)
 {
 	const struct dcmodule *m = arg;
-	if (!m || !m->nmapunits)
+	/* the map the file was written with, of the very file it was made
+	 * from (whatever its name now) */
+	struct stat st;
+	if (!m || !m->map_loaded || !m->debug_known || !debug_path || stat(debug_path, &st) ||
+	    st.st_dev != m->debug_dev || st.st_ino != m->debug_ino)
 		return NULL;
 	return cumap_new_known(dw, valid, nvalid, m->mapunits, m->nmapunits,
 			       m->mapranges, m->nmapranges);

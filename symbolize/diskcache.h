@@ -90,10 +90,11 @@ int dcmodule_add(struct dcmodule *m, uint64_t vaddr, const struct symresult *r);
 void dcmodule_install_units(void *arg, struct cumap *map);
 
 /* A unit map of DW made from the file's description of it, or NULL when
- * the file has none (symmodule_set_map_source() takes it, with the module
- * as ARG).  Only reads: safe from several threads at once. */
-struct cumap *dcmodule_new_map(void *arg, Dwarf *dw, const struct cuindex_range *valid,
-			       size_t nvalid);
+ * the file has none or was made from another debug file than DEBUG_PATH
+ * (symmodule_set_map_source() takes it, with the module as ARG).  Only
+ * reads: safe from several threads at once. */
+struct cumap *dcmodule_new_map(void *arg, Dwarf *dw, const char *debug_path,
+			       const struct cuindex_range *valid, size_t nvalid);
 
 /* Records MAP's description (cumap_units, cumap_ranges) to be
  * written by dcmodule_save(), unless the module has one already or MAP

@@ -144,9 +144,10 @@ struct symmodule {
 	struct cumap *map;
 	void (*units_fn)(void *arg, struct cumap *map);
 	void *units_arg;
-	struct cumap *(*map_fn)(void *arg, Dwarf *dw, const struct cuindex_range *valid,
-				size_t nvalid);
+	struct cumap *(*map_fn)(void *arg, Dwarf *dw, const char *debug_path,
+				const struct cuindex_range *valid, size_t nvalid);
 	void *map_arg;
+	bool map_asked;           /* map_fn asked already, when the DWARF was loaded */
 	struct cuindex_range *valid;
 	size_t nvalid;
 	struct elfsyms syms;      /* the ELF symbol table, read on first need */
@@ -454,7 +455,8 @@ static int symcache_open(struct symmodule *m, char *err, size_t errlen)
 /* Finds and opens the DWARF (maybe in a separate file, maybe compressed
  * sections to inflate) on the first lookup that needs it, so that a module
  * whose answers all come from the persistent cache never reads it; units
- * are read later still, on first touch. */
+ * are read later still, on first touch.  A unit map known from an earlier
+ * run (map_fn) is made here. */
 static void symcache_load_dwarf(struct symmodule *m)
 {
 	if (m->dw_state)
@@ -467,18 +469,27 @@ static void symcache_load_dwarf(struct symmodule *m)
 	dwfl_module_info(m->mod, NULL, NULL, NULL, NULL, NULL, &mainfile, &debugfile);
 	m->debug_path = symcache_intern(m->sc, debugfile ? debugfile
 					: mainfile ? mainfile : m->path);
-	/* libdw opens a dwz alt file or a split unit's .dwo by itself */
-	char msg[PATH_MAX + 100];
-	if (debugfind_dwarf_unsafe(m->dw, m->debug_path ? m->debug_path : m->path, m->alt_found,
-				   msg, sizeof(msg))) {
-		symcache_skipped(m, msg);
-		m->dw = NULL;
-		m->debug_path = NULL;
-		return;
-	}
 	for (size_t i = 0; i < m->nvalid; i++) {
 		m->valid[i].lo -= m->dwbias;
 		m->valid[i].hi -= m->dwbias;
+	}
+	/* libdw opens a dwz alt file or a split unit's .dwo by itself.  A
+	 * map the persistent cache kept is of this very debug file, and it
+	 * keeps none of a DWARF with split units (cumap_units): with one,
+	 * no unit header need be read to know there is no .dwo to check. */
+	const char *path = m->debug_path ? m->debug_path : m->path;
+	char msg[PATH_MAX + 100];
+	int unsafe = debugfind_alt_unsafe(m->dw, path, m->alt_found, msg, sizeof(msg));
+	if (!unsafe && m->map_fn) {
+		m->map = m->map_fn(m->map_arg, m->dw, m->debug_path, m->valid, m->nvalid);
+		m->map_asked = true;
+	}
+	if (!unsafe && !m->map)
+		unsafe = debugfind_split_unsafe(m->dw, path, msg, sizeof(msg));
+	if (unsafe) {
+		symcache_skipped(m, msg);
+		m->dw = NULL;
+		m->debug_path = NULL;
 	}
 }
 
@@ -542,7 +553,7 @@ void symmodule_set_units_source(struct symmodule *m,
 }
 
 void symmodule_set_map_source(struct symmodule *m,
-			      struct cumap *(*fn)(void *arg, Dwarf *dw,
+			      struct cumap *(*fn)(void *arg, Dwarf *dw, const char *debug_path,
 						  const struct cuindex_range *valid,
 						  size_t nvalid),
 			      void *arg)
@@ -818,8 +829,8 @@ static void symcache_resolve(struct symmodule *m, uint64_t vaddr, struct symresu
 	res->frames = NULL;
 	symcache_load_dwarf(m);
 	if (m->dw && m->map_state == 0) {
-		if (m->map_fn)
-			m->map = m->map_fn(m->map_arg, m->dw, m->valid, m->nvalid);
+		if (!m->map && m->map_fn && !m->map_asked)
+			m->map = m->map_fn(m->map_arg, m->dw, m->debug_path, m->valid, m->nvalid);
 		if (!m->map)
 			m->map = cumap_new(m->dw, m->valid, m->nvalid);
 		m->map_state = m->map ? 1 : -1;

@@ -154,12 +154,15 @@ bool symmodule_stripped(struct symmodule *m);
 void symmodule_set_units_source(struct symmodule *m,
 				void (*fn)(void *arg, struct cumap *map), void *arg);
 
-/* A unit map known from an earlier run: when the module first needs its
- * unit map, FN is asked for one (cumap_new_known on DW and VALID),
- * with ARG; NULL has the map read from the DWARF.  The same rules as
+/* A unit map known from an earlier run: when the module loads its DWARF
+ * (or first needs its unit map), FN is asked for one (cumap_new_known
+ * on DW and VALID), with ARG and the path of the file the DWARF is read
+ * from; NULL has the map read from the DWARF.  FN must give only a map
+ * of that very file, and none of a DWARF with split units: the module
+ * then reads no unit header to check the .dwo files.  The same rules as
  * symmodule_set_units_source, which is then given the map either way. */
 void symmodule_set_map_source(struct symmodule *m,
-			      struct cumap *(*fn)(void *arg, Dwarf *dw,
+			      struct cumap *(*fn)(void *arg, Dwarf *dw, const char *debug_path,
 						  const struct cuindex_range *valid,
 						  size_t nvalid),
 			      void *arg);

@@ -306,10 +306,27 @@ TEST(roundtrip)
 	cumap_ranges(map, wr, nr);
 	CHECK(m->nmapunits == nu && !memcmp(m->mapunits, wu, nu * sizeof *wu));
 	CHECK(m->nmapranges == nr && !memcmp(m->mapranges, wr, nr * sizeof *wr));
-	struct cumap *km = dcmodule_new_map(m, cumap_dwarf(map), NULL, 0);
+	const char *dbg = symmodule_debug_path(mod);
+	CHECK(dbg != NULL);
+	struct cumap *km = dcmodule_new_map(m, cumap_dwarf(map), dbg, NULL, 0);
 	CHECK(km != NULL);
 	CHECK(km && cumap_ranges(km, kr, nr) == nr && !memcmp(kr, wr, nr * sizeof *wr));
 	cumap_free(km);
+	/* only for the very debug file it was made from, whatever its name:
+	 * a map of another file could have split units nobody checked */
+	char other[300], alias[300];
+	snprintf(other, sizeof other, "%s/other", dir);
+	snprintf(alias, sizeof alias, "%s/alias", dir);
+	FILE *f = fopen(other, "w");
+	CHECK(f && fclose(f) == 0);
+	CHECK(dbg && symlink(dbg, alias) == 0);
+	CHECK(dcmodule_new_map(m, cumap_dwarf(map), other, NULL, 0) == NULL);
+	CHECK(dcmodule_new_map(m, cumap_dwarf(map), NULL, NULL, 0) == NULL);
+	km = dcmodule_new_map(m, cumap_dwarf(map), alias, NULL, 0);
+	CHECK(km != NULL);
+	cumap_free(km);
+	unlink(other);
+	unlink(alias);
 	free(wu);
 	free(wr);
 	free(kr);
