@@ -9,13 +9,14 @@
  * containment chain, instead of the full tree walk dwarf_getscopes does per
  * address.
  *
- * The line table is decoded by linetab.c, with libdw's dwarf_getsrclines
- * answering for the units linetab.c declines; the answers are the same.
- * Names, demangling and string ownership are the caller's business
- * (symcache.c).  File names it returns point into the index's own file
- * table or into libdw's data: they live until cuindex_free() of the index
- * they came from (for the indexes of a map: until cuindex_map_free), so a
- * caller copies what it keeps beyond that.
+ * The line table is culines.c's: decoded by linetab.c, with libdw's
+ * dwarf_getsrclines answering for the units linetab.c declines; the
+ * answers are the same.  Which unit holds an address is the unit map's
+ * business (cumap.h).  Names, demangling and string ownership are the
+ * caller's (symcache.c).  File names it returns point into the index's
+ * own file table or into libdw's data: they live until cuindex_free() of
+ * the index they came from (for the indexes of a map: until cumap_free),
+ * so a caller copies what it keeps beyond that.
  */
 #ifndef JHEAP_CUINDEX_H
 #define JHEAP_CUINDEX_H
@@ -87,78 +88,6 @@ int cuindex_lines_own(const struct cuindex *ci);
  * no index is being built. */
 void cuindex_set_libdw_lines(int on);
 
-/* ---- the units of one Dwarf: which unit holds an address ----
- *
- * A unit's ranges are those of its CU DIE (DW_AT_low_pc/high_pc or
- * DW_AT_ranges) and those .debug_aranges lists for it (clang writes none;
- * a section libdw cannot read adds none), so that either one leaving code
- * out loses nothing.  Units with neither fall back to the function ranges
- * of a walk. */
-struct cuindex_map;
-
-/* Read the unit headers of DW (borrowed; it must outlive the map) and their
- * ranges, keeping those that start inside VALID (see cuindex_new; copied).
- * Unit indexes are built on first use.  Returns NULL when out of memory;
- * the caller frees the map with cuindex_map_free(). */
-struct cuindex_map *cuindex_map_new(Dwarf *dw, const struct cuindex_range *valid,
-				    size_t nvalid);
-/* cuindex_map_new, with ARANGES false taking every unit's ranges from its
- * DIE alone, not .debug_aranges (tests compare the two). */
-struct cuindex_map *cuindex_map_new_opts(Dwarf *dw, const struct cuindex_range *valid,
-					 size_t nvalid, bool aranges);
-
-/* One unit range of a map: [lo, hi) and the offset of the unit's DIE. */
-struct cuindex_maprange {
-	uint64_t lo, hi, cuoff;
-};
-
-/* The map's unit ranges in its search order: writes at most MAX to OUT and
- * returns how many there are. */
-size_t cuindex_map_ranges(const struct cuindex_map *map, struct cuindex_maprange *out,
-			  size_t max);
-
-/* The Dwarf the map reads. */
-Dwarf *cuindex_map_dwarf(const struct cuindex_map *map);
-
-/* Frees the map and every unit index it built; NULL is a no-op. */
-void cuindex_map_free(struct cuindex_map *map);
-
-/* ---- a map kept from an earlier run ----
- *
- * Making a map reads every unit's DIE and .debug_aranges and sorts the
- * ranges: milliseconds for a large program, spent again by each thread.
- * A map can instead be described (its units' DIE offsets and its ranges)
- * and made again from that description for the same DWARF and VALID
- * ranges, reading nothing until a unit is used. */
-
-/* Writes the DIE offsets of MAP's units (increasing) to OUT, at most MAX,
- * and returns how many there are; 0 when the map cannot be described (it
- * has split-DWARF units, whose DIEs are in other files). */
-size_t cuindex_map_units(const struct cuindex_map *map, uint64_t *out, size_t max);
-
-/* Whether UNITS[0..nunits) and RANGES[0..nranges) are a description a
- * map gives: units increasing, ranges in search order (by lo, hi, unit),
- * none reversed, each of one of the units. */
-bool cuindex_map_desc_ok(const uint64_t *units, size_t nunits,
-			 const struct cuindex_maprange *ranges, size_t nranges);
-
-/* A map of DW made from UNITS[0..nunits) and RANGES[0..nranges), as
- * cuindex_map_units and cuindex_map_ranges gave them for a map of the
- * same DWARF and VALID: the same answers, each unit's DIE read on first
- * use (a unit whose offset does not hold a unit DIE then has no index).
- * Returns NULL when out of memory or when the description is not one a
- * map gives (units not increasing, ranges out of order, a range of an
- * unknown unit: !cuindex_map_desc_ok). */
-struct cuindex_map *cuindex_map_new_known(Dwarf *dw, const struct cuindex_range *valid,
-					  size_t nvalid, const uint64_t *units, size_t nunits,
-					  const struct cuindex_maprange *ranges, size_t nranges);
-
-/* Indexes of the units whose ranges hold PC, building them as needed: at
- * most MAX written to OUT (owned by the map), the unit starting nearest
- * below PC first.  Returns how many. */
-size_t cuindex_map_find(struct cuindex_map *map, uint64_t pc, struct cuindex **out,
-			size_t max);
-
 /* ---- top-level functions: a unit indexed sparsely ----
  *
  * Building a unit's index walks every DIE of it, namespaces and all.  A
@@ -217,34 +146,47 @@ struct cuindex *cuindex_new_seqs(Dwarf_Die *cudie, const struct cuindex_range *v
  * that up for a sequence that did not decode as described); for tests. */
 int cuindex_lines_lazy(const struct cuindex *ci);
 
-/* What a unit is known to hold, from an earlier run on the same DWARF:
- * its top-level function ranges (cuindex_tops) and its line table's
- * sequences (cuindex_seqs; may be none). */
-struct cuindex_unitinfo {
-	const struct cuindex_top *tops;
-	size_t ntops;
-	const struct cuindex_seq *seqs;
-	size_t nseqs;
-};
+/* ---- what the unit map (cumap.c) builds indexes with ---- */
 
-/* Gives the unit whose CU DIE is at offset CUOFF what U says (copied).
- * Lookups in that unit then index only the function holding the pc and
- * decode only the line-table sequence holding it; a pc that several
- * functions hold, a DIE that is not a top-level function of the unit, or
- * many lookups in one unit fall back to the full index, a sequence that
- * does not decode as described to the whole table.  Returns 0, or -1 (and
- * nothing changes) when no unit starts at CUOFF, the unit is a split-DWARF
- * one, it has ranges already, the ranges or sequences are not sorted and
- * apart, or out of memory. */
-int cuindex_map_set_unit(struct cuindex_map *map, uint64_t cuoff,
-			 const struct cuindex_unitinfo *u);
+/* Whether [lo, hi) is a non-empty range starting inside one of V[0..n)
+ * (n == 0: any non-empty range): the test every function range, line
+ * row and unit range passes to count as code. */
+int cuindex_range_in(const struct cuindex_range *v, size_t n, uint64_t lo, uint64_t hi);
 
-/* Calls FN with the CU offset, top-level ranges and sequences of every
- * unit of the map that has a full index built, until FN returns non-zero
- * (returned); -1 when out of memory. */
-int cuindex_map_each_full(struct cuindex_map *map,
-			  int (*fn)(void *arg, uint64_t cuoff, const struct cuindex_unitinfo *u),
-			  void *arg);
+/* cuindex_new_seqs (SEQS may be NULL), the unit's DWARF 2-4 file names
+ * built with *NAMES_DIR (the comp_dir of the first unit that read the
+ * same line table, as libdw does), or with the unit's own comp_dir when
+ * NAMES_DIR is NULL.  PARTIAL: an index that holds no function yet, for
+ * cuindex_add_top. */
+struct cuindex *cuindex_new_unit(Dwarf_Die *cudie, const struct cuindex_range *valid,
+				 size_t nvalid, const char *const *names_dir,
+				 const struct cuindex_seq *seqs, size_t nseqs, bool partial);
+
+/* Adds the function whose DIE is at OFF in DW (a top-level
+ * DW_TAG_subprogram of the unit, as cuindex_tops gave it) with everything
+ * inlined into it, to a partial index.  Returns 0, or -1 when the DIE is
+ * not such a function or out of memory (the index is then unchanged or
+ * must be dropped). */
+int cuindex_add_top(struct cuindex *ci, Dwarf *dw, uint64_t off);
+
+/* Turns partial index CI into a full one, in place: the scopes are read
+ * again from the whole unit, the line table and its file names stay (so
+ * nothing the caller got from it goes away, and the table is not decoded
+ * twice).  Returns 0, or -1 when out of memory (CI must then be freed). */
+int cuindex_make_full(struct cuindex *ci);
+
+/* Whether CI is a partial index, with *NADDED (when not NULL) the number
+ * of functions added to it. */
+bool cuindex_partial(const struct cuindex *ci, size_t *nadded);
+
+/* Range I of the index's outermost intervals (those no other interval
+ * encloses), in address order, into *OUT: true, or false when there are
+ * not that many. */
+bool cuindex_outer_range(const struct cuindex *ci, size_t i, struct cuindex_range *out);
+
+/* CI's line-table sequences as cuindex_seqs gives them, without a copy:
+ * *N of them, owned by CI. */
+const struct cuindex_seq *cuindex_seq_list(const struct cuindex *ci, size_t *n);
 
 /* DW_AT_comp_dir of the unit, or NULL. */
 const char *cuindex_comp_dir(const struct cuindex *ci);

@@ -358,16 +358,24 @@ static const char *attr_string(Dwarf_Die *die, int name, int gnu_name)
 	return NULL;
 }
 
-int debugfind_dwarf_unsafe(Dwarf *dw, const char *debug_path, bool alt_found, char *err,
-			   size_t errlen)
+/* The folder of DEBUG_PATH, with its '/', into DIR; false when too long. */
+static bool debug_dir(const char *debug_path, char *dir, size_t len)
+{
+	const char *slash = strrchr(debug_path, '/');
+	size_t n = slash ? (size_t)(slash + 1 - debug_path) : 0;
+	if (n >= len)
+		return false;
+	memcpy(dir, debug_path, n);
+	dir[n] = '\0';
+	return true;
+}
+
+int debugfind_alt_unsafe(Dwarf *dw, const char *debug_path, bool alt_found, char *err,
+			 size_t errlen)
 {
 	char dir[PATH_MAX];
-	const char *slash = strrchr(debug_path, '/');
-	int n = slash ? (int)(slash + 1 - debug_path) : 0;
-	if (n >= (int)sizeof(dir))
+	if (!debug_dir(debug_path, dir, sizeof(dir)))
 		return 0;
-	memcpy(dir, debug_path, (size_t)n);
-	dir[n] = '\0';
 	const char *altname;
 	const void *bid;
 	ssize_t blen = alt_found ? 0 : dwelf_dwarf_gnu_debugaltlink(dw, &altname, &bid);
@@ -382,7 +390,15 @@ int debugfind_dwarf_unsafe(Dwarf *dw, const char *debug_path, bool alt_found, ch
 		if (unsafe(dir, NULL, altname, err, errlen))
 			return 1;
 	}
-	/* split units: only the units' headers and first DIEs are read */
+	return 0;
+}
+
+int debugfind_split_unsafe(Dwarf *dw, const char *debug_path, char *err, size_t errlen)
+{
+	char dir[PATH_MAX];
+	if (!debug_dir(debug_path, dir, sizeof(dir)))
+		return 0;
+	/* only the units' headers and first DIEs are read */
 	Dwarf_CU *cu = NULL, *next;
 	Dwarf_Half version;
 	uint8_t type;

@@ -55,12 +55,16 @@ int debugfind(const struct debugfind_opts *o, Dwfl_Module *mod, const char *file
 /* Whether libdw, reading the DWARF DW of the file DEBUG_PATH, could open
  * a file that is not regular by itself: the dwz alt file, when ALT_FOUND
  * is false (libdwfl found none and libdw then looks on its own, at the
- * .gnu_debugaltlink name and under /usr/lib/debug/.build-id), or the
- * .dwo file of a split unit (at its DW_AT_dwo_name, alone and under its
- * DW_AT_comp_dir).  The candidates are checked, none is opened.
- * Returns 1 with a message in err naming the first such candidate, else
- * 0: the DWARF is then safe to read. */
-int debugfind_dwarf_unsafe(Dwarf *dw, const char *debug_path, bool alt_found, char *err,
-			   size_t errlen);
+ * .gnu_debugaltlink name and under /usr/lib/debug/.build-id).  The
+ * candidates are checked, none is opened.  Returns 1 with a message in
+ * err naming the first such candidate, else 0. */
+int debugfind_alt_unsafe(Dwarf *dw, const char *debug_path, bool alt_found, char *err,
+			 size_t errlen);
+
+/* The same for the .dwo file of each split unit of DW (at its
+ * DW_AT_dwo_name, alone and under its DW_AT_comp_dir).  Reads every unit
+ * header: a DWARF known to have no split unit need not be asked.  With
+ * debugfind_alt_unsafe, 0 says the DWARF is safe to read. */
+int debugfind_split_unsafe(Dwarf *dw, const char *debug_path, char *err, size_t errlen);
 
 #endif

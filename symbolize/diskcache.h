@@ -84,26 +84,27 @@ int dcmodule_lookup(const struct dcmodule *m, uint64_t vaddr, struct symresult *
  * frames are not copied: they must stay valid until then. */
 int dcmodule_add(struct dcmodule *m, uint64_t vaddr, const struct symresult *r);
 
-/* Gives the units the file knows to MAP (a cuindex_map of the module's
+/* Gives the units the file knows to MAP (a cumap of the module's
  * DWARF): symmodule_set_units_source() takes it, with the module as ARG.
  * Only reads: safe from several threads at once. */
-void dcmodule_install_units(void *arg, struct cuindex_map *map);
+void dcmodule_install_units(void *arg, struct cumap *map);
 
 /* A unit map of DW made from the file's description of it, or NULL when
- * the file has none (symmodule_set_map_source() takes it, with the module
- * as ARG).  Only reads: safe from several threads at once. */
-struct cuindex_map *dcmodule_new_map(void *arg, Dwarf *dw, const struct cuindex_range *valid,
-				     size_t nvalid);
+ * the file has none or was made from another debug file than DEBUG_PATH
+ * (symmodule_set_map_source() takes it, with the module as ARG).  Only
+ * reads: safe from several threads at once. */
+struct cumap *dcmodule_new_map(void *arg, Dwarf *dw, const char *debug_path,
+			       const struct cuindex_range *valid, size_t nvalid);
 
-/* Records MAP's description (cuindex_map_units, cuindex_map_ranges) to be
+/* Records MAP's description (cumap_units, cumap_ranges) to be
  * written by dcmodule_save(), unless the module has one already or MAP
  * cannot be described.  Returns 0 or JH_ENOMEM. */
-int dcmodule_add_map(struct dcmodule *m, const struct cuindex_map *map);
+int dcmodule_add_map(struct dcmodule *m, const struct cumap *map);
 
 /* Records a unit indexed in full in this run (symmodule_each_unit()
  * takes it, with the module as ARG), to be written by dcmodule_save();
  * the ranges and sequences are copied.  Returns 0 or JH_ENOMEM. */
-int dcmodule_add_unit(void *arg, uint64_t cuoff, const struct cuindex_unitinfo *u);
+int dcmodule_add_unit(void *arg, uint64_t cuoff, const struct cumap_unitinfo *u);
 
 /* Writes the module's answers when answers were added: appended to the
  * file read as one part, or else the old ones and the new ones as a whole

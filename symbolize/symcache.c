@@ -141,12 +141,13 @@ struct symmodule {
 	const char *debug_path;
 	int dw_state;             /* 0: DWARF not looked for yet, 1: done */
 	int map_state;            /* 0 not read, 1 read, -1 failed */
-	struct cuindex_map *map;
-	void (*units_fn)(void *arg, struct cuindex_map *map);
+	struct cumap *map;
+	void (*units_fn)(void *arg, struct cumap *map);
 	void *units_arg;
-	struct cuindex_map *(*map_fn)(void *arg, Dwarf *dw, const struct cuindex_range *valid,
-				      size_t nvalid);
+	struct cumap *(*map_fn)(void *arg, Dwarf *dw, const char *debug_path,
+				const struct cuindex_range *valid, size_t nvalid);
 	void *map_arg;
+	bool map_asked;           /* map_fn asked already, when the DWARF was loaded */
 	struct cuindex_range *valid;
 	size_t nvalid;
 	struct elfsyms syms;      /* the ELF symbol table, read on first need */
@@ -323,7 +324,7 @@ struct symcache *symcache_new(const struct symcache_options *opts)
 
 static void symcache_module_release(struct symmodule *m)
 {
-	cuindex_map_free(m->map);
+	cumap_free(m->map);
 	elfsyms_release(&m->syms);
 	fdetab_release(&m->fdes);
 	HASH_CLEAR(hh, m->pcs);
@@ -454,7 +455,8 @@ static int symcache_open(struct symmodule *m, char *err, size_t errlen)
 /* Finds and opens the DWARF (maybe in a separate file, maybe compressed
  * sections to inflate) on the first lookup that needs it, so that a module
  * whose answers all come from the persistent cache never reads it; units
- * are read later still, on first touch. */
+ * are read later still, on first touch.  A unit map known from an earlier
+ * run (map_fn) is made here. */
 static void symcache_load_dwarf(struct symmodule *m)
 {
 	if (m->dw_state)
@@ -467,18 +469,27 @@ static void symcache_load_dwarf(struct symmodule *m)
 	dwfl_module_info(m->mod, NULL, NULL, NULL, NULL, NULL, &mainfile, &debugfile);
 	m->debug_path = symcache_intern(m->sc, debugfile ? debugfile
 					: mainfile ? mainfile : m->path);
-	/* libdw opens a dwz alt file or a split unit's .dwo by itself */
-	char msg[PATH_MAX + 100];
-	if (debugfind_dwarf_unsafe(m->dw, m->debug_path ? m->debug_path : m->path, m->alt_found,
-				   msg, sizeof(msg))) {
-		symcache_skipped(m, msg);
-		m->dw = NULL;
-		m->debug_path = NULL;
-		return;
-	}
 	for (size_t i = 0; i < m->nvalid; i++) {
 		m->valid[i].lo -= m->dwbias;
 		m->valid[i].hi -= m->dwbias;
+	}
+	/* libdw opens a dwz alt file or a split unit's .dwo by itself.  A
+	 * map the persistent cache kept is of this very debug file, and it
+	 * keeps none of a DWARF with split units (cumap_units): with one,
+	 * no unit header need be read to know there is no .dwo to check. */
+	const char *path = m->debug_path ? m->debug_path : m->path;
+	char msg[PATH_MAX + 100];
+	int unsafe = debugfind_alt_unsafe(m->dw, path, m->alt_found, msg, sizeof(msg));
+	if (!unsafe && m->map_fn) {
+		m->map = m->map_fn(m->map_arg, m->dw, m->debug_path, m->valid, m->nvalid);
+		m->map_asked = true;
+	}
+	if (!unsafe && !m->map)
+		unsafe = debugfind_split_unsafe(m->dw, path, msg, sizeof(msg));
+	if (unsafe) {
+		symcache_skipped(m, msg);
+		m->dw = NULL;
+		m->debug_path = NULL;
 	}
 }
 
@@ -533,7 +544,7 @@ struct symmodule *symcache_find_module(struct symcache *sc, const char *path)
 }
 
 void symmodule_set_units_source(struct symmodule *m,
-				void (*fn)(void *arg, struct cuindex_map *map), void *arg)
+				void (*fn)(void *arg, struct cumap *map), void *arg)
 {
 	if (!m)
 		return;
@@ -542,9 +553,9 @@ void symmodule_set_units_source(struct symmodule *m,
 }
 
 void symmodule_set_map_source(struct symmodule *m,
-			      struct cuindex_map *(*fn)(void *arg, Dwarf *dw,
-							const struct cuindex_range *valid,
-							size_t nvalid),
+			      struct cumap *(*fn)(void *arg, Dwarf *dw, const char *debug_path,
+						  const struct cuindex_range *valid,
+						  size_t nvalid),
 			      void *arg)
 {
 	if (!m)
@@ -553,16 +564,16 @@ void symmodule_set_map_source(struct symmodule *m,
 	m->map_arg = arg;
 }
 
-const struct cuindex_map *symmodule_map(const struct symmodule *m)
+const struct cumap *symmodule_map(const struct symmodule *m)
 {
 	return m ? m->map : NULL;
 }
 
 int symmodule_each_unit(struct symmodule *m,
-			int (*fn)(void *arg, uint64_t cuoff, const struct cuindex_unitinfo *u),
+			int (*fn)(void *arg, uint64_t cuoff, const struct cumap_unitinfo *u),
 			void *arg)
 {
-	return m && m->map ? cuindex_map_each_full(m->map, fn, arg) : 0;
+	return m && m->map ? cumap_each_full(m->map, fn, arg) : 0;
 }
 
 const char *symmodule_skipped(const struct symmodule *m)
@@ -818,16 +829,16 @@ static void symcache_resolve(struct symmodule *m, uint64_t vaddr, struct symresu
 	res->frames = NULL;
 	symcache_load_dwarf(m);
 	if (m->dw && m->map_state == 0) {
-		if (m->map_fn)
-			m->map = m->map_fn(m->map_arg, m->dw, m->valid, m->nvalid);
+		if (!m->map && m->map_fn && !m->map_asked)
+			m->map = m->map_fn(m->map_arg, m->dw, m->debug_path, m->valid, m->nvalid);
 		if (!m->map)
-			m->map = cuindex_map_new(m->dw, m->valid, m->nvalid);
+			m->map = cumap_new(m->dw, m->valid, m->nvalid);
 		m->map_state = m->map ? 1 : -1;
 		if (m->map && m->units_fn)
 			m->units_fn(m->units_arg, m->map);
 	}
 	if (m->map) {
-		size_t nc = cuindex_map_find(m->map, pc, cands, MAX_CU_CANDIDATES);
+		size_t nc = cumap_find(m->map, pc, cands, MAX_CU_CANDIDATES);
 		for (size_t i = 0; i < nc && n == 0; i++) {
 			struct cuindex *ci = cands[i];
 			if (!line_ci)

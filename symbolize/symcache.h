@@ -14,7 +14,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include "symbolize/cuindex.h"
+#include "symbolize/cumap.h"
 
 struct symcache;
 struct symmodule;
@@ -148,30 +148,33 @@ bool symmodule_stripped(struct symmodule *m);
 /* Units known from an earlier run: FN is called once, with ARG, when the
  * module first reads its unit map (before its first DWARF lookup), to give
  * units their top-level functions and line-table sequences with
- * cuindex_map_set_unit(), so that a few new addresses do not each index a
+ * cumap_set_unit(), so that a few new addresses do not each index a
  * whole unit or decode its whole line table.  FN must be safe to
  * call from several threads when several caches share ARG. */
 void symmodule_set_units_source(struct symmodule *m,
-				void (*fn)(void *arg, struct cuindex_map *map), void *arg);
+				void (*fn)(void *arg, struct cumap *map), void *arg);
 
-/* A unit map known from an earlier run: when the module first needs its
- * unit map, FN is asked for one (cuindex_map_new_known on DW and VALID),
- * with ARG; NULL has the map read from the DWARF.  The same rules as
+/* A unit map known from an earlier run: when the module loads its DWARF
+ * (or first needs its unit map), FN is asked for one (cumap_new_known
+ * on DW and VALID), with ARG and the path of the file the DWARF is read
+ * from; NULL has the map read from the DWARF.  FN must give only a map
+ * of that very file, and none of a DWARF with split units: the module
+ * then reads no unit header to check the .dwo files.  The same rules as
  * symmodule_set_units_source, which is then given the map either way. */
 void symmodule_set_map_source(struct symmodule *m,
-			      struct cuindex_map *(*fn)(void *arg, Dwarf *dw,
-							const struct cuindex_range *valid,
-							size_t nvalid),
+			      struct cumap *(*fn)(void *arg, Dwarf *dw, const char *debug_path,
+						  const struct cuindex_range *valid,
+						  size_t nvalid),
 			      void *arg);
 
 /* The module's unit map, NULL until its first DWARF lookup (or when the
  * module has no DWARF); for the persistent cache to describe it. */
-const struct cuindex_map *symmodule_map(const struct symmodule *m);
+const struct cumap *symmodule_map(const struct symmodule *m);
 
 /* Calls FN for each unit this module indexed in full (see
- * cuindex_map_each_full), for the persistent cache. */
+ * cumap_each_full), for the persistent cache. */
 int symmodule_each_unit(struct symmodule *m,
-			int (*fn)(void *arg, uint64_t cuoff, const struct cuindex_unitinfo *u),
+			int (*fn)(void *arg, uint64_t cuoff, const struct cumap_unitinfo *u),
 			void *arg);
 
 /* Demangle a C++ (Itanium) or Rust (legacy or v0) symbol. Returns a new

@@ -1,12 +1,13 @@
 /*
- * Unit tests for symbolize/diskcache.c: a written cache reads back to the
- * answers symcache gives; every kind of damage to a file, with its
+ * Unit tests for symbolize/diskcache.c and dcfile.c: a written cache reads
+ * back to the answers symcache gives; every kind of damage to a file, with its
  * checksum made right again so that the checks behind it are reached, is
  * either refused or yields only well-formed answers (run under ASan and
  * valgrind by make check SANITIZE=... and t0610).
  *
  * The object is this test program itself.  diskcache.c is included, not
- * linked, to reach its file layout and checksum.
+ * linked, to reach its modules' insides; the file layout and checksum
+ * are dcfile.h's.
  */
 #include "symbolize/diskcache.c"
 #include "tests/unit/unit.h"
@@ -103,23 +104,23 @@ static void fix_checksum(char *buf, size_t len)
 	if (len < sizeof h)
 		return;
 	memcpy(&h, buf, sizeof h);
-	uint64_t body = dc_part_size(h.nentries, h.nframes, h.nunits, h.ntops, h.nseqs,
-				     h.strbytes);
+	uint64_t body = dcfile_part_size(h.nentries, h.nframes, h.nunits, h.ntops, h.nseqs,
+					 h.strbytes);
 	if (body != UINT64_MAX)
 		body += (uint64_t)h.nmapunits * sizeof(uint64_t) +
-			(uint64_t)h.nmapranges * sizeof(struct cuindex_maprange);
+			(uint64_t)h.nmapranges * sizeof(struct cumap_range);
 	if (body > len - sizeof h)
 		body = len - sizeof h;
-	h.checksum = dc_checksum(buf + sizeof h, (size_t)body);
+	h.checksum = dcfile_checksum(buf + sizeof h, (size_t)body);
 	memcpy(buf, &h, sizeof h);
 	for (size_t off = sizeof h + (size_t)body; len - off >= sizeof(struct dc_part_header);) {
 		struct dc_part_header ph;
 		memcpy(&ph, buf + off, sizeof ph);
-		uint64_t n = dc_part_size(ph.nentries, ph.nframes, ph.nunits, ph.ntops, ph.nseqs,
-					  ph.strbytes);
+		uint64_t n = dcfile_part_size(ph.nentries, ph.nframes, ph.nunits, ph.ntops, ph.nseqs,
+					      ph.strbytes);
 		if (n > len - off - sizeof ph)
 			break;
-		ph.checksum = dc_checksum(buf + off + sizeof ph, (size_t)n);
+		ph.checksum = dcfile_checksum(buf + off + sizeof ph, (size_t)n);
 		memcpy(buf + off, &ph, sizeof ph);
 		off += sizeof ph + (size_t)n;
 	}
@@ -256,7 +257,7 @@ static long load(const char *buf, size_t len, char *why, size_t whylen)
 struct unitsum { size_t units, tops, seqs; uint64_t hash; };
 
 /* Order-independent digest of units, their ranges and sequences. */
-static int sum_unit(void *arg, uint64_t cuoff, const struct cuindex_unitinfo *u)
+static int sum_unit(void *arg, uint64_t cuoff, const struct cumap_unitinfo *u)
 {
 	struct unitsum *s = arg;
 	s->units++;
@@ -283,8 +284,8 @@ TEST(roundtrip)
 	symmodule_each_unit(mod, sum_unit, &want);
 	CHECK(want.units > 0);
 	for (size_t i = 0; i < m->nunits; i++) {
-		struct cuindex_unitinfo u = { m->units[i].tops, m->units[i].ntops,
-					      m->units[i].seqs, m->units[i].nseqs };
+		struct cumap_unitinfo u = { m->units[i].tops, m->units[i].ntops,
+					    m->units[i].seqs, m->units[i].nseqs };
 		sum_unit(&got, m->units[i].cuoff, &u);
 	}
 	CHECK_INT(got.units, want.units);
@@ -294,21 +295,38 @@ TEST(roundtrip)
 	CHECK(got.hash == want.hash);
 	/* the unit map's description as the map gives it, and a map made from
 	 * it with the same ranges */
-	const struct cuindex_map *map = symmodule_map(mod);
-	size_t nu = cuindex_map_units(map, NULL, 0), nr = cuindex_map_ranges(map, NULL, 0);
+	const struct cumap *map = symmodule_map(mod);
+	size_t nu = cumap_units(map, NULL, 0), nr = cumap_ranges(map, NULL, 0);
 	CHECK(nu > 0 && nr > 0);
 	CHECK_INT(m->nmapunits, nu);
 	CHECK_INT(m->nmapranges, nr);
 	uint64_t *wu = calloc(nu + 1, sizeof *wu);
-	struct cuindex_maprange *wr = calloc(nr + 1, sizeof *wr), *kr = calloc(nr + 1, sizeof *kr);
-	cuindex_map_units(map, wu, nu);
-	cuindex_map_ranges(map, wr, nr);
+	struct cumap_range *wr = calloc(nr + 1, sizeof *wr), *kr = calloc(nr + 1, sizeof *kr);
+	cumap_units(map, wu, nu);
+	cumap_ranges(map, wr, nr);
 	CHECK(m->nmapunits == nu && !memcmp(m->mapunits, wu, nu * sizeof *wu));
 	CHECK(m->nmapranges == nr && !memcmp(m->mapranges, wr, nr * sizeof *wr));
-	struct cuindex_map *km = dcmodule_new_map(m, cuindex_map_dwarf(map), NULL, 0);
+	const char *dbg = symmodule_debug_path(mod);
+	CHECK(dbg != NULL);
+	struct cumap *km = dcmodule_new_map(m, cumap_dwarf(map), dbg, NULL, 0);
 	CHECK(km != NULL);
-	CHECK(km && cuindex_map_ranges(km, kr, nr) == nr && !memcmp(kr, wr, nr * sizeof *wr));
-	cuindex_map_free(km);
+	CHECK(km && cumap_ranges(km, kr, nr) == nr && !memcmp(kr, wr, nr * sizeof *wr));
+	cumap_free(km);
+	/* only for the very debug file it was made from, whatever its name:
+	 * a map of another file could have split units nobody checked */
+	char other[300], alias[300];
+	snprintf(other, sizeof other, "%s/other", dir);
+	snprintf(alias, sizeof alias, "%s/alias", dir);
+	FILE *f = fopen(other, "w");
+	CHECK(f && fclose(f) == 0);
+	CHECK(dbg && symlink(dbg, alias) == 0);
+	CHECK(dcmodule_new_map(m, cumap_dwarf(map), other, NULL, 0) == NULL);
+	CHECK(dcmodule_new_map(m, cumap_dwarf(map), NULL, NULL, 0) == NULL);
+	km = dcmodule_new_map(m, cumap_dwarf(map), alias, NULL, 0);
+	CHECK(km != NULL);
+	cumap_free(km);
+	unlink(other);
+	unlink(alias);
 	free(wu);
 	free(wr);
 	free(kr);
@@ -479,10 +497,10 @@ TEST(bad_fields)
 	memcpy(&mu0, good + moff, 8);
 	struct { const char *what; size_t off; uint64_t val; } mcases[] = {
 		{ "unit order", moff + 8, mu0 },
-		{ "unknown unit", roff + offsetof(struct cuindex_maprange, cuoff), mu0 + 1 },
-		{ "range order", roff + sizeof(struct cuindex_maprange) +
-				 offsetof(struct cuindex_maprange, lo), 0 },
-		{ "reversed range", roff + offsetof(struct cuindex_maprange, hi), 0 },
+		{ "unknown unit", roff + offsetof(struct cumap_range, cuoff), mu0 + 1 },
+		{ "range order", roff + sizeof(struct cumap_range) +
+				 offsetof(struct cumap_range, lo), 0 },
+		{ "reversed range", roff + offsetof(struct cumap_range, hi), 0 },
 	};
 	for (size_t i = 0; i < sizeof mcases / sizeof mcases[0]; i++) {
 		memcpy(buf, good, len);
@@ -587,16 +605,16 @@ static size_t part_offsets(const char *buf, size_t len, size_t *offs, size_t max
 {
 	struct dc_header h;
 	memcpy(&h, buf, sizeof h);
-	size_t off = sizeof h + (size_t)dc_part_size(h.nentries, h.nframes, h.nunits, h.ntops,
+	size_t off = sizeof h + (size_t)dcfile_part_size(h.nentries, h.nframes, h.nunits, h.ntops,
 						      h.nseqs, h.strbytes) +
-		     h.nmapunits * sizeof(uint64_t) + h.nmapranges * sizeof(struct cuindex_maprange);
+		     h.nmapunits * sizeof(uint64_t) + h.nmapranges * sizeof(struct cumap_range);
 	size_t n = 0;
 	while (n < max && len - off >= sizeof(struct dc_part_header)) {
 		struct dc_part_header ph;
 		memcpy(&ph, buf + off, sizeof ph);
 		offs[n++] = off;
-		off += sizeof ph + (size_t)dc_part_size(ph.nentries, ph.nframes, ph.nunits,
-							ph.ntops, ph.nseqs, ph.strbytes);
+		off += sizeof ph + (size_t)dcfile_part_size(ph.nentries, ph.nframes, ph.nunits,
+							    ph.ntops, ph.nseqs, ph.strbytes);
 	}
 	return n;
 }
@@ -624,8 +642,8 @@ TEST(parts)
 	struct unitsum want = { 0 }, got = { 0 };
 	symmodule_each_unit(mod, sum_unit, &want);
 	for (size_t i = 0; i < m->nunits; i++) {
-		struct cuindex_unitinfo u = { m->units[i].tops, m->units[i].ntops,
-					      m->units[i].seqs, m->units[i].nseqs };
+		struct cumap_unitinfo u = { m->units[i].tops, m->units[i].ntops,
+					    m->units[i].seqs, m->units[i].nseqs };
 		sum_unit(&got, m->units[i].cuoff, &u);
 	}
 	CHECK_INT(got.units, want.units);
@@ -691,7 +709,7 @@ TEST(parts)
 	size_t n = firstlen;
 	for (int k = 0; k <= DC_MAX_PARTS; k++) {
 		struct dc_part_header e = { .offset = n, .body_checksum = h.checksum,
-					    .checksum = dc_checksum("", 0) };
+					    .checksum = dcfile_checksum("", 0) };
 		memcpy(e.magic, DC_PART_MAGIC, sizeof e.magic);
 		memcpy(bad + n, &e, sizeof e);
 		n += sizeof e;
@@ -718,7 +736,7 @@ TEST(parts)
 		memcpy(e.magic, DC_PART_MAGIC, sizeof e.magic);
 		for (size_t i = 0; i < ns; i++)
 			memcpy(bad + firstlen + sizeof e + 2 * i, "x", 2);
-		e.checksum = dc_checksum(bad + firstlen + sizeof e, 2 * ns);
+		e.checksum = dcfile_checksum(bad + firstlen + sizeof e, 2 * ns);
 		memcpy(bad + firstlen, &e, sizeof e);
 		m = load_module(bad, firstlen + sizeof e + 2 * ns, &dc);
 		CHECK_INT(m->nparts, 1);

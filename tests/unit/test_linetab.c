@@ -22,7 +22,7 @@
  * from edited copies of fixtures: a DWARF 4 unit without DW_AT_comp_dir,
  * and two units sharing one line table with different comp_dirs.
  */
-#include "symbolize/cuindex.h"
+#include "symbolize/cumap.h"
 #include "symbolize/linetab.h"
 #include "tests/unit/unit.h"
 
@@ -882,7 +882,7 @@ static void shared_table(int differ)
 	}
 	elf = elf_memory((char *)im.buf, im.size);
 	dw = elf ? dwarf_begin_elf(elf, DWARF_C_READ, NULL) : NULL;
-	struct cuindex_map *map = dw ? cuindex_map_new(dw, NULL, 0) : NULL;
+	struct cumap *map = dw ? cumap_new(dw, NULL, 0) : NULL;
 	CHECK(map != NULL);
 	cu = NULL;
 	n = 0;
@@ -892,7 +892,7 @@ static void shared_table(int differ)
 			continue;
 		struct cuindex *out[4];
 		uint64_t pc = unit_pc(&cudie);
-		size_t k, nc = pc ? cuindex_map_find(map, pc, out, 4) : 0;
+		size_t k, nc = pc ? cumap_find(map, pc, out, 4) : 0;
 		for (k = 0; k < nc; k++)
 			if (dwarf_dieoffset(cuindex_cudie(out[k])) == dwarf_dieoffset(&cudie))
 				break;
@@ -908,7 +908,7 @@ static void shared_table(int differ)
 		n++;
 	}
 	CHECK_INT(n, 2);
-	cuindex_map_free(map);
+	cumap_free(map);
 	dwarf_end(dw);
 	elf_end(elf);
 	free(im.buf);

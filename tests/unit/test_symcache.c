@@ -349,7 +349,7 @@ struct unitvec {
 	size_t nseqs;          /* units given sequences */
 };
 
-static int collect_unit(void *arg, uint64_t cuoff, const struct cuindex_unitinfo *ui)
+static int collect_unit(void *arg, uint64_t cuoff, const struct cumap_unitinfo *ui)
 {
 	const struct cuindex_top *tops = ui->tops;
 	size_t n = ui->ntops;
@@ -371,7 +371,7 @@ static int collect_unit(void *arg, uint64_t cuoff, const struct cuindex_unitinfo
 	return 0;
 }
 
-static int count_unit(void *arg, uint64_t cuoff, const struct cuindex_unitinfo *u)
+static int count_unit(void *arg, uint64_t cuoff, const struct cumap_unitinfo *u)
 {
 	(void)cuoff;
 	(void)u;
@@ -381,12 +381,12 @@ static int count_unit(void *arg, uint64_t cuoff, const struct cuindex_unitinfo *
 
 static size_t installed;
 
-static void install_units(void *arg, struct cuindex_map *map)
+static void install_units(void *arg, struct cumap *map)
 {
 	const struct unitvec *v = arg;
 	for (size_t i = 0; i < v->n; i++) {
-		struct cuindex_unitinfo u = { v->u[i].tops, v->u[i].n, v->u[i].seqs, v->u[i].nseqs };
-		installed += cuindex_map_set_unit(map, v->u[i].cuoff, &u) == 0;
+		struct cumap_unitinfo u = { v->u[i].tops, v->u[i].n, v->u[i].seqs, v->u[i].nseqs };
+		installed += cumap_set_unit(map, v->u[i].cuoff, &u) == 0;
 	}
 }
 
@@ -560,19 +560,19 @@ TEST(test_map_known_split)
 	for (size_t i = 0; segs && i < nsym; i++)
 		if (segs[i].flags & PF_X)
 			symmodule_lookup(m, segs[i].vaddr + segs[i].memsz / 2, &r);
-	const struct cuindex_map *map = symmodule_map(m);
+	const struct cumap *map = symmodule_map(m);
 	CHECK(map != NULL);
 	if (map)
-		CHECK(cuindex_map_units(map, NULL, 0) == 0);
+		CHECK(cumap_units(map, NULL, 0) == 0);
 	symcache_free(sc);
 }
 
 /* What a lookup of PC in MAP sees, as DIE offsets: each candidate unit's
  * CU DIE, its scope chain and its line row, into OUT (at most MAX). */
-static size_t map_answer(struct cuindex_map *map, uint64_t pc, uint64_t *out, size_t max)
+static size_t map_answer(struct cumap *map, uint64_t pc, uint64_t *out, size_t max)
 {
 	struct cuindex *cands[8];
-	size_t nc = cuindex_map_find(map, pc, cands, 8), n = 0;
+	size_t nc = cumap_find(map, pc, cands, 8), n = 0;
 	for (size_t i = 0; i < nc && n + 4 < max; i++) {
 		uint32_t chain[CUINDEX_MAX_CHAIN];
 		size_t k = cuindex_lookup(cands[i], pc, chain, CUINDEX_MAX_CHAIN);
@@ -586,27 +586,27 @@ static size_t map_answer(struct cuindex_map *map, uint64_t pc, uint64_t *out, si
 	return n;
 }
 
-/* A map made from another's description (cuindex_map_new_known) against
+/* A map made from another's description (cumap_new_known) against
  * the map read from the DWARF: the same ranges, and at both ends and the
  * middle of every range the same units, scopes and lines.  Also the
  * descriptions it must refuse.  Returns the addresses compared. */
-static size_t check_map_known(Dwarf *dw, struct cuindex_map *a,
+static size_t check_map_known(Dwarf *dw, struct cumap *a,
 			      const struct cuindex_range *valid, size_t nvalid)
 {
-	size_t nu = cuindex_map_units(a, NULL, 0), nr = cuindex_map_ranges(a, NULL, 0);
+	size_t nu = cumap_units(a, NULL, 0), nr = cumap_ranges(a, NULL, 0);
 	uint64_t *units = calloc(nu + 1, sizeof *units);
-	struct cuindex_maprange *ra = calloc(nr + 1, sizeof *ra), *rk = calloc(nr + 1, sizeof *rk);
+	struct cumap_range *ra = calloc(nr + 1, sizeof *ra), *rk = calloc(nr + 1, sizeof *rk);
 	size_t compared = 0;
 	CHECK(units && ra && rk);
 	if (!units || !ra || !rk || !nu)
 		goto out;
-	cuindex_map_units(a, units, nu);
-	cuindex_map_ranges(a, ra, nr);
-	struct cuindex_map *k = cuindex_map_new_known(dw, valid, nvalid, units, nu, ra, nr);
+	cumap_units(a, units, nu);
+	cumap_ranges(a, ra, nr);
+	struct cumap *k = cumap_new_known(dw, valid, nvalid, units, nu, ra, nr);
 	CHECK(k != NULL);
 	if (!k)
 		goto out;
-	CHECK(cuindex_map_ranges(k, rk, nr) == nr && !memcmp(ra, rk, nr * sizeof *ra));
+	CHECK(cumap_ranges(k, rk, nr) == nr && !memcmp(ra, rk, nr * sizeof *ra));
 	uint64_t wa[512], wk[512];
 	for (size_t i = 0; i < nr; i++) {
 		uint64_t pcs[3] = { ra[i].lo, ra[i].lo + (ra[i].hi - ra[i].lo) / 2,
@@ -620,28 +620,28 @@ static size_t check_map_known(Dwarf *dw, struct cuindex_map *a,
 			compared++;
 		}
 	}
-	cuindex_map_free(k);
+	cumap_free(k);
 	/* descriptions no map gives: refused */
 	if (nu > 1) {
 		uint64_t t = units[0];
 		units[0] = units[1];
 		units[1] = t;
-		CHECK(!cuindex_map_new_known(dw, valid, nvalid, units, nu, ra, nr));
+		CHECK(!cumap_new_known(dw, valid, nvalid, units, nu, ra, nr));
 		units[1] = units[0];
 		units[0] = t;
 	}
 	if (nr > 1 && (ra[0].lo != ra[nr - 1].lo)) {
-		struct cuindex_maprange t = ra[0];
+		struct cumap_range t = ra[0];
 		ra[0] = ra[nr - 1];
 		ra[nr - 1] = t;
-		CHECK(!cuindex_map_new_known(dw, valid, nvalid, units, nu, ra, nr));
+		CHECK(!cumap_new_known(dw, valid, nvalid, units, nu, ra, nr));
 		ra[nr - 1] = ra[0];
 		ra[0] = t;
 	}
 	if (nr) {
 		uint64_t t = ra[0].cuoff;
 		ra[0].cuoff = units[nu - 1] + 1;
-		CHECK(!cuindex_map_new_known(dw, valid, nvalid, units, nu, ra, nr));
+		CHECK(!cumap_new_known(dw, valid, nvalid, units, nu, ra, nr));
 		ra[0].cuoff = t;
 	}
 	/* an offset that holds no unit DIE: that unit has no index, the
@@ -650,17 +650,17 @@ static size_t check_map_known(Dwarf *dw, struct cuindex_map *a,
 	for (size_t i = 0; i < nr; i++)
 		if (ra[i].cuoff == units[0] - 1)
 			ra[i].cuoff = units[0];
-	k = cuindex_map_new_known(dw, valid, nvalid, units, nu, ra, nr);
+	k = cumap_new_known(dw, valid, nvalid, units, nu, ra, nr);
 	CHECK(k != NULL);
 	for (size_t i = 0; k && i < nr; i++) {
 		struct cuindex *c[8];
-		size_t n = cuindex_map_find(k, ra[i].lo, c, 8);
+		size_t n = cumap_find(k, ra[i].lo, c, 8);
 		for (size_t j = 0; j < n; j++) {
 			uint64_t off = dwarf_dieoffset(cuindex_cudie(c[j]));
 			CHECK(off != units[0] && off != units[0] - 1);
 		}
 	}
-	cuindex_map_free(k);
+	cumap_free(k);
 out:
 	free(units);
 	free(ra);
@@ -690,17 +690,17 @@ static int check_map_aranges(const char *path, size_t *with, size_t *ranges)
 			if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD && (ph.p_flags & PF_X))
 				valid[nvalid++] = (struct cuindex_range){ ph.p_vaddr, ph.p_vaddr + ph.p_memsz };
 		}
-		struct cuindex_map *a = cuindex_map_new_opts(dw, valid, nvalid, true);
-		struct cuindex_map *d = cuindex_map_new_opts(dw, valid, nvalid, false);
+		struct cumap *a = cumap_new_opts(dw, valid, nvalid, true);
+		struct cumap *d = cumap_new_opts(dw, valid, nvalid, false);
 		CHECK(a && d);
 		if (a && d) {
-			size_t na = cuindex_map_ranges(a, NULL, 0), nd = cuindex_map_ranges(d, NULL, 0);
-			struct cuindex_maprange *ra = calloc(na + 1, sizeof *ra);
-			struct cuindex_maprange *rd = calloc(nd + 1, sizeof *rd);
+			size_t na = cumap_ranges(a, NULL, 0), nd = cumap_ranges(d, NULL, 0);
+			struct cumap_range *ra = calloc(na + 1, sizeof *ra);
+			struct cumap_range *rd = calloc(nd + 1, sizeof *rd);
 			CHECK(ra && rd);
 			if (ra && rd) {
-				cuindex_map_ranges(a, ra, na);
-				cuindex_map_ranges(d, rd, nd);
+				cumap_ranges(a, ra, na);
+				cumap_ranges(d, rd, nd);
 				int same = na == nd && !memcmp(ra, rd, na * sizeof *ra);
 				if (!same)
 					fprintf(stderr, "  %s: %zu ranges from aranges, %zu from the DIEs\n",
@@ -714,11 +714,11 @@ static int check_map_aranges(const char *path, size_t *with, size_t *ranges)
 			*ranges += na;
 			free(ra);
 			free(rd);
-			if (cuindex_map_units(a, NULL, 0))
+			if (cumap_units(a, NULL, 0))
 				CHECK(check_map_known(dw, a, valid, nvalid) == 3 * na);
 		}
-		cuindex_map_free(a);
-		cuindex_map_free(d);
+		cumap_free(a);
+		cumap_free(d);
 		dwarf_end(dw);
 	}
 	if (elf)
