@@ -2,7 +2,16 @@
  * aggregate: flat and cumulative values per display key (function, line,
  * file or address), after allocator frames are cut, as jeprof's
  * ReduceProfile computes them: flat goes to a stack's first key, cum counts
- * every distinct key of a stack once, even under recursion.
+ * every distinct key of a stack once, even under recursion.  Keys use
+ * jeprof's short names (analyzer/names.h).
+ *
+ * A profile of 32,768 samples or more is summed in two fixed halves, the
+ * second in its own thread when there are two cores; each sum is the first
+ * half's plus the second's with one thread or two, so the report is the
+ * same on every machine (tests/unit/test_aggregate.c checks both against a
+ * plain re-computation).  With --focus or --ignore each location carries
+ * the filter flags of its keys, or'ed, so a stack the filters leave out is
+ * known from a byte a frame before any key is copied.
  */
 #ifndef JHEAP_AGGREGATE_H
 #define JHEAP_AGGREGATE_H

@@ -4,6 +4,11 @@
  * parser's state and the helpers its files share are in parser.h;
  * gperftools' format is read by parse_gperf.c, and a large heap_v2 body
  * is parsed in two threads by parse_split.c.
+ *
+ * A stack mostly repeats the one before it: where its frames match the
+ * previous stack's at the same depth (counted from the leaf or from the
+ * root), they take that stack's location ids without being read again
+ * (read_stack).
  */
 #include <stdarg.h>
 #include <stdio.h>

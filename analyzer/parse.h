@@ -6,7 +6,10 @@
  * of these gzip-compressed, and pprof's profile.proto, gzip-compressed or
  * not (read by analyzer/pprof.c, whose values are never unsampled).  Every
  * counts pair is unsampled as it is read (spec section 2).  Addresses and
- * mappings only: symbolization comes later.
+ * mappings only: symbolization comes later.  Gzip input, protobuf or text,
+ * is inflated with zlib (pprof_inflate) before it is told apart.  Which
+ * frames are return addresses is decided here, once per format (the
+ * leaf flag: analyzer/profile.h).
  */
 #ifndef JHEAP_PARSE_H
 #define JHEAP_PARSE_H

@@ -1,11 +1,28 @@
 /*
  * profile: the model every stage shares, shaped like pprof's profile.proto.
  *
- * Tables of mappings, locations (one per unique raw address and leaf-ness),
- * functions (deduplicated), samples (location ids leaf first, four values),
- * per-thread sample values and an interned string table.  Ids are array
- * indices.  The parser fills mappings, locations and samples; only the
- * symbolizer writes lines and functions; outputs read.
+ * Tables of mappings, locations (one per unique raw address and leaf-ness,
+ * each holding its frames innermost first), functions (deduplicated),
+ * samples (location ids leaf first, and four values: in-use objects and
+ * bytes, allocated objects and bytes, already unsampled), per-thread sample
+ * values and an interned string table.  Ids are array indices.  The parser
+ * fills mappings, locations and samples; only the symbolizer writes lines
+ * and functions; outputs read.
+ *
+ * Return addresses: a dump's frames are return addresses, except where a
+ * format says otherwise, and the parser decides it once per format.  A
+ * location's leaf flag says its lookup pc is the address itself rather
+ * than the address minus one (inside the call instruction); only the
+ * first frame of a heap_v2 stack has it (a pc inside jemalloc), no frame
+ * of a gperftools stack, and every location of a pprof input, whose
+ * addresses are pcs already.  addr_pc() below is the one conversion;
+ * symbolize/addr.h has the spaces that follow it.
+ *
+ * Each input file is parsed into a model of its own and merged into the
+ * total (profile_merge; --base profiles with a negative sign).  After
+ * symbolization, locations with the same frames are folded together
+ * (profile_fold_by_symbol), which is what makes --base and the sum of
+ * profiles of different processes agree.
  */
 #ifndef JHEAP_PROFILE_H
 #define JHEAP_PROFILE_H

@@ -9,9 +9,10 @@
  * file is touched.  A dump truncated under jheap makes a read of the
  * mapping raise SIGBUS: readfile_guard() tells the driver's handler which
  * file that was, for a clear message.  Pipes and devices are read with
- * read(), their limits checked as they come.
+ * read(), 8 MiB at a time at most, with the same limits checked as the
+ * chunks come.
  *
- * What the first bytes say decides the limits, so that nothing is read
+ * What the first 64 KiB say decides the limits, so that nothing is read
  * in whole before it is refused:
  *   - binary data that is not a profile (an ELF file, /dev/zero, a sparse
  *     file of zeros) is refused after the first 64 KiB;

@@ -3,14 +3,26 @@
  * (cli/main.c) and the interactive shell (cli/shell.c), so that a shell
  * command and the option it stands for give the same bytes:
  *
- *   driver_load()   parse every profile, merge them (--base with a negative
- *                   sign), symbolize and fold by symbol: the model, once;
+ *   driver_load()   parse every profile (each into a model of its own,
+ *                   fetched first when it is a URL: cli/remote.h), merge
+ *                   them (--base with a negative sign), take a server's
+ *                   /pprof/symbol names, symbolize and fold by symbol: the
+ *                   model, once;
  *   driver_write()  aggregate with the options of one report (value,
  *                   granularity, filters, thread, ...) and write it.
  *
  * The driver is where messages are printed (errors, warnings, the progress
  * line on stderr) and where exit statuses are chosen; the stages below it
  * return negative codes with a message.
+ *
+ * For the shell it keeps the last DRIVER_AGGS (four) aggregates of the
+ * whole profile, keyed by their options (value, granularity, names,
+ * filters), so that moving between a few settings does not sum the profile
+ * again, and objdump's answers (struct disasm_cache, output/disasm.h) for
+ * the next disasm or weblist.  JHEAP_DEBUG=time prints each stage's wall
+ * time (parse, symbolize, aggregate, write) with its CPU time and page
+ * faults, to see where a slow run goes; JHEAP_DEBUG=cache what the
+ * persistent symbol cache did.
  */
 #ifndef JHEAP_DRIVER_H
 #define JHEAP_DRIVER_H

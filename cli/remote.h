@@ -3,6 +3,10 @@
  * server (cli/url.h) is fetched (cli/fetch.h), read by the same parser as
  * a file, and saved as jeprof saves it; names for the addresses of files
  * that are not on this machine come from the server's /pprof/symbol.
+ * Those names are recorded as a symbolized file's "--- symbol" names are,
+ * so the symbolizer uses them for the locations they cover and reads
+ * object files only for the rest.  The driver calls these from its load
+ * (cli/driver.h), the names before symbolization.
  */
 #ifndef JHEAP_REMOTE_H
 #define JHEAP_REMOTE_H

@@ -4,6 +4,13 @@
  *
  * A word is a subcommand only as the very first argument; anywhere else,
  * and written with a path ("./dump"), it is a profile file's name.
+ *
+ * cli/main.c hands every command line here first.  `jheap record` sets the
+ * environment and execs the program (cli/record.c); `jheap ctl` talks to
+ * its control socket (cli/control.h); `jheap dump PID REPORT-OPTIONS`
+ * asks for a dump and hands back the ordinary command line
+ * `jheap REPORT-OPTIONS DUMP`, so the report is made by the same analysis
+ * as any other (cli/dump.c).  They sit above the pipeline.
  */
 #ifndef JHEAP_SUBCMD_H
 #define JHEAP_SUBCMD_H

@@ -16,7 +16,8 @@
  *   is fetched exactly as written.
  * - Symbols come from the same prefix + /pprof/symbol (the server root
  *   for a URL with a query string and no known page).
- * Pure string work: nothing here touches the network or the disk.
+ * Pure string work: nothing here touches the network or the disk
+ * (tests/unit/test_url.c).
  */
 #ifndef JHEAP_URL_H
 #define JHEAP_URL_H

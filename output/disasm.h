@@ -2,6 +2,14 @@
  * disasm: the machine code of the functions a regular expression names,
  * from binutils' objdump, with the values of the profile per instruction;
  * for --disasm's text and --weblist's page (output/weblist.c).
+ *
+ * The routines are given as data: objdump's instructions with their flat
+ * and cumulative values and, from objdump -l --inlines, each instruction's
+ * source positions, innermost first (--weblist puts an instruction under
+ * the line of its outermost position in the routine's file).  objdump's
+ * answers can be kept in a struct disasm_cache, which the driver holds for
+ * the shell's next disasm or weblist; an entry is used only while the
+ * object file keeps its device, inode, size and modification time.
  */
 #ifndef JHEAP_DISASM_H
 #define JHEAP_DISASM_H

@@ -1,7 +1,9 @@
 /*
  * list: --list=RE's source listing as a walk, for the writers that lay it
  * out: --list's text (output/list.c) and --weblist's page
- * (output/weblist.c), which puts each line's machine code under it.
+ * (output/weblist.c), which puts each line's machine code under it.  The
+ * walk hands each routine and each of its lines, with their values, to a
+ * sink (struct list_sink), which writes the text or the page.
  */
 #ifndef JHEAP_LIST_H
 #define JHEAP_LIST_H

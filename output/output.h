@@ -1,10 +1,11 @@
 /*
  * output: every report format reads the same model and aggregate.
  *
- * main() parses, merges, symbolizes and aggregates once, then hands a
- * struct report to one of these writers.  A writer never symbolizes and
- * never changes the model.  Each returns 0, or a negative JH_ code with a
- * message in err (for example graphviz missing); main() prints it.
+ * The driver (cli/driver.c) parses, merges, symbolizes and aggregates,
+ * then hands a struct report to one of these writers.  A writer never
+ * symbolizes and never changes the model.  Each returns 0, or a negative
+ * JH_ code with a message in err (for example graphviz missing); the
+ * driver prints it.
  */
 #ifndef JHEAP_OUTPUT_H
 #define JHEAP_OUTPUT_H

@@ -28,6 +28,12 @@
  * its own, as a daemon's or a pre-forked worker's child is worth profiling.
  * exec(): the socket is close-on-exec; a new image that loads the library
  * again replaces the socket file of its pid.
+ *
+ * The library is built apart from jheap (see the Makefile): never with
+ * sanitizers, which would have to come first in every program it is
+ * loaded into; with hidden visibility, so it exports no symbol of its
+ * own; and against nothing but libc, including nothing from jheap's other
+ * folders.
  */
 #include <errno.h>
 #include <fcntl.h>

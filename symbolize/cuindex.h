@@ -9,6 +9,12 @@
  * containment chain, instead of the full tree walk dwarf_getscopes does per
  * address.
  *
+ * Class bodies are skipped in C and C++ units: their compilers define a
+ * member function outside its class (DW_AT_specification), and class
+ * bodies are most of a C++ unit's DIEs.  In every other language's units
+ * they are walked, as rustc up to 1.63 defines each method with its code
+ * inside its type's DIE.
+ *
  * The line table is culines.c's: decoded by linetab.c, with libdw's
  * dwarf_getsrclines answering for the units linetab.c declines; the
  * answers are the same.  Which unit holds an address is the unit map's

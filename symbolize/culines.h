@@ -4,7 +4,12 @@
  * The table is decoded whole by linetab.c, or one sequence at a time as
  * pcs need them (when an earlier run described the table's sequences:
  * cuindex_seqs), or, for the units linetab.c declines, read through
- * libdw's dwarf_getsrclines; the answers are the same.  Only rows that can
+ * libdw's dwarf_getsrclines; the answers are the same.  A table whose
+ * sequences cannot each be decoded alone with the same answers (one out of
+ * address order, two that overlap) is decoded whole.
+ * tests/unit/test_linetab.c compares the line answers both ways for every
+ * unit of the fixtures, of the installed debug files and of the benchmark
+ * program, at each row and each end of every sequence.  Only rows that can
  * describe real code are kept: those inside the unit's valid ranges
  * (rows of functions the linker discarded restart at 0).
  *

@@ -5,13 +5,21 @@
  * (cuindex.h) the first time an address in it is asked for.  A unit's
  * ranges are those of its CU DIE (DW_AT_low_pc/high_pc or DW_AT_ranges)
  * and those .debug_aranges lists for it (clang writes none; a section
- * libdw cannot read adds none), so that either one leaving code out loses
- * nothing.  Units with neither fall back to the function ranges of a walk.
+ * libdw cannot read, such as rustc 1.63's with terminators in the middle
+ * of a unit's list, adds none), so that either one leaving code out loses
+ * nothing: llvm-symbolizer and eu-addr2line trust a listed unit's aranges
+ * alone.  Units with neither fall back to the function ranges of a walk.
+ * tests/t0227 damages .debug_aranges three ways.
  *
  * What an earlier run learnt of the same DWARF (the persistent cache,
  * diskcache.h, keeps it) can make a map without reading every unit
  * header, and index only the function and decode only the line-table
- * sequence that hold a new address.
+ * sequence that hold a new address; each unit's DIE is then read when the
+ * unit is first used.  A map with split-DWARF units is not described
+ * (cumap_units), so a later run never reads every unit header looking for
+ * a .dwo that could be a FIFO.  tests/unit/test_symcache.c compares the
+ * map made from a description with the one read from the DWARF at every
+ * range of the fixtures and of the installed debug files.
  */
 #ifndef JHEAP_CUMAP_H
 #define JHEAP_CUMAP_H

@@ -2,7 +2,9 @@
  * debuginfod: separate debug files fetched by build id from the servers
  * in DEBUGINFOD_URLS, through elfutils' libdebuginfod (loaded with
  * dlopen when the variable is set, as libdwfl does: jheap does not
- * depend on it), within one time budget for the whole run.
+ * depend on it), within one time budget for the whole run.  It is the
+ * client the debuginfod servers are made for, and its progress callback
+ * is what lets a lookup be cancelled when the budget is spent.
  *
  * A server that never answers would otherwise hold every lookup for
  * DEBUGINFOD_TIMEOUT (90 s by default), once per object file.  The

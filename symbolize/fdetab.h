@@ -8,7 +8,10 @@
  * it starts.  The entries are read once per object (libdw's
  * dwarf_next_cfi walks them; their pointer encodings are decoded here)
  * into a sorted table for O(log n) lookups.  .debug_frame is read too
- * when the file itself has one.
+ * when the file itself has one.  The entries are the ones readelf lists
+ * (tests/t0232 compares them on Debian's objects).  The table is read
+ * from the object on each run, never kept in the persistent cache
+ * (diskcache.h), so warm and cold runs agree.
  */
 #ifndef JHEAP_FDETAB_H
 #define JHEAP_FDETAB_H

@@ -3,6 +3,24 @@
  * backend.  It decides which object file each mapping stands for (BINARY,
  * "(deleted)", --lib_prefix), converts addresses once, asks the backend for
  * every unique pc and writes functions and lines into the model.
+ *
+ * Three passes.  The first, serial, decides each mapping's object file and
+ * checks it (objchoice.h: its segments against the mapping, the dump's
+ * return addresses against its call instructions, a BINARY's build id
+ * against the program the dump names).  The second looks up the sorted
+ * unique addresses: in two threads when there are thousands of them, each
+ * with its own libdw handles (a symcache is not thread-safe), a large
+ * object's addresses cut into two contiguous halves so that the threads
+ * index different compilation units.  The third, serial, writes the frames
+ * into the model in a fixed order, so the output does not depend on the
+ * threads.  The caller then folds locations by symbol
+ * (profile_fold_by_symbol in analyzer/profile.h).
+ *
+ * When a dump is large enough to be parsed in two threads, the driver has
+ * the binary and its persistent cache file opened on the core the parse
+ * leaves idle while it waits for its second half and merges the two
+ * (symbolize_preload_start, from parse_options.core_idle), so the
+ * symbolization that follows finds them ready.
  */
 #ifndef JHEAP_SYMBOLIZE_H
 #define JHEAP_SYMBOLIZE_H

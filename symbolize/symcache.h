@@ -6,7 +6,9 @@
  * inline chain, innermost first.  Everything is cached for the life of the
  * symcache: one open handle per object file (opened lazily, failures
  * remembered), one interval index per DWARF compilation unit (built on
- * first touch), and the strings it hands out.
+ * first touch), the answer for each address (misses included) and the
+ * strings it hands out.  Where DWARF names nothing, the ELF symbol tables
+ * are the fallback (elfsym.h), and then the call-frame entries (fdetab.h).
  */
 #ifndef JHEAP_SYMCACHE_H
 #define JHEAP_SYMCACHE_H
