@@ -7,6 +7,7 @@
 #include "symbolize/fdetab.h"
 #include "analyzer/array.h"
 #include "analyzer/errors.h"
+#include "analyzer/varint.h"
 
 /* What an FDE needs from its CIE: how its addresses are encoded. */
 struct cie_enc {
@@ -46,18 +47,14 @@ static int read_encoded(const struct reader *r, const uint8_t **p, const uint8_t
 	case DW_EH_PE_sdata4: n = 4; sign = true; break;
 	case DW_EH_PE_sdata8: n = 8; sign = true; break;
 	case DW_EH_PE_uleb128:
+		if (varint_get(&q, end, &v))
+			return -1;
+		break;
 	case DW_EH_PE_sleb128: {
-		int shift = 0;
-		uint8_t b;
-		do {
-			if (q >= end || shift > 63)
-				return -1;
-			b = *q++;
-			v |= (uint64_t)(b & 0x7f) << shift;
-			shift += 7;
-		} while (b & 0x80);
-		if ((enc & 0x0f) == DW_EH_PE_sleb128 && shift < 64 && (b & 0x40))
-			v |= ~(uint64_t)0 << shift;
+		int64_t sv;
+		if (varint_get_sleb(&q, end, &sv))
+			return -1;
+		v = (uint64_t)sv;
 		break;
 	}
 	default:

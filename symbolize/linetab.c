@@ -10,6 +10,7 @@
  */
 #include "symbolize/linetab.h"
 #include "analyzer/array.h"
+#include "analyzer/varint.h"
 
 #include <dwarf.h>
 #include <gelf.h>
@@ -98,44 +99,6 @@ static int lt_skip(const uint8_t **p, const uint8_t *end, uint64_t n)
 	return 0;
 }
 
-/* LEB128 numbers.  libdw stops after ten bytes and reads on from there as
- * if the number had ended, so a longer encoding is refused (-1) too. */
-static int lt_uleb(const uint8_t **p, const uint8_t *end, uint64_t *v)
-{
-	const uint8_t *q = *p;
-	uint64_t r = 0;
-
-	for (unsigned shift = 0; q < end && shift < 70; shift += 7) {
-		uint8_t b = *q++;
-		r |= (uint64_t)(b & 0x7f) << shift;
-		if (!(b & 0x80)) {
-			*v = r;
-			*p = q;
-			return 0;
-		}
-	}
-	return -1;
-}
-
-static int lt_sleb(const uint8_t **p, const uint8_t *end, int64_t *v)
-{
-	const uint8_t *q = *p;
-	uint64_t r = 0;
-
-	for (unsigned shift = 0; q < end && shift < 70; shift += 7) {
-		uint8_t b = *q++;
-		r |= (uint64_t)(b & 0x7f) << shift;
-		if (!(b & 0x80)) {
-			if (shift + 7 < 64 && (b & 0x40))
-				r |= ~(uint64_t)0 << (shift + 7);
-			*v = (int64_t)r;
-			*p = q;
-			return 0;
-		}
-	}
-	return -1;
-}
-
 /* The NUL-terminated string at OFF in S, or NULL. */
 static const char *lt_secstr(const struct ltsec *s, uint64_t off)
 {
@@ -183,7 +146,7 @@ static int lt_form(const struct ltctx *x, unsigned form, const uint8_t **p,
 		return lt_fixed(p, end, size, x->big, v);
 	case DW_FORM_udata:
 		*isconst = true;
-		return lt_uleb(p, end, v);
+		return varint_get(p, end, v);
 	case DW_FORM_flag:
 	case DW_FORM_strx1:
 		return lt_skip(p, end, 1);
@@ -198,11 +161,11 @@ static int lt_form(const struct ltctx *x, unsigned form, const uint8_t **p,
 	case DW_FORM_data16:
 		return lt_skip(p, end, 16);
 	case DW_FORM_strx:
-		return lt_uleb(p, end, &n);
+		return varint_get(p, end, &n);
 	case DW_FORM_sdata:
-		return lt_sleb(p, end, &sv);
+		return varint_get_sleb(p, end, &sv);
 	case DW_FORM_block:
-		return lt_uleb(p, end, &n) || lt_skip(p, end, n) ? -1 : 0;
+		return varint_get(p, end, &n) || lt_skip(p, end, n) ? -1 : 0;
 	case DW_FORM_block1:
 	case DW_FORM_block2:
 	case DW_FORM_block4:
@@ -226,7 +189,7 @@ static int lt_format(const uint8_t **p, const uint8_t *end, unsigned *nfmt,
 	*nfmt = *(*p)++;
 	for (unsigned i = 0; i < *nfmt; i++) {
 		/* libdw keeps both in 16 bits */
-		if (lt_uleb(p, end, &a) || lt_uleb(p, end, &b) || a > 0xffff || b > 0xffff)
+		if (varint_get(p, end, &a) || varint_get(p, end, &b) || a > 0xffff || b > 0xffff)
 			return -1;
 		ct[i] = (uint16_t)a;
 		fm[i] = (uint16_t)b;
@@ -274,7 +237,7 @@ static int lt_dirs5(const struct ltctx *x, const uint8_t **p, const uint8_t *end
 	for (unsigned i = 0; i < nfmt; i++)
 		if (ct[i] == DW_LNCT_path)
 			path = i;
-	if (lt_uleb(p, end, &n) || (nfmt > 0 && path == 256) || (nfmt == 0 && n != 0)
+	if (varint_get(p, end, &n) || (nfmt > 0 && path == 256) || (nfmt == 0 && n != 0)
 	    || (nfmt && n > (uint64_t)(end - *p) / nfmt))
 		return -1;
 	*dirs = malloc((n ? n : 1) * sizeof **dirs);
@@ -336,7 +299,7 @@ static int lt_files4(const uint8_t **p, const uint8_t *end, const struct ltdir *
 			return -1;
 		*p = z + 1;
 		/* directory index, modification time, length */
-		if (lt_uleb(p, end, &diridx) || lt_uleb(p, end, &v) || lt_uleb(p, end, &v)
+		if (varint_get(p, end, &diridx) || varint_get(p, end, &v) || varint_get(p, end, &v)
 		    || diridx >= ndirs
 		    || lt_addfile(files, nfiles, &cap, name, dirs[diridx].s, dirs[diridx].len))
 			return -1;
@@ -366,7 +329,7 @@ static int lt_files5(const struct ltctx *x, const uint8_t **p, const uint8_t *en
 		else if (ct[i] == DW_LNCT_directory_index)
 			idx = i;
 	}
-	if (lt_uleb(p, end, &n) || (nfmt > 0 && (path == 256 || idx == 256))
+	if (varint_get(p, end, &n) || (nfmt > 0 && (path == 256 || idx == 256))
 	    || (nfmt == 0 && n != 0) || (nfmt && n > (uint64_t)(end - *p) / nfmt))
 		return -1;
 	for (uint64_t i = 0; i < n; i++) {
@@ -621,7 +584,7 @@ static const char *lt_run(struct ltrows *rows_out, size_t nfiles, const struct l
 			case DW_LNE_set_discriminator:
 				/* libdw checks this length (of DW_LNS_set_file, by
 				 * the opcode's number) and keeps 24 bits */
-				if (h->stdlen[DW_LNS_set_file] != 1 || lt_uleb(&p, end, &v)
+				if (h->stdlen[DW_LNS_set_file] != 1 || varint_get(&p, end, &v)
 				    || p != next || v > 0xffffff)
 					FAIL("DW_LNE_set_discriminator");
 				break;
@@ -648,22 +611,22 @@ static const char *lt_run(struct ltrows *rows_out, size_t nfiles, const struct l
 			break;
 		case DW_LNS_advance_pc:
 			/* libdw advances in 32-bit unsigned arithmetic */
-			if (lt_uleb(&p, end, &v) || v > UINT32_MAX || h->min_len * v > UINT32_MAX)
+			if (varint_get(&p, end, &v) || v > UINT32_MAX || h->min_len * v > UINT32_MAX)
 				FAIL("DW_LNS_advance_pc");
 			addr += h->min_len * v;
 			break;
 		case DW_LNS_advance_line:
-			if (lt_sleb(&p, end, &sv) || sv < INT32_MIN || sv > INT32_MAX)
+			if (varint_get_sleb(&p, end, &sv) || sv < INT32_MIN || sv > INT32_MAX)
 				FAIL("DW_LNS_advance_line");
 			line += sv;
 			break;
 		case DW_LNS_set_file:
-			if (lt_uleb(&p, end, &v) || v > UINT32_MAX)
+			if (varint_get(&p, end, &v) || v > UINT32_MAX)
 				FAIL("DW_LNS_set_file");
 			file = (uint32_t)v;
 			break;
 		case DW_LNS_set_column:
-			if (lt_uleb(&p, end, &v) || v > UINT16_MAX)
+			if (varint_get(&p, end, &v) || v > UINT16_MAX)
 				FAIL("DW_LNS_set_column");
 			column = (uint16_t)v;
 			break;
@@ -681,13 +644,13 @@ static const char *lt_run(struct ltrows *rows_out, size_t nfiles, const struct l
 			addr += v;
 			break;
 		case DW_LNS_set_isa:
-			if (lt_uleb(&p, end, &v) || v > 255)
+			if (varint_get(&p, end, &v) || v > 255)
 				FAIL("DW_LNS_set_isa");
 			break;
 		default:
 			/* one the producer knows and we do not: skip its operands */
 			for (unsigned n = h->stdlen[op]; n > 0; n--)
-				if (lt_uleb(&p, end, &v))
+				if (varint_get(&p, end, &v))
 					FAIL("truncated operand");
 			break;
 		}

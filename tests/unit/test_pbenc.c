@@ -102,6 +102,40 @@ TEST(varint_decoding_edges)
 	CHECK_INT(v, 1);
 }
 
+/* DWARF's signed LEB128, on the examples of DWARF 5's table 7.7 and the
+ * edges; a failed read leaves the pointer where it was. */
+TEST(sleb128)
+{
+	static const struct { int64_t v; unsigned char b[10]; size_t n; } cases[] = {
+		{ 2, { 0x02 }, 1 },
+		{ -2, { 0x7e }, 1 },
+		{ 127, { 0xff, 0x00 }, 2 },
+		{ -127, { 0x81, 0x7f }, 2 },
+		{ 128, { 0x80, 0x01 }, 2 },
+		{ -128, { 0x80, 0x7f }, 2 },
+		{ 129, { 0x81, 0x01 }, 2 },
+		{ -129, { 0xff, 0x7e }, 2 },
+		{ INT64_MIN, { 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x7f }, 10 },
+		{ INT64_MAX, { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x00 }, 10 },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const unsigned char *p = cases[i].b;
+		int64_t v = 7;
+		CHECK_INT(varint_get_sleb(&p, cases[i].b + cases[i].n, &v), 0);
+		CHECK(v == cases[i].v);
+		CHECK(p == cases[i].b + cases[i].n);
+		p = cases[i].b;
+		CHECK_INT(varint_get_sleb(&p, cases[i].b + cases[i].n - 1, &v), -1);
+		CHECK(p == cases[i].b);
+	}
+	/* the unsigned reader leaves the pointer too */
+	static const unsigned char cut[] = { 0x80, 0x80 };
+	const unsigned char *p = cut;
+	uint64_t u;
+	CHECK_INT(varint_get(&p, cut + 2, &u), -1);
+	CHECK(p == cut);
+}
+
 TEST(scalar_fields)
 {
 	struct pbenc e;
@@ -234,6 +268,7 @@ int main(void)
 {
 	RUN(varints);
 	RUN(varint_decoding_edges);
+	RUN(sleb128);
 	RUN(scalar_fields);
 	RUN(strings);
 	RUN(packed);
