@@ -690,14 +690,17 @@ without it in the same rounds; one is kept when a user can feel it, here
 that is when it holds the second-run target or saves tens of milliseconds
 on a run of a quarter of a second.  Reviewed in issue 20:
 
-- kept: the two-thread parse (about 1,000 lines with its test: 20 to 40 ms
-  of the second run, 40 to 60 ms of the 200,000-stack parse, about a sixth
-  of the 1,000,000-stack one);
-- kept: the big arrays in mappings of their own (about 150 lines: 10 to
-  25 ms of the same runs, from far fewer page faults);
-- kept: the appended parts of the cache file (about 250 lines: about 5 ms
-  of the second run, on which the 3x target depends; the rewrite it saves
-  grows with the binary);
+- kept: the two-thread parse (about 1,000 lines with its test): 15 to 22
+  ms of the second run (a sixth of it), 40 to 60 ms of the 200,000-stack
+  parse (a quarter), about 5% of the 1,000,000-stack one;
+- kept: the big arrays in mappings of their own (about 150 lines): 13 to
+  16 ms of the second run, 24 to 36 ms of the 200,000-stack parse, from
+  far fewer page faults; on the 1,000,000-stack dump no gain on a 2-core
+  AMD EPYC virtual machine (median 940 to 1,020 ms with them, 770 to 890
+  without, with a wide spread from zeroing whole 2 MiB pages);
+- kept: the appended parts of the cache file (about 250 lines): 5 to 8 ms
+  of the second run, on which its 3x target depends, and the rewrite they
+  save grows with the binary;
 - removed: SSE2 reading of a stack's hex addresses (about 50 lines): with
   and without, `--text --no-symbolize` on `s200k` took 112.0 and 112.6 ms
   (medians of 25 interleaved runs), within the noise.
