@@ -38,6 +38,7 @@ static int64_t add_key(struct aggregate *a, const char *key, uint8_t flags)
 
 struct filters {
 	struct pattern *focus, *ignore, *retain, *exclude;
+	struct pattern *alloc;    /* --allocator (not a filter: it moves the cut) */
 	struct aggregate *a;
 	int rc;                   /* a match failed: JH_ELIMIT, message in a->errmsg */
 };
@@ -245,6 +246,24 @@ static void frame_key(const struct profile *p, const struct pf_location *l,
 	}
 }
 
+/* Whether --allocator matches the function name NAME (string id), whose
+ * report form is SHOWN; the pattern sees the short name even with
+ * --full-names.  Memoized per name in MEMO. */
+static bool user_allocator(struct filters *f, const struct profile *p,
+			   const struct agg_options *o, uint32_t name, const char *shown,
+			   uint8_t *memo)
+{
+	if (!memo[name]) {
+		char buf[4096];
+		if (o->full_names) {
+			names_short(strtab_get(&p->strs, name), buf, sizeof(buf));
+			shown = buf;
+		}
+		memo[name] = *shown && matches(f, f->alloc, shown) ? 2 : 1;
+	}
+	return memo[name] == 2;
+}
+
 static int build_locinfo(struct aggregate *a, const struct profile *p, const struct agg_options *o,
 			 struct filters *f)
 {
@@ -255,6 +274,9 @@ static int build_locinfo(struct aggregate *a, const struct profile *p, const str
 	 * (fkey[2 * name string id + inlined]); the filters' flags are the
 	 * frame's own */
 	uint32_t *fkey = NULL;
+	/* per name string id, whether --allocator matches: 0 not known yet,
+	 * 1 no, 2 yes */
+	uint8_t *umemo = NULL;
 	struct shown sh;
 	int rc = shown_build(&sh, p, o->full_names);
 	if (rc)
@@ -262,6 +284,9 @@ static int build_locinfo(struct aggregate *a, const struct profile *p, const str
 	rc = JH_ENOMEM;
 	a->locinfo = calloc(p->nlocs + 1, sizeof(*a->locinfo));
 	if (a->filtered && !(a->locflags = calloc(p->nlocs + 1, 1)))
+		goto out;
+	if (f->alloc && (!(a->usermatch = calloc(p->nlocs + 1, 1)) ||
+			 !(umemo = calloc(nnames + 1, 1))))
 		goto out;
 	/* the allocator's own objects, once per mapping */
 	alloc_map = calloc(p->nmaps + 1, sizeof(*alloc_map));
@@ -282,18 +307,37 @@ static int build_locinfo(struct aggregate *a, const struct profile *p, const str
 		struct agg_locinfo *li = &a->locinfo[i];
 		li->key0 = (uint32_t)a->nlockeys;
 		/* in the allocator's own library, every frame is the allocator's */
-		bool in_alloc = l->mapping != UINT32_MAX && l->mapping < p->nmaps &&
-				alloc_map[l->mapping];
+		bool in_alloc = !o->keep_allocator && l->mapping != UINT32_MAX &&
+				l->mapping < p->nmaps && alloc_map[l->mapping];
 		bool leading = true;
+		/* --allocator: 1 + the innermost matching frame, and the frames
+		 * cut from there (it, and the run of matching or allocator
+		 * frames above it) */
+		uint32_t umatch = 0, ucut = 0;
+		bool urun = false;
 		for (uint32_t j = 0; j < l->nlines; j++) {
 			const struct pf_line *ln = &p->lines[l->line0 + j];
 			bool inlined = j + 1 < l->nlines;
 			uint32_t name = p->funcs[ln->function].name;
 			uint32_t *memo = fkey && name < nnames ? &fkey[2 * (size_t)name + inlined] : NULL;
-			leading = leading && (in_alloc || (name < nnames && sh.alloc[name]));
+			const char *shown = name < nnames && sh.s[name] ? sh.s[name] : "";
+			bool um = umemo && name < nnames && user_allocator(f, p, o, name, shown, umemo);
+			if (f->rc) {
+				rc = f->rc;
+				goto out;
+			}
+			bool cut = um || in_alloc ||
+				   (!o->keep_allocator && name < nnames && sh.alloc[name]);
+			leading = leading && cut;
 			if (leading)
 				li->nalloc++;
-			const char *shown = name < nnames && sh.s[name] ? sh.s[name] : "";
+			if (um && !umatch) {
+				umatch = ucut = j + 1;
+				urun = true;
+			} else if (urun) {
+				urun = cut;
+				ucut += cut;
+			}
 			uint8_t fl = 0;
 			if (a->filtered) {
 				char fileline[4200];
@@ -328,6 +372,10 @@ static int build_locinfo(struct aggregate *a, const struct profile *p, const str
 			}
 		}
 		li->nkeys = (uint32_t)a->nlockeys - li->key0;
+		if (umatch) {
+			li->nalloc = ucut;
+			a->usermatch[i] = 1;
+		}
 		if (li->nkeys > a->max_nkeys)
 			a->max_nkeys = li->nkeys;
 		if (a->locflags)
@@ -337,16 +385,30 @@ static int build_locinfo(struct aggregate *a, const struct profile *p, const str
 	rc = 0;
 out:
 	shown_release(&sh);
+	free(umemo);
 	free(alloc_map);
 	free(fkey);
 	return rc;
+}
+
+/* Where the allocator cut of the stack ST (DEPTH locations, leaf first)
+ * starts: its innermost location with a frame --allocator matches, or
+ * the leaf. */
+static uint32_t cut_from(const struct aggregate *a, const uint32_t *st, uint32_t depth)
+{
+	if (!a->usermatch)
+		return 0;
+	for (uint32_t i = 0; i < depth; i++)
+		if (a->usermatch[st[i]])
+			return i;
+	return 0;
 }
 
 uint32_t aggregate_stack_start(const struct aggregate *a, const struct profile *p,
 			       uint32_t sample, uint32_t *skip)
 {
 	const struct pf_sample *s = &p->samples[sample];
-	uint32_t i = 0;
+	uint32_t i = cut_from(a, s->depth ? p->stacks + s->stack0 : NULL, s->depth);
 	while (i < s->depth && agg_all_allocator(&a->locinfo[p->stacks[s->stack0 + i]]))
 		i++;
 	if (skip)
@@ -482,7 +544,7 @@ static void sum_plain(struct sumpart *sp, uint32_t si, double v, uint32_t *buf)
 	/* an empty stack ("@" alone) may come before any stack array exists */
 	const uint32_t *st = s->depth ? sp->p->stacks + s->stack0 : NULL;
 	const struct agg_locinfo *li = sp->a->locinfo;
-	uint32_t first = 0;
+	uint32_t first = cut_from(sp->a, st, s->depth);
 	while (first < s->depth && agg_all_allocator(&li[st[first]]))
 		first++;
 	if (first == s->depth)
@@ -630,6 +692,9 @@ int aggregate_build(struct aggregate *a, const struct profile *p, const struct a
 	if (!rc)
 		rc = compile(a, "exclude", o->exclude, &f.exclude);
 	a->want_focus = f.focus != NULL;
+	if (!rc && o->allocator)
+		rc = pattern_compile(&f.alloc, "allocator", o->allocator, a->errmsg,
+				     sizeof(a->errmsg));
 	if (!rc && strtab_init(&a->keys))
 		rc = JH_ENOMEM;
 	if (!rc)
@@ -638,11 +703,9 @@ int aggregate_build(struct aggregate *a, const struct profile *p, const struct a
 	pattern_free(f.ignore);
 	pattern_free(f.retain);
 	pattern_free(f.exclude);
+	pattern_free(f.alloc);
 	if (rc)
 		return rc;
-	if (o->keep_allocator)
-		for (size_t i = 0; i < p->nlocs; i++)
-			a->locinfo[i].nalloc = 0;
 	a->nrows = a->keys.len;
 	a->rows = calloc(a->nrows + 1, sizeof(*a->rows));
 	if (!a->rows)
@@ -660,6 +723,7 @@ void aggregate_release(struct aggregate *a)
 	free(a->lockeys);
 	free(a->keyflags);
 	free(a->locflags);
+	free(a->usermatch);
 	free(a->order);
 	memset(a, 0, sizeof(*a));
 }

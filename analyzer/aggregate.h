@@ -32,6 +32,11 @@ struct agg_options {
 	enum granularity gran;
 	bool full_names;         /* demangled full names instead of jeprof's short ones */
 	bool keep_allocator;     /* do not cut allocator frames */
+	/* --allocator: the program's own allocation functions (PCRE2 on the
+	 * short function name), NULL when unused.  A stack is cut through its
+	 * innermost frame that matches, and the run of matching or allocator
+	 * frames above it, so the bytes go to the functions that call them. */
+	const char *allocator;
 	/* jeprof's filters, Perl-compatible regular expressions (PCRE2), NULL
 	 * when unused.  Applied after the allocator cut, in jeprof's order:
 	 * retain/exclude drop single frames by name, then focus keeps and
@@ -46,11 +51,15 @@ struct agg_row {
 };
 
 /* Per location: the display keys of its frames, innermost first (one
- * per frame), and how many of them, from the innermost, are the
- * allocator's (0 with --keep-allocator-frames). */
+ * per frame), and how many of them, from the innermost, are cut when the
+ * location is the first a report shows of a stack: the allocator's
+ * leading frames (none with --keep-allocator-frames), or, in a location
+ * with a frame that --allocator matches, every frame through the
+ * innermost such frame and the run of matching or allocator frames
+ * above it. */
 struct agg_locinfo {
 	uint32_t key0, nkeys;    /* into aggregate.lockeys */
-	uint32_t nalloc;         /* leading allocator frames */
+	uint32_t nalloc;         /* frames cut, innermost first */
 };
 
 /* Whether every frame of the location is the allocator's. */
@@ -66,6 +75,9 @@ struct aggregate {
 	struct agg_locinfo *locinfo;
 	uint32_t *lockeys;
 	uint8_t *keyflags;       /* per lockeys entry: AGG_F_* */
+	uint8_t *usermatch;      /* with --allocator, per location: 1 when one
+	                            of its frames matches (the cut starts at
+	                            the innermost such location), else NULL */
 	uint8_t *locflags;       /* with filters, per location: the AGG_F_* of its
 	                            keys but those dropped, or'ed, and AGG_F_DROP
 	                            when some key is dropped */
@@ -100,7 +112,9 @@ const char *aggregate_func_name(const struct profile *p, uint32_t func, bool ful
  * from the leaf up to the first frame that is not the allocator's, goes;
  * nothing above it does (an allocator that calls back into the program,
  * as malloc_stats_print does, keeps the program's frames; jeprof's "cut
- * up to the outermost match" would lose them).  Returns the index of the
+ * up to the outermost match" would lose them).  With --allocator the run
+ * starts at the innermost location with a matching frame instead, every
+ * location below it going too.  Returns the index of the
  * first location a report shows (the stack's depth when every frame is
  * the allocator's), and in *SKIP (when not NULL) how many of that
  * location's frames, innermost first, are cut; 0 and 0 with the cut off.

@@ -617,7 +617,7 @@ static struct aggregate *cached_for(struct driver *r, const struct agg_options *
 		if (k->value == ao->value && k->gran == ao->gran && k->full_names == ao->full_names &&
 		    k->keep_allocator == ao->keep_allocator && same_re(k->focus, ao->focus) &&
 		    same_re(k->ignore, ao->ignore) && same_re(k->retain, ao->retain) &&
-		    same_re(k->exclude, ao->exclude)) {
+		    same_re(k->exclude, ao->exclude) && same_re(k->allocator, ao->allocator)) {
 			struct driver_agg hit = r->aggs[i];
 			memmove(r->aggs + 1, r->aggs, i * sizeof(*r->aggs));
 			r->aggs[0] = hit;
@@ -630,7 +630,7 @@ static struct aggregate *cached_for(struct driver *r, const struct agg_options *
 static void agg_release(struct driver_agg *e)
 {
 	aggregate_release(&e->agg);
-	for (int i = 0; i < 4; i++)
+	for (int i = 0; i < 5; i++)
 		free(e->res[i]);
 }
 
@@ -648,8 +648,8 @@ static void drop_cached(struct driver *r)
 static void keep_cached(struct driver *r, struct aggregate *a, const struct agg_options *ao)
 {
 	struct driver_agg e = { .agg = *a, .key = *ao };
-	const char *res[4] = { ao->focus, ao->ignore, ao->retain, ao->exclude };
-	for (int i = 0; i < 4; i++)
+	const char *res[5] = { ao->focus, ao->ignore, ao->retain, ao->exclude, ao->allocator };
+	for (int i = 0; i < 5; i++)
 		if (res[i] && !(e.res[i] = strdup(res[i]))) {
 			agg_release(&e);
 			return;
@@ -658,6 +658,7 @@ static void keep_cached(struct driver *r, struct aggregate *a, const struct agg_
 	e.key.ignore = e.res[1];
 	e.key.retain = e.res[2];
 	e.key.exclude = e.res[3];
+	e.key.allocator = e.res[4];
 	if (r->naggs == DRIVER_AGGS)
 		agg_release(&r->aggs[--r->naggs]);
 	memmove(r->aggs + 1, r->aggs, r->naggs * sizeof(*r->aggs));
@@ -671,7 +672,7 @@ static int report_one(struct driver *r, const struct cli *c, struct profile *p,
 	struct agg_options ao = {
 		.value = c->value, .gran = c->gran, .full_names = c->full_names,
 		.keep_allocator = c->keep_allocator, .focus = c->focus, .ignore = c->ignore,
-		.retain = c->retain, .exclude = c->exclude,
+		.retain = c->retain, .exclude = c->exclude, .allocator = c->allocator,
 	};
 	struct aggregate own, *a = &own, *kept;
 	bool cacheable = !thread && !r->growth;

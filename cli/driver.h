@@ -52,7 +52,7 @@ struct disasm_cache;
 struct driver_agg {
 	struct aggregate agg;
 	struct agg_options key;
-	char *res[4];
+	char *res[5];
 };
 
 struct driver {

@@ -8,7 +8,7 @@ enum opt_id {
 	O_SPEEDSCOPE, O_CALLGRIND, O_RAW, O_SYMBOLIZED, O_SYMBOLS, O_NODEFRACTION,
 	O_EDGEFRACTION, O_MAXDEGREE, O_THREAD, O_LIST, O_DISASM, O_SOURCE_DIR, O_GROWTH, O_FOCUS, O_IGNORE, O_RETAIN, O_EXCLUDE, O_INUSE_SPACE, O_INUSE_OBJECTS, O_ALLOC_SPACE, O_ALLOC_OBJECTS,
 	O_SHOW_BYTES, O_FUNCTIONS, O_LINES, O_FILES, O_ADDRESSES, O_CUM,
-	O_NODECOUNT, O_FULL_NAMES, O_KEEP_ALLOCATOR, O_BASE, O_DROP_NEGATIVE,
+	O_NODECOUNT, O_FULL_NAMES, O_KEEP_ALLOCATOR, O_ALLOCATOR, O_BASE, O_DROP_NEGATIVE,
 	O_DEBUGINFO_DIR, O_LIB_PREFIX, O_SECONDS, O_NO_SYMBOLIZE, O_NO_CACHE, O_OUTPUT, O_QUIET,
 	O_HELP, O_VERSION, O_TRACES, O_TREE, O_PEEK, O_WEB, O_WEBLIST, O_GIF, O_PS, O_ADD_LIB,
 	O_INTERACTIVE,
@@ -61,6 +61,7 @@ static const struct option_def options[] = {
 	{ "nodecount", 0, O_NODECOUNT, "N", "print at most N rows" },
 	{ "full-names", 0, O_FULL_NAMES, NULL, "show whole demangled names with parameters and templates" },
 	{ "keep-allocator-frames", 0, O_KEEP_ALLOCATOR, NULL, "do not remove the allocator's own frames" },
+	{ "allocator", 0, O_ALLOCATOR, "RE", "count the program's functions matching RE (its malloc wrappers) as the allocator's" },
 	{ "thread", 0, O_THREAD, "N", "report thread N only, or every thread with --thread='*'" },
 	{ "growth", 0, O_GROWTH, NULL, "rank call sites by steady growth across a series of dumps" },
 	{ "list", 0, O_LIST, "RE", "annotated source of the functions matching RE" },
@@ -235,6 +236,7 @@ static int apply(struct cli *c, const struct option_def *o, char *val, int *nval
 	case O_EXCLUDE: c->exclude = val; return 0;
 	case O_FULL_NAMES: c->full_names = true; return 0;
 	case O_KEEP_ALLOCATOR: c->keep_allocator = true; return 0;
+	case O_ALLOCATOR: c->allocator = *val ? val : NULL; return 0;
 	case O_BASE: return push(&c->bases, &c->nbases, val);
 	case O_DROP_NEGATIVE: c->drop_negative = true; return 0;
 	case O_DEBUGINFO_DIR: return push(&c->debuginfo_dirs, &c->ndebug, val);
@@ -466,7 +468,8 @@ static bool is_setting(int id)
 	case O_NODEFRACTION: case O_EDGEFRACTION: case O_MAXDEGREE:
 	case O_INUSE_SPACE: case O_INUSE_OBJECTS: case O_ALLOC_SPACE: case O_ALLOC_OBJECTS:
 	case O_SHOW_BYTES: case O_FUNCTIONS: case O_LINES: case O_FILES: case O_ADDRESSES:
-	case O_CUM: case O_NODECOUNT: case O_FULL_NAMES: case O_KEEP_ALLOCATOR: case O_THREAD:
+	case O_CUM: case O_NODECOUNT: case O_FULL_NAMES: case O_KEEP_ALLOCATOR: case O_ALLOCATOR:
+	case O_THREAD:
 	case O_FOCUS: case O_IGNORE: case O_RETAIN: case O_EXCLUDE:
 		return true;
 	default:

@@ -49,6 +49,7 @@ struct cli {
 	const char *output;             /* -o FILE, or NULL for stdout */
 	const char *thread;             /* --thread=N or '*', or NULL */
 	const char *focus, *ignore, *retain, *exclude; /* regular expressions */
+	const char *allocator;   /* --allocator: the program's own allocator functions */
 	const char **debuginfo_dirs;    /* NULL-terminated */
 	const char **lib_prefixes;      /* NULL-terminated */
 	const char **bases;             /* NULL-terminated */

@@ -226,11 +226,13 @@ static bool apply_setting(struct shell *sh, struct cli *c, const char *word, boo
 	/* empty values clear; booleans take =false */
 	if (val && !*val && (!strcmp(name, "focus") || !strcmp(name, "ignore") ||
 			     !strcmp(name, "retain") || !strcmp(name, "exclude") ||
+			     !strcmp(name, "allocator") ||
 			     !strcmp(name, "thread") || !strcmp(name, "nodecount"))) {
 		if (!strcmp(name, "focus")) c->focus = NULL;
 		else if (!strcmp(name, "ignore")) c->ignore = NULL;
 		else if (!strcmp(name, "retain")) c->retain = NULL;
 		else if (!strcmp(name, "exclude")) c->exclude = NULL;
+		else if (!strcmp(name, "allocator")) c->allocator = NULL;
 		else if (!strcmp(name, "thread")) c->thread = NULL;
 		else c->nodecount = -1;
 		return true;
@@ -245,7 +247,7 @@ static bool apply_setting(struct shell *sh, struct cli *c, const char *word, boo
 		return true;
 	}
 	if (val && (!strcmp(name, "focus") || !strcmp(name, "ignore") || !strcmp(name, "retain") ||
-		    !strcmp(name, "exclude")) && bad_regex(name, val))
+		    !strcmp(name, "exclude") || !strcmp(name, "allocator")) && bad_regex(name, val))
 		return false;
 	struct cli t = *c;
 	char err[512];
@@ -280,13 +282,14 @@ static void show_options(struct shell *sh)
 		printf(" %s", c->bases[i]);
 	printf("\n  %-22s %s\n", "full_names", c->full_names ? "true" : "false");
 	printf("  %-22s %s\n", "keep_allocator_frames", c->keep_allocator ? "true" : "false");
+	printf("  %-22s %s\n", "allocator", c->allocator ? c->allocator : "");
 	/* the command line that gives the same reports */
 	printf("The same reports from the command line: jheap --%s", value_name(c->value));
 	if (c->gran != GRAN_FUNCTIONS)
 		printf(" --%s", gran_name(c->gran));
-	const char *res[] = { c->focus, c->ignore, c->retain, c->exclude };
-	const char *names[] = { "focus", "ignore", "retain", "exclude" };
-	for (int i = 0; i < 4; i++)
+	const char *res[] = { c->focus, c->ignore, c->retain, c->exclude, c->allocator };
+	const char *names[] = { "focus", "ignore", "retain", "exclude", "allocator" };
+	for (int i = 0; i < 5; i++)
 		if (res[i])
 			printf(" --%s='%s'", names[i], res[i]);
 	if (c->show_bytes)
@@ -349,6 +352,7 @@ static void help(const char *topic)
 	       "  inuse_space inuse_objects alloc_space alloc_objects   the value\n"
 	       "  functions lines files addresses                  the granularity\n"
 	       "  show_bytes[=false] cum[=false] nodecount=N thread=N base=FILE\n"
+	       "  allocator=RE                                     the program's malloc wrappers\n"
 	       "Other commands: options, help [COMMAND], quit (or Ctrl-D).\n"
 	       "Tab completes commands, settings, function names and files.\n");
 }
@@ -761,7 +765,7 @@ static size_t complete(void *ctx, const char *line, size_t cursor, struct lineed
 				add_if(out, cand, word, wlen, " ");
 			}
 		} else if (!strcmp(name, "focus") || !strcmp(name, "ignore") || !strcmp(name, "retain") ||
-			   !strcmp(name, "exclude")) {
+			   !strcmp(name, "exclude") || !strcmp(name, "allocator")) {
 			make_names(sh);
 			add_sorted(out, sh->names, sh->nnames, prefix, v, vlen, " ");
 		}

@@ -111,6 +111,16 @@ test_expect_success 'settings apply to the reports after them (C++, with BINARY)
 	EOF
 '
 
+test_expect_success 'allocator= moves the cut, and clears (demo: xmalloc wraps malloc)' '
+	check_commands alloc "$P/demo.exact.heap" <<-EOF
+	allocator=xmalloc|
+	top|--allocator=xmalloc --text --nodecount=10
+	collapsed|--allocator=xmalloc --collapsed
+	allocator=|
+	top|--text --nodecount=10
+	EOF
+'
+
 test_expect_success 'thread=, alloc_space and base= (threads, accum, two dumps)' '
 	check_commands threads "$P/w_threads.exact.heap" <<-EOF
 	thread=0|

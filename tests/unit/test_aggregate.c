@@ -45,6 +45,14 @@ static bool func_alloc(int f)
 	return f % 97 == 0;
 }
 
+/* The program's own allocator functions of --allocator=USER_RE: the
+ * "x%d" names whose number ends in 0 or 5. */
+#define USER_RE "^x[0-9]*[05]$"
+static bool func_user(int f)
+{
+	return !func_alloc(f) && f % 7 == 3 && f % 5 == 0;
+}
+
 /* The key a report shows for function F, inlined or not. */
 static void func_key(int f, bool inlined, char *buf, size_t n)
 {
@@ -115,10 +123,31 @@ static void build(struct gen *g, bool whole)
 
 struct ref { char key[160]; double flat, cum; uint32_t stamp; };
 
+/* Whether frame J of location L is cut once the cut has reached it: an
+ * allocator frame, or with USER one of the program's own. */
+static bool cut_frame(const struct gen *g, uint32_t l, int j, bool user)
+{
+	return func_alloc(g->funcs[l][j]) || (user && func_user(g->funcs[l][j]));
+}
+
+/* 1 + the innermost frame of location L that is the program's own
+ * allocator's, or 0: a location with one is cut through it first. */
+static int user_from(const struct gen *g, uint32_t l)
+{
+	for (int j = 0; j < g->nlines[l]; j++)
+		if (func_user(g->funcs[l][j]))
+			return j + 1;
+	return 0;
+}
+
 /* The reference: per sample, the leading run of allocator frames cut
  * (from the leaf up to the first other frame, inline frames one by one),
- * flat to the innermost kept frame's key, cum once per key. */
-static void reference(const struct gen *g, struct ref *refs, size_t *nref, double *flat_total)
+ * flat to the innermost kept frame's key, cum once per key.  With USER,
+ * the cut starts at the innermost location with a frame of func_user(),
+ * and a location with such a frame is cut through the innermost one
+ * before the run of allocator and func_user() frames goes on. */
+static void reference(const struct gen *g, struct ref *refs, size_t *nref, double *flat_total,
+		      bool user)
 {
 	const struct profile *p = &g->p;
 	static int slot[NFUNCS][2];  /* (function, inlined): index in refs + 1 */
@@ -132,10 +161,17 @@ static void reference(const struct gen *g, struct ref *refs, size_t *nref, doubl
 			continue;
 		uint32_t start = 0;
 		int skip = 0;
+		/* the innermost location with a frame of the program's own
+		 * allocator */
+		for (uint32_t i = 0; user && i < sm->depth; i++)
+			if (user_from(g, p->stacks[sm->stack0 + i])) {
+				start = i;
+				break;
+			}
 		while (start < sm->depth) {
 			uint32_t l = p->stacks[sm->stack0 + start];
-			skip = 0;
-			while (skip < g->nlines[l] && func_alloc(g->funcs[l][skip]))
+			skip = user ? user_from(g, l) : 0;
+			while (skip < g->nlines[l] && cut_frame(g, l, skip, user))
 				skip++;
 			if (skip < g->nlines[l])
 				break;
@@ -175,9 +211,10 @@ static void reference(const struct gen *g, struct ref *refs, size_t *nref, doubl
 }
 
 static int agg(struct aggregate *a, const struct profile *p, const char *threads,
-	       const char *focus)
+	       const char *focus, const char *allocator)
 {
-	struct agg_options o = { .value = PF_INUSE_SPACE, .gran = GRAN_FUNCTIONS, .focus = focus };
+	struct agg_options o = { .value = PF_INUSE_SPACE, .gran = GRAN_FUNCTIONS, .focus = focus,
+				 .allocator = allocator };
 	setenv("JHEAP_THREADS", threads, 1);
 	int rc = aggregate_build(a, p, &o);
 	unsetenv("JHEAP_THREADS");
@@ -197,18 +234,17 @@ static bool same_rows(const struct aggregate *a, const struct aggregate *b)
 	return true;
 }
 
-TEST(whole_values_exact)
+/* The aggregate of G in one and two threads against the reference, with
+ * or without --allocator=USER_RE. */
+static void check_exact(struct gen *g, bool user)
 {
-	static struct gen g;
 	static struct ref refs[NFUNCS * 2];
 	size_t nref;
 	double flat_total;
-	build(&g, true);
-	CHECK(g.p.nsamples >= 40000);
-	reference(&g, refs, &nref, &flat_total);
+	reference(g, refs, &nref, &flat_total, user);
 	for (int t = 1; t <= 2; t++) {
 		struct aggregate a;
-		CHECK_INT(agg(&a, &g.p, t == 1 ? "1" : "2", NULL), 0);
+		CHECK_INT(agg(&a, &g->p, t == 1 ? "1" : "2", NULL, user ? USER_RE : NULL), 0);
 		CHECK(a.flat_total == flat_total);
 		size_t matched = 0, bad = 0;
 		for (size_t r = 1; r < a.nrows; r++) {
@@ -249,6 +285,36 @@ TEST(whole_values_exact)
 		}
 		aggregate_release(&a);
 	}
+}
+
+TEST(whole_values_exact)
+{
+	static struct gen g;
+	build(&g, true);
+	CHECK(g.p.nsamples >= 40000);
+	check_exact(&g, false);
+	profile_release(&g.p);
+}
+
+/* --allocator: the program's own allocator functions move the cut; the
+ * stacks that have one change (checked: the rows differ from the plain
+ * ones), and every row is the reference's. */
+TEST(user_allocator_exact)
+{
+	static struct gen g;
+	build(&g, true);
+	size_t with = 0;
+	for (size_t l = 0; l < g.p.nlocs; l++)
+		for (int j = 0; j < g.nlines[l]; j++)
+			with += func_user(g.funcs[l][j]);
+	CHECK(with > 50);
+	check_exact(&g, true);
+	struct aggregate a, b;
+	CHECK_INT(agg(&a, &g.p, "1", NULL, NULL), 0);
+	CHECK_INT(agg(&b, &g.p, "1", NULL, USER_RE), 0);
+	CHECK(!same_rows(&a, &b));
+	aggregate_release(&a);
+	aggregate_release(&b);
 	profile_release(&g.p);
 }
 
@@ -259,8 +325,8 @@ TEST(fractional_values_same_bits)
 	const char *focus[] = { NULL, "fn1[0-9]" };
 	for (int k = 0; k < 2; k++) {
 		struct aggregate a, b;
-		CHECK_INT(agg(&a, &g.p, "1", focus[k]), 0);
-		CHECK_INT(agg(&b, &g.p, "2", focus[k]), 0);
+		CHECK_INT(agg(&a, &g.p, "1", focus[k], k ? USER_RE : NULL), 0);
+		CHECK_INT(agg(&b, &g.p, "2", focus[k], k ? USER_RE : NULL), 0);
 		CHECK(same_rows(&a, &b));
 		CHECK(a.flat_total > 0 && a.flat_total <= a.total);
 		aggregate_release(&a);
@@ -272,6 +338,7 @@ TEST(fractional_values_same_bits)
 int main(void)
 {
 	RUN(whole_values_exact);
+	RUN(user_allocator_exact);
 	RUN(fractional_values_same_bits);
 	return UNIT_END();
 }
