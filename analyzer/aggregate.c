@@ -328,6 +328,12 @@ static int build_locinfo(struct aggregate *a, const struct profile *p, const str
 			}
 			bool cut = um || in_alloc ||
 				   (!o->keep_allocator && name < nnames && sh.alloc[name]);
+			if (!o->keep_allocator && name < nnames && sh.alloc[name] &&
+			    names_is_go_runtime(shown)) {
+				if (!a->goruntime && !(a->goruntime = calloc(p->nlocs + 1, 1)))
+					goto out;
+				a->goruntime[i] = 1;
+			}
 			leading = leading && cut;
 			if (leading)
 				li->nalloc++;
@@ -404,6 +410,16 @@ static uint32_t cut_from(const struct aggregate *a, const uint32_t *st, uint32_t
 	return 0;
 }
 
+/* Whether the stack ST (DEPTH locations), which the cut would take
+ * whole, is kept whole: it has a frame of Go's runtime. */
+static bool go_whole(const struct aggregate *a, const uint32_t *st, uint32_t depth)
+{
+	for (uint32_t i = 0; a->goruntime && i < depth; i++)
+		if (a->goruntime[st[i]])
+			return true;
+	return false;
+}
+
 uint32_t aggregate_stack_start(const struct aggregate *a, const struct profile *p,
 			       uint32_t sample, uint32_t *skip)
 {
@@ -411,6 +427,11 @@ uint32_t aggregate_stack_start(const struct aggregate *a, const struct profile *
 	uint32_t i = cut_from(a, s->depth ? p->stacks + s->stack0 : NULL, s->depth);
 	while (i < s->depth && agg_all_allocator(&a->locinfo[p->stacks[s->stack0 + i]]))
 		i++;
+	if (i && i == s->depth && go_whole(a, p->stacks + s->stack0, s->depth)) {
+		if (skip)
+			*skip = 0;
+		return 0;
+	}
 	if (skip)
 		*skip = i < s->depth ? a->locinfo[p->stacks[s->stack0 + i]].nalloc : 0;
 	return i;
@@ -547,7 +568,10 @@ static void sum_plain(struct sumpart *sp, uint32_t si, double v, uint32_t *buf)
 	uint32_t first = cut_from(sp->a, st, s->depth);
 	while (first < s->depth && agg_all_allocator(&li[st[first]]))
 		first++;
-	if (first == s->depth)
+	bool whole = first && first == s->depth && go_whole(sp->a, st, s->depth);
+	if (whole)
+		first = 0;
+	else if (first == s->depth)
 		return;
 	size_t n = 0;
 	for (uint32_t i = s->depth; --i > first;) {
@@ -561,7 +585,7 @@ static void sum_plain(struct sumpart *sp, uint32_t si, double v, uint32_t *buf)
 	}
 	/* the innermost kept location, without its leading allocator frames */
 	uint64_t w = sp->locword[st[first]];
-	uint32_t skip = li[st[first]].nalloc;
+	uint32_t skip = whole ? 0 : li[st[first]].nalloc;
 	const uint32_t *k = lockeys + (uint32_t)w + skip;
 	uint32_t nk = (uint32_t)(w >> 32) - skip;
 	memcpy(buf + n, k, nk * sizeof(*k));
@@ -724,6 +748,7 @@ void aggregate_release(struct aggregate *a)
 	free(a->keyflags);
 	free(a->locflags);
 	free(a->usermatch);
+	free(a->goruntime);
 	free(a->order);
 	memset(a, 0, sizeof(*a));
 }

@@ -75,6 +75,8 @@ struct aggregate {
 	struct agg_locinfo *locinfo;
 	uint32_t *lockeys;
 	uint8_t *keyflags;       /* per lockeys entry: AGG_F_* */
+	uint8_t *goruntime;      /* per location, 1 when one of its frames is
+	                            Go's runtime; NULL when none is */
 	uint8_t *usermatch;      /* with --allocator, per location: 1 when one
 	                            of its frames matches (the cut starts at
 	                            the innermost such location), else NULL */
@@ -114,7 +116,10 @@ const char *aggregate_func_name(const struct profile *p, uint32_t func, bool ful
  * as malloc_stats_print does, keeps the program's frames; jeprof's "cut
  * up to the outermost match" would lose them).  With --allocator the run
  * starts at the innermost location with a matching frame instead, every
- * location below it going too.  Returns the index of the
+ * location below it going too.  A stack that the cut would take whole is
+ * kept whole when it has a frame of Go's runtime (names_is_go_runtime()),
+ * as pprof and Go's profile writer keep the runtime's own allocations.
+ * Returns the index of the
  * first location a report shows (the stack's depth when every frame is
  * the allocator's), and in *SKIP (when not NULL) how many of that
  * location's frames, innermost first, are cut; 0 and 0 with the cut off.

@@ -187,6 +187,9 @@ static const char *const patterns[] = {
 	"<.* as core::alloc::global::GlobalAlloc>::(?:alloc|alloc_zeroed|realloc|dealloc)",
 	".*<impl core::alloc::global::GlobalAlloc for .*>::(?:alloc|alloc_zeroed|realloc|dealloc)",
 	"std::sys::(?:.*::)?alloc::.*",
+	/* Go's runtime, but runtime.panic*: "runtime." and then anything
+	 * that does not begin with "panic" (RE2 has no lookahead) */
+	"runtime\\.(?:|[^p].*|p(?:|[^a].*|a(?:|[^n].*|n(?:|[^i].*|i(?:|[^c].*)))))",
 	NULL,
 };
 
@@ -283,6 +286,11 @@ static bool match_one(const char *s, size_t n)
 	return false;
 }
 
+bool names_is_go_runtime(const char *name)
+{
+	return !strncmp(name, "runtime.", 8) && strncmp(name + 8, "panic", 5);
+}
+
 bool names_is_allocator(const char *name)
 {
 	size_t n = strlen(name);
@@ -293,7 +301,7 @@ bool names_is_allocator(const char *name)
 		return true;
 	if (strstr(name, "TCMalloc") || !strncmp(name, "tcmalloc::", 10))
 		return true;
-	return rust_glue(name, n);
+	return rust_glue(name, n) || names_is_go_runtime(name);
 }
 
 size_t names_split_inline(const char *s, size_t n, struct names_part *parts, size_t max)

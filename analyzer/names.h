@@ -25,11 +25,18 @@ void names_short(const char *full, char *out, size_t outlen);
 /* True when SHORT (a short name) is an allocator entry point or internal
  * function: jeprof 5.3.0's skip list, the later jemalloc additions, the
  * tcmalloc pattern, every name in jemalloc's prefixed namespaces ("je_",
- * "_rjem_"), and Rust's allocation glue (the __rust_alloc shims, __rdl_*,
+ * "_rjem_"), Rust's allocation glue (the __rust_alloc shims, __rdl_*,
  * __rg_*, GlobalAlloc impls' methods, alloc::alloc's functions and Global,
- * std's system allocator).  The list is compared on the whole name and on
- * its first word. */
+ * std's system allocator) and Go's runtime (names_is_go_runtime()).  The
+ * list is compared on the whole name and on its first word. */
 bool names_is_allocator(const char *short_name);
+
+/* True for a function of Go's runtime ("runtime.mallocgc",
+ * "runtime.makeslice", "runtime.mapassign_fast64") but runtime.panic*:
+ * the frames pprof drops from a heap profile's leaf (its legacy parser's
+ * drop and keep patterns) and Go's own profile writer leaves out.  Both
+ * keep a stack that is Go's runtime alone whole: the aggregate does too. */
+bool names_is_go_runtime(const char *short_name);
 
 /* The skip list behind names_is_allocator(), NULL-terminated, the
  * prefixes it also strips ("_rjem_je_", "_rjem_", "je_", "_"), and its

@@ -119,6 +119,16 @@ TEST(allocator_names)
 	CHECK(!names_is_allocator("<rheap::Je as rheap::Cache>::alloc"));
 	CHECK(!names_is_allocator("rheap::alloc"));
 	CHECK(!names_is_allocator("my_je_thing"));
+	/* Go's runtime, as pprof's legacy heap parser drops it, but panics */
+	CHECK(names_is_allocator("runtime.mallocgc"));
+	CHECK(names_is_allocator("runtime.makeBucketArray"));
+	CHECK(names_is_allocator("runtime.(*mheap).alloc"));
+	CHECK(names_is_go_runtime("runtime.malg"));
+	CHECK(!names_is_allocator("runtime.panicmem"));
+	CHECK(!names_is_go_runtime("runtime.panic"));
+	CHECK(!names_is_allocator("main.runtime"));
+	CHECK(!names_is_allocator("myruntime.alloc"));
+	CHECK(!names_is_go_runtime("runtime::alloc"));
 	CHECK(names_is_allocator_object("/usr/lib/x86_64-linux-gnu/libjemalloc.so.2"));
 	CHECK(!names_is_allocator_object("/usr/lib/x86_64-linux-gnu/libc.so.6"));
 }
@@ -203,6 +213,11 @@ TEST(allocator_patterns_agree)
 		"a::<impl core::alloc::global::GlobalAlloc for a::B>::realloc",
 		"std::sys::alloc::unix::aligned_malloc", "std::sys::pal::unix::alloc::realloc_fallback",
 		"std::sys::thread::Thread::new", "main", "alloc::raw_vec::RawVec::grow_one",
+		/* Go's runtime but runtime.panic* */
+		"runtime.mallocgc", "runtime.makeBucketArray", "runtime.(*mheap).alloc",
+		"runtime.p", "runtime.pa", "runtime.pan", "runtime.pani", "runtime.panic",
+		"runtime.panicmem", "runtime.pbar", "runtime.pabc", "runtime.panx", "runtime.panix",
+		"runtime.", "runtimeX.foo", "main.runtime.x", "runtime::alloc",
 	};
 	const char *const *pt = names_allocator_patterns();
 	for (size_t i = 0; i < sizeof(names) / sizeof(*names); i++) {
