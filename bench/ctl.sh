@@ -9,7 +9,9 @@
 # library preloaded:
 #   - start-up: wall time of /bin/true, the median of RUNS runs each way;
 #   - an idle program (sleep): resident memory, threads, CPU time and the
-#     control thread's wake-ups over IDLE seconds;
+#     control thread's wake-ups over IDLE seconds, from 4 s after its
+#     start (the thread looks at its socket five times in its first 3.1 s,
+#     in case the program closes it: counted on their own);
 #   - the same with --every=1s (periodic dumps);
 #   - the round trip of `jheap ctl PID status` and `jheap dump PID` on
 #     testdata/w_ctl.c after its first two steps (1.3 MB in 70 blocks).
@@ -59,16 +61,19 @@ startup() {
 		"$(printf '%s\n' "${b[@]}" | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }')"
 }
 
-# idle PRELOAD [ENV...]: "rss_kib threads cpu_ticks ctl_wakeups" of a
+# idle PRELOAD [ENV...]: "rss_kib threads cpu_ticks ctl_wakeups settle_wakeups" of a
 # sleeping program over IDLE seconds, measured after it settled
 idle() {
 	local preload=$1 pid rss thr c0 c1 w0 w1
 	shift
-	env LD_PRELOAD="$preload" MALLOC_CONF=$CONF "$@" sleep $((IDLE + 3)) &
+	env LD_PRELOAD="$preload" MALLOC_CONF=$CONF "$@" sleep $((IDLE + 6)) &
 	pid=$!
-	sleep 1
+	sleep 0.05
+	local ws=$(ctl_switches $pid)
+	sleep 3.95
 	c0=$(awk '{ print $14 + $15 }' /proc/$pid/stat)
 	w0=$(ctl_switches $pid)
+	SETTLE_WAKEUPS=$((w0 - ws))
 	sleep "$IDLE"
 	c1=$(awk '{ print $14 + $15 }' /proc/$pid/stat)
 	w1=$(ctl_switches $pid)
@@ -76,7 +81,7 @@ idle() {
 	thr=$(awk '/^Threads:/ { print $2 }' /proc/$pid/status)
 	kill $pid 2>/dev/null
 	wait $pid 2>/dev/null
-	echo "$rss $thr $((c1 - c0)) $((w1 - w0))"
+	echo "$rss $thr $((c1 - c0)) $((w1 - w0)) $SETTLE_WAKEUPS"
 }
 
 # ctl_switches PID: context switches of the thread named jheap-ctl ("-"
@@ -96,8 +101,8 @@ say "bench: the control library: start-up ($RUNS runs each way)..."
 read -r s_without s_with < <(startup)
 say "bench: the control library: an idle program ($IDLE s each way)..."
 read -r r0 t0 c0 _ < <(idle "$JEMALLOC")
-read -r r1 t1 c1 w1 < <(idle "$JEMALLOC:$CTL")
-read -r r2 t2 c2 w2 < <(idle "$JEMALLOC:$CTL" JHEAP_CTL_EVERY=1)
+read -r r1 t1 c1 w1 s1 < <(idle "$JEMALLOC:$CTL")
+read -r r2 t2 c2 w2 _ < <(idle "$JEMALLOC:$CTL" JHEAP_CTL_EVERY=1)
 
 say "bench: the control library: round trips..."
 cc -O0 -g -o w_ctl "$SRCDIR/testdata/w_ctl.c" || exit 1
@@ -132,7 +137,8 @@ echo "| start-up of /bin/true, µs (median of $RUNS) | $s_without | $s_with | |"
 echo "| idle program (sleep): resident memory, KiB | $r0 | $r1 | $r2 |"
 echo "| idle program: threads | $t0 | $t1 | $t2 |"
 echo "| idle program: CPU time over $IDLE s, clock ticks (1/$TICK s) | $c0 | $c1 | $c2 |"
-echo "| idle program: wake-ups of the control thread over $IDLE s | | $w1 | $w2 |"
+echo "| idle program: wake-ups of the control thread over $IDLE s, from 4 s after its start | | $w1 | $w2 |"
+echo "| wake-ups of the control thread in its first 4 s (it looks at its socket after 0.1, 0.3, 0.7, 1.5 and 3.1 s) | | $s1 | |"
 echo ""
 echo "Round trips on testdata/w_ctl.c (1.3 MB held in 70 blocks, sampled at 512 KiB): \`jheap ctl PID status\` $m_status ms, \`jheap dump PID\` (jemalloc writes the dump) $m_dump ms, each the mean of 50 and 20 runs of the whole jheap command."
 echo ""

@@ -4,7 +4,8 @@
  *
  * The socket of process PID is PID.sock in $XDG_RUNTIME_DIR/jheap of that
  * process (read from /proc/PID/environ) or in /tmp/jheap-UID, UID being
- * the process's user.  A socket is used only when it and its folder belong
+ * the process's user, or, for a daemon that dropped root after it made
+ * its socket, in /tmp/jheap-0.  A socket is used only when it and its folder belong
  * to that user (or root) and the folder is closed to others, so another
  * user cannot stand in for the process.  Every wait has a deadline: a
  * stopped or hung process makes jheap give up with a message, never hang.
@@ -114,7 +115,7 @@ static bool trusted(const char *dir, const char *sock, uid_t uid)
 /* Finds the socket of PID (user UID): fills PATH and returns true. */
 static bool find_socket(pid_t pid, uid_t uid, char *path, size_t len, bool *untrusted)
 {
-	char dirs[2][PATH_MAX];
+	char dirs[3][PATH_MAX];
 	int n = 0;
 	char env[65536], file[64];
 	snprintf(file, sizeof(file), "/proc/%d/environ", (int)pid);
@@ -128,6 +129,10 @@ static bool find_socket(pid_t pid, uid_t uid, char *path, size_t len, bool *untr
 		}
 	}
 	snprintf(dirs[n++], sizeof(dirs[0]), "/tmp/jheap-%u", (unsigned)uid);
+	/* a daemon started as root made its socket in root's folder before
+	 * it dropped its privileges: only root can open it there */
+	if (uid != 0)
+		snprintf(dirs[n++], sizeof(dirs[0]), "/tmp/jheap-0");
 	*untrusted = false;
 	for (int i = 0; i < n; i++) {
 		struct stat st;
@@ -165,12 +170,16 @@ static int ended(pid_t pid, const char *label, char *err, size_t errlen)
 	return jh_err(err, errlen, JH_EIO, "%s closed the connection without an answer", label);
 }
 
-int control_request(pid_t pid, const char *command, double timeout,
-		    char *reply, size_t replylen, char *err, size_t errlen)
+/* One try of control_request() until DEADLINE; *AGAIN says a second try
+ * may succeed: the socket refused the connection, or closed it before a
+ * byte of answer, while the process runs on (the program had closed the
+ * socket, and the control thread noticed only then: it listens again at
+ * once). */
+static int request_once(pid_t pid, const char *command, double timeout, double deadline,
+			char *reply, size_t replylen, char *err, size_t errlen, bool *again)
 {
 	char label[128], proc[64], path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	struct stat pst;
-	double deadline = now_seconds() + timeout;
 	proc_label(pid, label, sizeof(label));
 	snprintf(proc, sizeof(proc), "/proc/%d", (int)pid);
 	if (stat(proc, &pst))
@@ -211,6 +220,8 @@ int control_request(pid_t pid, const char *command, double timeout,
 		if (e == EAGAIN)
 			return jh_err(err, errlen, JH_EIO, "%s did not accept a connection within %g s (is it stopped? state %c)",
 				      label, timeout, proc_state(pid) ? proc_state(pid) : '?');
+		if (e == ECONNREFUSED)
+			*again = true;
 		if (e == ECONNREFUSED)
 			return jh_err(err, errlen, JH_EIO, "%s does not listen on %s: the socket was left by an earlier process with that id, or its control thread stopped (the program closed its socket)",
 				      label, path);
@@ -255,6 +266,8 @@ int control_request(pid_t pid, const char *command, double timeout,
 			continue;
 		if (r <= 0) {
 			rc = ended(pid, label, err, errlen);
+			char st = proc_state(pid);
+			*again = !n && st && st != 'Z' && st != 'X';
 			break;
 		}
 		n += (size_t)r;
@@ -270,4 +283,19 @@ int control_request(pid_t pid, const char *command, double timeout,
 	}
 	const char *msg = strncmp(reply, "error ", 6) ? reply : reply + 6;
 	return jh_err(err, errlen, JH_EIO, "%s: %s", label, msg);
+}
+
+int control_request(pid_t pid, const char *command, double timeout,
+		    char *reply, size_t replylen, char *err, size_t errlen)
+{
+	double deadline = now_seconds() + timeout;
+	bool again = false;
+	int rc = request_once(pid, command, timeout, deadline, reply, replylen, err, errlen, &again);
+	if (rc && again && now_seconds() + 0.3 < deadline) {
+		struct timespec ts = { 0, 300 * 1000 * 1000 };
+		nanosleep(&ts, NULL);
+		again = false;
+		rc = request_once(pid, command, timeout, deadline, reply, replylen, err, errlen, &again);
+	}
+	return rc;
 }

@@ -17,7 +17,8 @@
  *            lines, then an empty line; then the connection is closed.
  *
  * What the program pays: one thread blocked in poll() (no timer unless
- * JHEAP_CTL_EVERY asks for periodic dumps), a 256 KiB stack reserved for it
+ * JHEAP_CTL_EVERY asks for periodic dumps, after five looks at its socket
+ * in the first 3.1 s: see settle_ms), a 256 KiB stack reserved for it
  * and a socket.  The thread blocks every signal, so signals reach the
  * program's threads as before (a program that waits for them with sigwait
  * still gets them); it installs no signal handler and allocates nothing
@@ -28,6 +29,11 @@
  * its own, as a daemon's or a pre-forked worker's child is worth profiling.
  * exec(): the socket is close-on-exec; a new image that loads the library
  * again replaces the socket file of its pid.
+ *
+ * A program that closes the socket (a daemon closes every descriptor as
+ * it starts; varnishd does): the thread makes a new one, up to REOPENS
+ * times, in the folder of the user the process runs as by then, so a
+ * daemon that dropped root answers where jheap looks for its user.
  *
  * The library is built apart from jheap (see the Makefile): never with
  * sanitizers, which would have to come first in every program it is
@@ -231,9 +237,49 @@ static bool still_ours(int fd, ino_t ino)
 	return fd >= 0 && !fstat(fd, &st) && S_ISSOCK(st.st_mode) && st.st_ino == ino;
 }
 
+/* How many times the thread makes a new socket after the program closed
+ * its own (a daemon closes every descriptor as it starts, some once more
+ * when it drops its privileges); a program that keeps closing it wins. */
+#define REOPENS 3
+
+static int open_socket(bool first);
+
+/* The program closed the listening socket (or reused its number): a new
+ * one, after a pause that lets a loop closing every descriptor finish,
+ * in the folder of the user the process runs as now (a daemon that
+ * dropped root listens where jheap looks for that user).  The new
+ * descriptor, or -1 once REOPENS are spent or it cannot be made.  OLD,
+ * when it is still the socket (poll failed on it), is closed. */
+static int reopen_socket(int old, int *reopens)
+{
+	if (still_ours(old, listen_ino))
+		close(old);
+	if (owner == getpid())
+		unlink(sock_path);
+	if ((*reopens)++ >= REOPENS) {
+		say("the program closed the control socket %d times: not listening any more", REOPENS + 1);
+		return -1;
+	}
+	struct timespec ts = { 0, 50 * 1000 * 1000 };
+	nanosleep(&ts, NULL);
+	/* quietly: a daemon's children (varnishd's compiler) may hand their
+	 * standard error to the user as the program's own warnings */
+	return open_socket(false);
+}
+
+/* A thread blocked in poll() does not learn that another thread closed
+ * the descriptor.  Daemons close every descriptor as they start, so the
+ * thread looks at its socket these many milliseconds after it starts
+ * listening (3.1 s in all), and after that only when it wakes: a
+ * connection to the socket wakes it, and jheap asks again when the first
+ * try found the socket closed. */
+static const int settle_ms[] = { 100, 200, 400, 800, 1600 };
+#define NSETTLE ((int)(sizeof(settle_ms) / sizeof(settle_ms[0])))
+
 static void *serve(void *arg)
 {
 	int fd = (int)(intptr_t)arg;
+	int reopens = 0, settle = 0;
 	struct timespec last;
 	clock_gettime(CLOCK_MONOTONIC, &last);
 	for (;;) {
@@ -242,12 +288,23 @@ static void *serve(void *arg)
 			long left = jheapctl_every_ms - ms_since(&last);
 			timeout = left > 0 ? (int)(left < 1L << 30 ? left : 1L << 30) : 0;
 		}
+		bool settling = settle < NSETTLE && (timeout < 0 || settle_ms[settle] < timeout);
+		if (settling)
+			timeout = settle_ms[settle];
 		struct pollfd p = { .fd = fd, .events = POLLIN };
 		int n = poll(&p, 1, timeout);
 		if (n < 0 && errno == EINTR)
 			continue;
-		if (n < 0 || (p.revents & POLLNVAL) || !still_ours(fd, listen_ino))
-			break;
+		if (n < 0 || (p.revents & POLLNVAL) || !still_ours(fd, listen_ino)) {
+			if ((fd = reopen_socket(fd, &reopens)) < 0)
+				break;
+			settle = 0;
+			continue;
+		}
+		if (n == 0 && settling) {
+			settle++;
+			continue;
+		}
 		if (n == 0) {
 			char out[1024];
 			struct reply r = { out, 0, sizeof(out) };
@@ -261,7 +318,8 @@ static void *serve(void *arg)
 		}
 		int c = accept4(fd, NULL, NULL, SOCK_CLOEXEC);
 		if (c < 0) {
-			if (errno == EBADF || errno == ENOTSOCK || errno == EINVAL)
+			if ((errno == EBADF || errno == ENOTSOCK || errno == EINVAL) &&
+			    (fd = reopen_socket(fd, &reopens)) < 0)
 				break;
 			continue;
 		}
@@ -272,22 +330,24 @@ static void *serve(void *arg)
 		conn_fd = -1;
 		close(c);
 	}
-	/* the program closed the socket: stop, and leave no dead file behind */
+	/* the program kept closing the socket: stop, and leave no dead file
+	 * behind */
 	listen_fd = -1;
 	if (owner == getpid())
 		unlink(sock_path);
 	return NULL;
 }
 
-/* Makes the socket and starts the thread; FIRST in the program's own
- * start (not in a child of fork) also removes dead sockets.  True when
- * listening. */
-static bool start_listener(bool first)
+/* Makes the listening socket in the folder of the process's effective
+ * user (FIRST, in the program's own start: also removes dead sockets
+ * there) and sets listen_fd, listen_ino, owner and sock_path.  Returns the
+ * descriptor, or -1 after saying why. */
+static int open_socket(bool first)
 {
 	char dir[sizeof(sock_path)], why[400];
 	if (!socket_dir(dir, sizeof(dir), why, sizeof(why))) {
 		say("not listening: %s", why);
-		return false;
+		return -1;
 	}
 	if (first)
 		sweep(dir);
@@ -295,12 +355,12 @@ static bool start_listener(bool first)
 	if (snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/%d.sock", dir, (int)getpid()) >=
 	    (int)sizeof(sa.sun_path)) {
 		say("not listening: the socket path under %s is too long", dir);
-		return false;
+		return -1;
 	}
 	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0) {
 		say("not listening: socket: %s", strerror(errno));
-		return false;
+		return -1;
 	}
 	unlink(sa.sun_path);   /* left by a process that had this pid, or by our own image before exec */
 	struct stat st;
@@ -308,12 +368,22 @@ static bool start_listener(bool first)
 	    listen(fd, 16) || fstat(fd, &st)) {
 		say("not listening on %s: %s", sa.sun_path, strerror(errno));
 		close(fd);
-		return false;
+		return -1;
 	}
 	memcpy(sock_path, sa.sun_path, sizeof(sock_path));
 	listen_fd = fd;
 	listen_ino = st.st_ino;
 	owner = getpid();
+	return fd;
+}
+
+/* Makes the socket and starts the thread; FIRST as open_socket().  True
+ * when listening. */
+static bool start_listener(bool first)
+{
+	int fd = open_socket(first);
+	if (fd < 0)
+		return false;
 
 	pthread_attr_t attr;
 	pthread_t th;

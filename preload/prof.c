@@ -349,8 +349,22 @@ static int dump(struct reply *r, char *path, size_t pathlen)
 	clock_gettime(CLOCK_REALTIME_COARSE, &since);
 	int e = mallctl_p("prof.dump", NULL, NULL, NULL, 0);
 	if (e) {
-		reply_add(r, "error jemalloc could not write a dump to %s.%d.*.heap (prof.dump: %s)\n",
-			  prefix, (int)getpid(), strerror(e));
+		/* jemalloc says EFAULT whatever went wrong: the usual cause is a
+		 * folder the process may not write in, as a daemon that dropped
+		 * root to its own user may not */
+		char dir[PATH_MAX];
+		snprintf(dir, sizeof(dir), "%s", prefix);
+		char *slash = strrchr(dir, '/');
+		if (slash)
+			*slash = slash == dir ? (slash[1] = 0, '/') : 0;
+		else
+			snprintf(dir, sizeof(dir), ".");
+		if (faccessat(AT_FDCWD, dir, W_OK | X_OK, AT_EACCESS))
+			reply_add(r, "error it runs as user %u, who may not write in %s (%s), so jemalloc could not write a dump there: make the folder writable for that user, or record with --dir naming one it may write in\n",
+				  (unsigned)geteuid(), dir, strerror(errno));
+		else
+			reply_add(r, "error jemalloc could not write a dump to %s.%d.*.heap (prof.dump: %s)\n",
+				  prefix, (int)getpid(), strerror(e));
 		return -1;
 	}
 	if (find_manual_dump(prefix, &since, path, pathlen)) {

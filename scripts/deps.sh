@@ -40,6 +40,7 @@ python3
 time
 redis-server
 redis-tools
+varnish
 nghttp2-server
 nghttp2-client
 llvm

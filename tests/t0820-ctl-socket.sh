@@ -252,8 +252,75 @@ test_expect_success 'a program that closes the socket and reuses its descriptor 
 		sleep 0.15
 	done &&
 	test "$(sort -u answers)" = mine && test $(wc -l <answers) -eq 5 &&
-	for i in $(seq 50); do test -e $SOCKDIR/$pid.sock || break; sleep 0.05; done &&
-	expect_fail 1 "^jheap: process $pid \(python3[.0-9]*\) has jheap.s control library but no socket" dump $pid
+	path=$("$JHEAP" dump $pid) && test -s "$path" &&
+	test -S $SOCKDIR/$pid.sock && ! grep jheap-ctl r.err
+'
+
+test_expect_success 'a program that closed every descriptor: the next request finds the thread listening again' '
+	cat >closer.py <<-\EOF &&
+	import os, time
+	for _ in range(3):
+	    os.closerange(3, 1024)
+	    time.sleep(0.1)
+	print("done", flush=True)
+	time.sleep(60)
+	EOF
+	bg k "$JHEAP" record -q --sample=1 --dir=d -- "$PYTHON" closer.py &&
+	wait_line k.out "^done" && pid=$(cat k.pid) &&
+	# the thread, blocked in poll(), learns of it from the first
+	# connection; jheap asks again and gets the answer
+	path=$("$JHEAP" dump $pid) && test -s "$path" &&
+	test -S $SOCKDIR/$pid.sock && ! grep jheap-ctl k.err &&
+	"$JHEAP" ctl $pid status >st && grep "^pid: $pid\$" st
+'
+
+test_expect_success 'closed after the thread stopped looking (3.1 s): the request wakes it, jheap asks again' '
+	cat >late.py <<-\EOF &&
+	import os, time
+	time.sleep(3.6)
+	os.closerange(3, 1024)
+	print("closed", flush=True)
+	time.sleep(60)
+	EOF
+	bg l "$JHEAP" record -q --sample=1 --dir=d -- "$PYTHON" late.py &&
+	wait_line l.out "^closed" && pid=$(cat l.pid) &&
+	path=$("$JHEAP" dump $pid) && test -s "$path" &&
+	test -S $SOCKDIR/$pid.sock
+'
+
+# A daemon as varnishd is one: started as root, it closes every
+# descriptor, drops to its own user, and closes them all again.
+cat >daemon.py <<-\EOF
+import os, pwd, sys, time
+os.closerange(3, 1024)
+time.sleep(0.2)
+pw = pwd.getpwnam(sys.argv[1])
+os.setgroups([])
+os.setresgid(pw.pw_gid, pw.pw_gid, pw.pw_gid)
+os.setresuid(pw.pw_uid, pw.pw_uid, pw.pw_uid)
+os.closerange(3, 1024)
+time.sleep(0.2)
+keep = [bytearray(100000) for _ in range(20)]
+print("ready", flush=True)
+time.sleep(60)
+EOF
+
+test_expect_success OTHER_USER 'a daemon that closes every descriptor and drops root: root dumps it' '
+	mkdir -p dd && chmod 777 dd &&
+	bg dm "$JHEAP" record -q --sample=1 --dir="$TRASH_DIRECTORY/dd" -- "$PYTHON" daemon.py $TESTUSER &&
+	wait_line dm.out "^ready\$" && pid=$(cat dm.pid) &&
+	test "$(stat -c %U /proc/$pid)" = $TESTUSER &&
+	path=$("$JHEAP" dump $pid) &&
+	test -S /tmp/jheap-$(id -u $TESTUSER)/$pid.sock &&
+	test "$(stat -c %U "$path")" = $TESTUSER &&
+	"$JHEAP" ctl $pid status >st && grep "^pid: $pid\$" st
+'
+
+test_expect_success OTHER_USER 'the daemon'"'"'s user may not write in the dump folder: the message says so' '
+	mkdir -p ro && chmod 755 ro &&
+	bg dr "$JHEAP" record -q --sample=1 --dir="$TRASH_DIRECTORY/ro" -- "$PYTHON" daemon.py $TESTUSER &&
+	wait_line dr.out "^ready\$" && pid=$(cat dr.pid) &&
+	expect_fail 1 "it runs as user $(id -u $TESTUSER), who may not write in $TRASH_DIRECTORY/ro \(Permission denied\)" dump $pid
 '
 
 test_done

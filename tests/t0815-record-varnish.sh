@@ -1,0 +1,80 @@
+#!/bin/bash
+test_description='jheap record on Debian'"'"'s varnishd: a daemon that closes every descriptor and drops root
+
+varnishd (linked with Debian'"'"'s libjemalloc) is a manager process that
+closes every descriptor as it starts and runs as user varnish, and a
+child (cache-main) that does the same and runs as user vcache.  The
+control library listens again each time, quietly, where jheap looks for it; both
+processes dump on demand while varnish serves files from a Python
+backend, all on loopback.'
+. "$(dirname "$0")/lib.sh"
+. "$TEST_DIRECTORY/record-lib.sh"
+
+test_have_prog varnishd || test -x /usr/sbin/varnishd ||
+	test_skip "varnishd is needed (apt-get install varnish: scripts/deps.sh)"
+test_have_prog python3 && test_have_prog curl || test_skip "python3 and curl are needed"
+[ "$(id -u)" = 0 ] || test_skip "varnishd drops root to its own users: the test runs as root"
+test_have_prog llvm-symbolizer && test_set_prereq LLVM
+VARNISHD=$(command -v varnishd || echo /usr/sbin/varnishd)
+
+free_port() {
+	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+test_expect_success 'varnishd serves files from a backend under jheap record' '
+	mkdir -p www dumps && chmod 1777 dumps &&
+	for i in $(seq 1 200); do head -c $((1000 + i * 37)) /dev/zero | tr "\\0" x >www/f$i.txt; done &&
+	free_port >bport && free_port >vport &&
+	bg web python3 -m http.server "$(cat bport)" --bind 127.0.0.1 --directory www &&
+	bg v "$JHEAP" record --sample=1 --dir="$TRASH_DIRECTORY/dumps" -- "$VARNISHD" -F -n "$TRASH_DIRECTORY/vwork" \
+		-a 127.0.0.1:"$(cat vport)" -b 127.0.0.1:"$(cat bport)" -s malloc,32m &&
+	for i in $(seq 100); do
+		curl -s -o /dev/null http://127.0.0.1:"$(cat vport)"/f1.txt && break
+		sleep 0.1
+	done &&
+	for k in 1 2; do
+		for i in $(seq 1 200); do
+			curl -s -o /dev/null http://127.0.0.1:"$(cat vport)"/f$i.txt || return 1
+		done
+	done &&
+	# the library stays quiet on the standard error of the program (varnish
+	# shows what its compiler prints there as warnings)
+	! grep jheap-ctl v.err
+'
+
+test_expect_success 'the manager (user varnish) dumps on demand' '
+	mpid=$(cat v.pid) &&
+	test "$(stat -c %U /proc/$mpid)" = varnish &&
+	path=$("$JHEAP" dump $mpid) && test -s "$path" &&
+	"$JHEAP" --show_bytes "$path" >m.txt && head -n 3 m.txt
+'
+
+test_expect_success 'the child (cache-main, user vcache) dumps on demand, with the objects it caches' '
+	cpid=$(pgrep -P $(cat v.pid) -x cache-main) &&
+	test "$(stat -c %U /proc/$cpid)" = vcache &&
+	path=$("$JHEAP" dump $cpid) && echo "$path" >child && test -s "$path" &&
+	"$JHEAP" --show_bytes "$path" >c.txt && head -n 4 c.txt &&
+	total=$(sed -n "s/^Total: \\([0-9]*\\) B\$/\\1/p" c.txt) &&
+	# 400 fetches of 200 files of 1 to 8.4 KB: the cache holds them
+	test "$total" -gt 800000
+'
+
+test_expect_success LLVM 'the child'"'"'s leaf names agree with llvm-symbolizer' '
+	python3 "$TEST_DIRECTORY/tools/leafnames.py" -v "$JHEAP" "$(cat child)" >names && cat names &&
+	grep -q " wrong=0\$" names
+'
+
+test_expect_success 'a dump folder the daemon may not write in: the message says why' '
+	cpid=$(pgrep -P $(cat v.pid) -x cache-main) &&
+	chmod 755 dumps &&
+	expect_fail 1 "it runs as user $(id -u vcache), who may not write in $TRASH_DIRECTORY/dumps" dump $cpid &&
+	chmod 1777 dumps
+'
+
+test_expect_success 'stop varnishd' '
+	kill -TERM $(cat v.pid) &&
+	for i in $(seq 100); do kill -0 $(cat v.pid) 2>/dev/null || break; sleep 0.1; done &&
+	! kill -0 $(cat v.pid) 2>/dev/null
+'
+
+test_done
