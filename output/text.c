@@ -74,8 +74,10 @@ void text_format_value_alt(char *buf, size_t len, double v, enum units u)
 
 void text_format_percent(char *buf, size_t len, double v, double total)
 {
+	/* a total of zero (a --base that cancels it): jeprof prints nan and
+	 * +-inf; no output of jheap prints either */
 	if (total == 0) {
-		snprintf(buf, len, "%s", v == 0 ? "nan" : v > 0 ? "+inf" : "-inf");
+		snprintf(buf, len, "%s", "n/a");
 		return;
 	}
 	int k = text_fixed1(buf, len, v * 100.0 / total);

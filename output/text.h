@@ -27,7 +27,8 @@ void text_format_value_alt(char *buf, size_t len, double v, enum units u);
  * to even), without printf's slow path; returns the length, or -1 when X
  * is not finite, |X| >= 1e17 or LEN < 24 (then call snprintf). */
 int text_fixed1(char *buf, size_t len, double x);
-/* jeprof's Percent(): "%.1f%%", or nan/+inf/-inf when the total is 0. */
+/* jeprof's Percent(): "%.1f%%"; "n/a" when the total is 0, where jeprof
+ * prints nan, +inf or -inf (no output of jheap prints those). */
 void text_format_percent(char *buf, size_t len, double v, double total);
 
 /* Writes the table for A (already sorted with aggregate_sort). */

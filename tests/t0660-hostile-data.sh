@@ -112,6 +112,25 @@ test_expect_success 'a sampling period of 2^63: an error naming the line, no inf
 	! grep -qiE "nan|inf" out
 '
 
+test_expect_success 'a --base that cancels the total: no nan or inf in any report' '
+	# two dumps of one stack each, 1000 bytes on different stacks, with
+	# the maps of the workload they come from
+	awk "/^@/ { n++ } /^MAPPED_LIBRARIES:/ { m = 1 } m { print > \"maps\" }
+	     /^@/ && n <= 2 { print > (\"stack\" n) }" "$H" &&
+	for k in 1 2; do
+		{ printf "heap_v2/1\n  t*: 1: 1000 [0: 0]\n  t0: 1: 1000 [0: 0]\n" &&
+		  cat stack$k && printf "  t*: 1: 1000 [0: 0]\n  t0: 1: 1000 [0: 0]\n\n" && cat maps; } >z$k.heap || return 1
+	done &&
+	"$JHEAP" --text --show_bytes --base=z2.heap "$B" z1.heap >out &&
+	head -n 1 out | grep -x "Total: 0 B" && grep -c " n/a " out &&
+	for m in text dot tree traces callgrind collapsed flamegraph "speedscope --drop_negative"; do
+		# (the program'"'"'s path may hold such a word: it is left out)
+		"$JHEAP" --$m --base=z2.heap "$B" z1.heap >raw 2>err || { echo "--$m failed:"; cat err; return 1; }
+		sed "s|$SRCDIR||g; s|$B||g" raw >out
+		! grep -qiwE "nan|[+-]?inf" out || { echo "in --$m:"; grep -iwE "nan|inf" out; return 1; }
+	done
+'
+
 test_expect_success 'counts near 2^64 without sampling: an error, not a wrapped total' '
 	printf "heap_v2/1\n@ 0x1 0x2\n  t*: 1: 18446744073709551615 [0: 0]\n  t0: 1: 18446744073709551615 [0: 0]\n" >max.heap &&
 	bounded 20 --show_bytes --callgrind max.heap && test $(cat rc) -eq 1 &&

@@ -76,7 +76,9 @@ TEST(percent_and_mb)
 	text_format_percent(b, sizeof(b), 1, 8);
 	CHECK_STR(b, "12.5%");
 	text_format_percent(b, sizeof(b), 1, 0);
-	CHECK_STR(b, "+inf");
+	CHECK_STR(b, "n/a");
+	text_format_percent(b, sizeof(b), 0, 0);
+	CHECK_STR(b, "n/a");
 	text_format_value(b, sizeof(b), 1572864, UNITS_MB);
 	CHECK_STR(b, "1.5");
 	text_format_value(b, sizeof(b), -104857, UNITS_MB);
