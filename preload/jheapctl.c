@@ -242,7 +242,7 @@ static bool still_ours(int fd, ino_t ino)
  * when it drops its privileges); a program that keeps closing it wins. */
 #define REOPENS 3
 
-static int open_socket(bool first);
+static int open_socket(bool first, bool loud);
 
 /* The program closed the listening socket (or reused its number): a new
  * one, after a pause that lets a loop closing every descriptor finish,
@@ -260,11 +260,17 @@ static int reopen_socket(int old, int *reopens)
 		say("the program closed the control socket %d times: not listening any more", REOPENS + 1);
 		return -1;
 	}
-	struct timespec ts = { 0, 50 * 1000 * 1000 };
-	nanosleep(&ts, NULL);
 	/* quietly: a daemon's children (varnishd's compiler) may hand their
-	 * standard error to the user as the program's own warnings */
-	return open_socket(false);
+	 * standard error to the user as the program's own warnings.  A few
+	 * tries: a process that is changing its user (its threads one by
+	 * one) may refuse a folder it owned a moment before. */
+	int fd = -1;
+	for (int i = 0; i < 5 && fd < 0; i++) {
+		struct timespec ts = { 0, (i ? 100 : 50) * 1000 * 1000 };
+		nanosleep(&ts, NULL);
+		fd = open_socket(false, i == 4);
+	}
+	return fd;
 }
 
 /* A thread blocked in poll() does not learn that another thread closed
@@ -341,12 +347,13 @@ static void *serve(void *arg)
 /* Makes the listening socket in the folder of the process's effective
  * user (FIRST, in the program's own start: also removes dead sockets
  * there) and sets listen_fd, listen_ino, owner and sock_path.  Returns the
- * descriptor, or -1 after saying why. */
-static int open_socket(bool first)
+ * descriptor, or -1 (after saying why when LOUD). */
+static int open_socket(bool first, bool loud)
 {
 	char dir[sizeof(sock_path)], why[400];
 	if (!socket_dir(dir, sizeof(dir), why, sizeof(why))) {
-		say("not listening: %s", why);
+		if (loud)
+			say("not listening: %s", why);
 		return -1;
 	}
 	if (first)
@@ -354,19 +361,22 @@ static int open_socket(bool first)
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	if (snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/%d.sock", dir, (int)getpid()) >=
 	    (int)sizeof(sa.sun_path)) {
-		say("not listening: the socket path under %s is too long", dir);
+		if (loud)
+			say("not listening: the socket path under %s is too long", dir);
 		return -1;
 	}
 	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0) {
-		say("not listening: socket: %s", strerror(errno));
+		if (loud)
+			say("not listening: socket: %s", strerror(errno));
 		return -1;
 	}
 	unlink(sa.sun_path);   /* left by a process that had this pid, or by our own image before exec */
 	struct stat st;
 	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) || chmod(sa.sun_path, 0600) ||
 	    listen(fd, 16) || fstat(fd, &st)) {
-		say("not listening on %s: %s", sa.sun_path, strerror(errno));
+		if (loud)
+			say("not listening on %s: %s", sa.sun_path, strerror(errno));
 		close(fd);
 		return -1;
 	}
@@ -381,7 +391,7 @@ static int open_socket(bool first)
  * when listening. */
 static bool start_listener(bool first)
 {
-	int fd = open_socket(first);
+	int fd = open_socket(first, true);
 	if (fd < 0)
 		return false;
 
