@@ -94,9 +94,14 @@ test_expect_success GO 'a real Go text heap profile: go tool pprof'"'"'s flat va
 	grep -q "^# runtime.MemStats" go.heap &&
 	n=$(grep -c "^[0-9]" go.heap) &&
 	for m in inuse_space alloc_space inuse_objects alloc_objects; do
-		go tool pprof -sample_index=$m -top -nodefraction=0 -unit=B goheap/goheap go.heap 2>/dev/null |
-			awk "/ total\$/ { t = \$NF == \"total\" ? \$(NF-1) : 0; sub(/B\$/, \"\", t); print \"Total\", t }
-			     /^ *flat/ { r = 1; next } r && \$1 != \"0\" { v = \$1; sub(/B\$/, \"\", v); print \$6, v }" >pprof.rows &&
+		# go tool pprof once printed nothing in a make check (its error
+		# unseen): a second try, and its standard error shown if that fails
+		{ go tool pprof -sample_index=$m -top -nodefraction=0 -unit=B goheap/goheap go.heap >pprof.out 2>pprof.err ||
+		  go tool pprof -sample_index=$m -top -nodefraction=0 -unit=B goheap/goheap go.heap >pprof.out 2>pprof.err ||
+		  { cat pprof.err; return 1; }; } &&
+		awk "/ total\$/ { t = \$NF == \"total\" ? \$(NF-1) : 0; sub(/B\$/, \"\", t); print \"Total\", t }
+			     /^ *flat/ { r = 1; next } r && \$1 != \"0\" { v = \$1; sub(/B\$/, \"\", v); print \$6, v }" pprof.out >pprof.rows &&
+		{ grep -q "^Total " pprof.rows || { cat pprof.out pprof.err; false; }; } &&
 		"$JHEAP" --text --show_bytes --$m goheap/goheap go.heap |
 			awk "NR == 1 { print \"Total\", \$2 } NR > 1 && \$1 != \"0\" { print \$6, \$1 }" >jheap.rows &&
 		cat jheap.rows &&
