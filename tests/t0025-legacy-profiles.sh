@@ -63,14 +63,16 @@ test_expect_success GO 'a real Go text heap profile: go tool pprof'"'"'s flat va
 	//go:noinline
 	func leafB(n int) { keep = append(keep, make([]byte, n)) }
 
-	var m = map[int]string{}
+	var m = map[int]int{}
 
-	// growing the map allocates in runtime.makeBucketArray, under
-	// runtime.hashGrow and runtime.mapassign_fast64
+	// every byte leafC holds belongs to the map, allocated as it grows in
+	// runtime.makeBucketArray, under runtime.hashGrow and
+	// runtime.mapassign_fast64: its last bucket arrays, of megabytes,
+	// are sampled at any rate
 	//go:noinline
 	func leafC(n int) {
 		for i := 0; i < n; i++ {
-			m[i] = string(make([]byte, 100))
+			m[i] = i
 		}
 	}
 
@@ -81,7 +83,7 @@ test_expect_success GO 'a real Go text heap profile: go tool pprof'"'"'s flat va
 		for i := 0; i < 300; i++ {
 			leafB(64 << 10)
 		}
-		leafC(5000)
+		leafC(1000000)
 		runtime.GC()
 		f, _ := os.Create(os.Args[1])
 		pprof.Lookup("heap").WriteTo(f, 1)
