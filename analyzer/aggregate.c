@@ -92,7 +92,8 @@ struct shown {
 	const struct profile *p;
 	bool full;
 	const char **s;           /* per name string id: the shown name, NULL unused */
-	bool *alloc;              /* per name string id: an allocator function */
+	uint8_t *alloc;           /* per name string id: 0, an allocator function
+	                             (1), or one of Go's runtime (2) */
 	struct strtab tab[2];     /* the short names, one table per thread */
 	int rc[2];
 };
@@ -109,7 +110,7 @@ static void *shown_run(void *arg)
 			continue;
 		const char *full_name = strtab_get(&sh->p->strs, (uint32_t)name);
 		names_short(full_name, buf, sizeof(buf));
-		sh->alloc[name] = names_is_allocator(buf);
+		sh->alloc[name] = names_is_go_runtime(buf) ? 2 : names_is_allocator(buf);
 		if (sh->full) {
 			sh->s[name] = full_name;
 			continue;
@@ -328,8 +329,7 @@ static int build_locinfo(struct aggregate *a, const struct profile *p, const str
 			}
 			bool cut = um || in_alloc ||
 				   (!o->keep_allocator && name < nnames && sh.alloc[name]);
-			if (!o->keep_allocator && name < nnames && sh.alloc[name] &&
-			    names_is_go_runtime(shown)) {
+			if (!o->keep_allocator && name < nnames && sh.alloc[name] == 2) {
 				if (!a->goruntime && !(a->goruntime = calloc(p->nlocs + 1, 1)))
 					goto out;
 				a->goruntime[i] = 1;

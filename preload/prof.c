@@ -285,15 +285,27 @@ static void dump_prefix(char *out, size_t len)
  * again and overwrites the earlier image's files.  SINCE is read from the
  * coarse clock, which file times come from.  The folder is read with
  * getdents64 into a buffer on the stack (opendir would malloc). */
+/* The folder of the dump prefix PREFIX into DIR ("/" for "/x", "." for
+ * a bare name); returns the prefix's last component. */
+static const char *prefix_dir(const char *prefix, char *dir, size_t len)
+{
+	const char *slash = strrchr(prefix, '/');
+	if (!slash) {
+		snprintf(dir, len, ".");
+		return prefix;
+	}
+	snprintf(dir, len, "%.*s", (int)(slash - prefix + (slash == prefix)), prefix);
+	return slash + 1;
+}
+
 static int find_manual_dump(const char *prefix, const struct timespec *since,
 			    char *path, size_t pathlen)
 {
 	char dir[PATH_MAX], head[NAME_MAX + 32];
-	const char *slash = strrchr(prefix, '/');
-	if (!slash)
+	if (!strchr(prefix, '/'))
 		return -1;
-	snprintf(dir, sizeof(dir), "%.*s", (int)(slash - prefix + (slash == prefix)), prefix);
-	snprintf(head, sizeof(head), "%s.%d.", slash + 1, (int)getpid());
+	const char *base = prefix_dir(prefix, dir, sizeof(dir));
+	snprintf(head, sizeof(head), "%s.%d.", base, (int)getpid());
 	size_t hl = strlen(head);
 	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
@@ -353,12 +365,7 @@ static int dump(struct reply *r, char *path, size_t pathlen)
 		 * folder the process may not write in, as a daemon that dropped
 		 * root to its own user may not */
 		char dir[PATH_MAX];
-		snprintf(dir, sizeof(dir), "%s", prefix);
-		char *slash = strrchr(dir, '/');
-		if (slash)
-			*slash = slash == dir ? (slash[1] = 0, '/') : 0;
-		else
-			snprintf(dir, sizeof(dir), ".");
+		prefix_dir(prefix, dir, sizeof(dir));
 		if (faccessat(AT_FDCWD, dir, W_OK | X_OK, AT_EACCESS))
 			reply_add(r, "error it runs as user %u, who may not write in %s (%s), so jemalloc could not write a dump there: make the folder writable for that user, or record with --dir naming one it may write in\n",
 				  (unsigned)geteuid(), dir, strerror(errno));
