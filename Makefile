@@ -31,11 +31,11 @@ export ASAN_OPTIONS := max_allocation_size_mb=1024:$(ASAN_OPTIONS)
 endif
 endif
 # libcurl (URLs), libedit (the shell) and libdebuginfod are opened with
-# dlopen when first needed (analyzer/dynlib.h), not linked: linked, they
+# dlopen when first needed (lib/dynlib.h), not linked: linked, they
 # and the libraries they need were loaded by every run.
 LIBS    := -ldw -lelf -lz -liberty -lpcre2-8 -lpthread -lm
 
-SRCS      := $(sort $(wildcard analyzer/*.c symbolize/*.c output/*.c cli/*.c))
+SRCS      := $(sort $(wildcard lib/*.c analyzer/*.c symbolize/*.c output/*.c cli/*.c))
 MAIN_SRC  := cli/main.c
 LIB_SRCS  := $(filter-out $(MAIN_SRC),$(SRCS))
 OBJS      := $(SRCS:%.c=$(BUILD)/%.o)

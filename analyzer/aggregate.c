@@ -1,9 +1,9 @@
 #include "analyzer/aggregate.h"
-#include "analyzer/array.h"
-#include "analyzer/errors.h"
+#include "lib/array.h"
+#include "lib/errors.h"
 #include "analyzer/names.h"
-#include "analyzer/pattern.h"
-#include "analyzer/threads.h"
+#include "lib/pattern.h"
+#include "lib/threads.h"
 
 const char *aggregate_func_name(const struct profile *p, uint32_t func, bool full,
 				char *buf, size_t len)

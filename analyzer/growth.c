@@ -1,7 +1,7 @@
 #include <stdlib.h>
 
 #include "analyzer/growth.h"
-#include "analyzer/errors.h"
+#include "lib/errors.h"
 
 void growth_init(struct growth *g)
 {

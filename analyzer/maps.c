@@ -2,8 +2,8 @@
 #include <string.h>
 
 #include "analyzer/maps.h"
-#include "analyzer/chars.h"
-#include "analyzer/errors.h"
+#include "lib/chars.h"
+#include "lib/errors.h"
 
 /* Reads hex digits at *p; at most 16 significant ones fit. */
 static int read_hex(const char **p, const char *end, uint64_t *out)

@@ -14,9 +14,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "analyzer/array.h"
-#include "analyzer/bigarray.h"
-#include "analyzer/errors.h"
+#include "lib/array.h"
+#include "lib/bigarray.h"
+#include "lib/errors.h"
 #include "analyzer/maps.h"
 #include "analyzer/names.h"
 #include "analyzer/parse.h"

@@ -11,7 +11,7 @@
  */
 #include <string.h>
 
-#include "analyzer/errors.h"
+#include "lib/errors.h"
 #include "analyzer/parser.h"
 #include "analyzer/unsample.h"
 

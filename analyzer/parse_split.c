@@ -23,10 +23,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analyzer/array.h"
-#include "analyzer/errors.h"
+#include "lib/array.h"
+#include "lib/errors.h"
 #include "analyzer/parser.h"
-#include "analyzer/threads.h"
+#include "lib/threads.h"
 
 /* The second half of a split heap_v2 body: its parser and profile, and
  * what the first half replays from it once both are done. */

@@ -21,7 +21,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "analyzer/errors.h"
+#include "lib/errors.h"
 #include "analyzer/parse.h"
 #include "analyzer/profile.h"
 #include "analyzer/unsample.h"

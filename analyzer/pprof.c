@@ -13,11 +13,11 @@
 #include <math.h>
 #include <zlib.h>
 
-#include "analyzer/array.h"
-#include "analyzer/errors.h"
+#include "lib/array.h"
+#include "lib/errors.h"
 #include "analyzer/parse.h"
 #include "analyzer/pprof.h"
-#include "analyzer/varint.h"
+#include "lib/varint.h"
 
 /* Field numbers of profile.proto. */
 enum {

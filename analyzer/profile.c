@@ -1,9 +1,9 @@
 #include <math.h>
 #include "analyzer/profile.h"
-#include "analyzer/array.h"
-#include "analyzer/bigarray.h"
-#include "analyzer/errors.h"
-#include "analyzer/hash.h"
+#include "lib/array.h"
+#include "lib/bigarray.h"
+#include "lib/errors.h"
+#include "lib/hash.h"
 
 int profile_init(struct profile *p)
 {

@@ -30,7 +30,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include "analyzer/idmap.h"
+#include "lib/idmap.h"
 #include "analyzer/strtab.h"
 
 /* The four values of every sample, in the order of a heap_v2 counts tuple. */

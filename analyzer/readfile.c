@@ -6,8 +6,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "analyzer/bigarray.h"
-#include "analyzer/errors.h"
+#include "lib/bigarray.h"
+#include "lib/errors.h"
 #include "analyzer/parse.h"
 #include "analyzer/pprof.h"
 #include "analyzer/readfile.h"

@@ -32,7 +32,7 @@
 struct readfile {
 	char *buf;
 	size_t len;
-	size_t mapped;   /* buf maps the file, 0: a big array (analyzer/bigarray.h) */
+	size_t mapped;   /* buf maps the file, 0: a big array (lib/bigarray.h) */
 };
 
 /* Reads PATH ("/dev/stdin" for standard input) into RF.  Returns 0, or a

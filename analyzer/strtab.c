@@ -1,7 +1,7 @@
 #include "analyzer/strtab.h"
-#include "analyzer/array.h"
-#include "analyzer/errors.h"
-#include "analyzer/hash.h"
+#include "lib/array.h"
+#include "lib/errors.h"
+#include "lib/hash.h"
 
 #define BLOCK_SIZE (256 * 1024)
 

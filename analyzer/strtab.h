@@ -9,7 +9,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include "analyzer/idmap.h"
+#include "lib/idmap.h"
 
 struct strtab_block;
 

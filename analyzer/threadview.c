@@ -1,6 +1,6 @@
 #include "analyzer/threadview.h"
-#include "analyzer/array.h"
-#include "analyzer/errors.h"
+#include "lib/array.h"
+#include "lib/errors.h"
 
 static int cmp_uid(const void *a, const void *b, void *arg)
 {

@@ -38,7 +38,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "analyzer/chars.h"
+#include "lib/chars.h"
 
 struct stack {
 	uint32_t first, n;         /* frames in dump.addrs */

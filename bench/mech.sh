@@ -11,7 +11,7 @@
 #           (analyzer/parse_split.c): off with JHEAP_PARSE_SPLIT_MIN set
 #           past any dump's size;
 #   big     the model's big arrays in mappings of their own, with
-#           transparent huge pages and mremap (analyzer/bigarray.h): off in
+#           transparent huge pages and mremap (lib/bigarray.h): off in
 #           a copy of the source built with JH_BIG_MIN past any size;
 #   parts   new answers appended to a persistent cache file as a part
 #           (symbolize/diskcache.c, dcfile.h): off in a copy built with
@@ -68,7 +68,7 @@ variant() {
 		make -s -C "$src" BUILD="$W/$1" -j2 "$W/$1/jheap" >"$W/$1.log" 2>&1
 }
 say "bench: mechanisms: building the copies without them..."
-if ! variant nobig analyzer/bigarray.h '#define JH_BIG_MIN ((size_t)4 << 20)' '#define JH_BIG_MIN ((size_t)1 << 62)' ||
+if ! variant nobig lib/bigarray.h '#define JH_BIG_MIN ((size_t)4 << 20)' '#define JH_BIG_MIN ((size_t)1 << 62)' ||
 	! variant noparts symbolize/dcfile.h '#define DC_MAX_PARTS 16' '#define DC_MAX_PARTS 0'; then
 	echo "not measured: a copy without a mechanism did not build (see $W)"
 	exit 0
@@ -128,7 +128,7 @@ echo ""
 echo "| mechanism | run | with | without | it saves (ms) |"
 echo "|---|---|---:|---:|---:|"
 row "two-thread parse (\`analyzer/parse_split.c\`)" nosplit second s200k synth
-row "big arrays (\`analyzer/bigarray.h\`)" nobig second s200k synth
+row "big arrays (\`lib/bigarray.h\`)" nobig second s200k synth
 row "appended cache parts (\`symbolize/diskcache.c\`)" noparts second
 echo ""
 exit 0

@@ -116,7 +116,7 @@ PERF=$(first_prog perf)
 mkdir -p "$B/tools" "$B/dumps" "$B/out" "$B/sym" || exit 1
 for t in genprog dumptool; do
 	if [ ! -x "$B/tools/$t" ] || [ "$SRCDIR/bench/$t.c" -nt "$B/tools/$t" ] ||
-		[ "$SRCDIR/analyzer/chars.h" -nt "$B/tools/$t" ]; then
+		[ "$SRCDIR/lib/chars.h" -nt "$B/tools/$t" ]; then
 		"$CC" -std=gnu11 -O2 -Wall -Wextra -D_GNU_SOURCE -I"$SRCDIR" -o "$B/tools/$t" "$SRCDIR/bench/$t.c" ||
 			die "cannot build bench/$t.c"
 	fi

@@ -5,7 +5,7 @@
 #include <unistd.h>
 
 #include "cli/addlib.h"
-#include "analyzer/errors.h"
+#include "lib/errors.h"
 
 int addlib_apply(struct profile *p, const char *path, size_t *moved, char *err, size_t errlen)
 {

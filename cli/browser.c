@@ -7,7 +7,7 @@
 #include <unistd.h>
 
 #include "cli/browser.h"
-#include "analyzer/errors.h"
+#include "lib/errors.h"
 
 /* Splits CMD (LEN bytes) into words and puts the file in; ARGV gets at
  * most MAX - 1 words and a NULL, pointing into BUF (BUFLEN bytes). */

@@ -26,7 +26,7 @@
 #include <unistd.h>
 
 #include "cli/control.h"
-#include "analyzer/errors.h"
+#include "lib/errors.h"
 
 int control_parse_pid(const char *s, pid_t *pid)
 {

@@ -9,8 +9,8 @@
 #include <unistd.h>
 
 #include "analyzer/aggregate.h"
-#include "analyzer/errors.h"
-#include "analyzer/escape.h"
+#include "lib/errors.h"
+#include "lib/escape.h"
 #include "analyzer/parse.h"
 #include "analyzer/threadview.h"
 #include "cli/addlib.h"

@@ -6,9 +6,9 @@
 #include <time.h>
 #include <curl/curl.h>
 
-#include "analyzer/array.h"
-#include "analyzer/dynlib.h"
-#include "analyzer/errors.h"
+#include "lib/array.h"
+#include "lib/dynlib.h"
+#include "lib/errors.h"
 
 /* The state of one transfer, shared with libcurl's callbacks. */
 struct xfer {
@@ -22,7 +22,7 @@ struct xfer {
 };
 
 /* The libcurl functions used here, from libcurl.so.4, loaded by the first
- * request (see analyzer/dynlib.h); curl/curl.h gives their types. */
+ * request (see lib/dynlib.h); curl/curl.h gives their types. */
 static struct {
 	__typeof__(curl_global_init) *global_init;
 	__typeof__(curl_easy_init) *easy_init;

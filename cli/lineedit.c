@@ -5,13 +5,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "analyzer/array.h"
-#include "analyzer/dynlib.h"
-#include "analyzer/errors.h"
+#include "lib/array.h"
+#include "lib/dynlib.h"
+#include "lib/errors.h"
 #include "cli/lineedit.h"
 
 /* The libedit functions used here, from libedit.so.2, loaded when the
- * first line editor is made (see analyzer/dynlib.h); histedit.h gives
+ * first line editor is made (see lib/dynlib.h); histedit.h gives
  * their types. */
 static struct {
 	__typeof__(el_init) *el_init;

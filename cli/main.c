@@ -10,9 +10,9 @@
 #include <unistd.h>
 
 #include "analyzer/aggregate.h"
-#include "analyzer/array.h"
-#include "analyzer/chars.h"
-#include "analyzer/escape.h"
+#include "lib/array.h"
+#include "lib/chars.h"
+#include "lib/escape.h"
 #include "analyzer/maps.h"
 #include "analyzer/profile.h"
 #include "cli/driver.h"

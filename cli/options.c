@@ -1,7 +1,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include "cli/options.h"
-#include "analyzer/errors.h"
+#include "lib/errors.h"
 
 enum opt_id {
 	O_TEXT, O_COLLAPSED, O_FLAMEGRAPH, O_DOT, O_SVG, O_PDF, O_PNG, O_PROTO,

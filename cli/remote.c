@@ -11,8 +11,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "analyzer/chars.h"
-#include "analyzer/errors.h"
+#include "lib/chars.h"
+#include "lib/errors.h"
 #include "analyzer/profile.h"
 #include "cli/fetch.h"
 #include "cli/url.h"

@@ -7,7 +7,7 @@
 #include <unistd.h>
 
 #include "analyzer/aggregate.h"
-#include "analyzer/array.h"
+#include "lib/array.h"
 #include "cli/lineedit.h"
 #include "cli/shell.h"
 

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analyzer/errors.h"
+#include "lib/errors.h"
 #include "cli/options.h"
 #include "cli/subcmd.h"
 

@@ -6,7 +6,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "analyzer/errors.h"
+#include "lib/errors.h"
 
 /* The pages jeprof knows (its $PROFILES), and whether the server collects
  * over time before answering (jeprof adds ?seconds=N to those). */

@@ -21,9 +21,9 @@
  */
 #include <errno.h>
 #include <math.h>
-#include "analyzer/array.h"
-#include "analyzer/errors.h"
-#include "analyzer/hash.h"
+#include "lib/array.h"
+#include "lib/errors.h"
+#include "lib/hash.h"
 #include "output/output.h"
 #include "output/stacks.h"
 

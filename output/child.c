@@ -7,9 +7,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "analyzer/array.h"
-#include "analyzer/errors.h"
-#include "analyzer/escape.h"
+#include "lib/array.h"
+#include "lib/errors.h"
+#include "lib/escape.h"
 #include "output/child.h"
 
 #define DEFAULT_TIMEOUT 300.0

@@ -11,8 +11,8 @@
  * negative changes need no negative number.
  */
 #include <math.h>
-#include "analyzer/array.h"
-#include "analyzer/errors.h"
+#include "lib/array.h"
+#include "lib/errors.h"
 #include "output/output.h"
 #include "output/stacks.h"
 

@@ -8,11 +8,11 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
-#include "analyzer/array.h"
-#include "analyzer/errors.h"
-#include "analyzer/escape.h"
+#include "lib/array.h"
+#include "lib/errors.h"
+#include "lib/escape.h"
 #include "analyzer/names.h"
-#include "analyzer/pattern.h"
+#include "lib/pattern.h"
 #include "output/child.h"
 #include "output/disasm.h"
 #include "output/output.h"

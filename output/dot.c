@@ -15,11 +15,11 @@
 #include <math.h>
 #include <unistd.h>
 
-#include "analyzer/array.h"
-#include "analyzer/chars.h"
-#include "analyzer/errors.h"
-#include "analyzer/escape.h"
-#include "analyzer/hash.h"
+#include "lib/array.h"
+#include "lib/chars.h"
+#include "lib/errors.h"
+#include "lib/escape.h"
+#include "lib/hash.h"
 #include "output/child.h"
 #include "output/output.h"
 

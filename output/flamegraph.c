@@ -16,9 +16,9 @@
  * scripts (an <img> in a README) the picture still renders.
  */
 #include <math.h>
-#include "analyzer/array.h"
-#include "analyzer/errors.h"
-#include "analyzer/hash.h"
+#include "lib/array.h"
+#include "lib/errors.h"
+#include "lib/hash.h"
 #include "output/output.h"
 #include "output/stacks.h"
 

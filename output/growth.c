@@ -15,9 +15,9 @@
  * 0.05 MB a dump does not show a slope of 0.0.
  */
 #include <math.h>
-#include "analyzer/array.h"
-#include "analyzer/errors.h"
-#include "analyzer/escape.h"
+#include "lib/array.h"
+#include "lib/errors.h"
+#include "lib/escape.h"
 #include "analyzer/growth.h"
 #include "output/output.h"
 

@@ -16,13 +16,13 @@
 #include <limits.h>
 #include <stdlib.h>
 
-#include "analyzer/array.h"
-#include "analyzer/errors.h"
-#include "analyzer/escape.h"
-#include "analyzer/hash.h"
+#include "lib/array.h"
+#include "lib/errors.h"
+#include "lib/escape.h"
+#include "lib/hash.h"
 #include "analyzer/names.h"
-#include "analyzer/pattern.h"
-#include "analyzer/safefile.h"
+#include "lib/pattern.h"
+#include "lib/safefile.h"
 #include "output/list.h"
 #include "output/output.h"
 

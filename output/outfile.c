@@ -7,7 +7,7 @@
 #include <unistd.h>
 
 #include "output/outfile.h"
-#include "analyzer/errors.h"
+#include "lib/errors.h"
 
 static void release(struct outfile *o)
 {

@@ -2,8 +2,8 @@
 #include <string.h>
 
 #include "output/pbenc.h"
-#include "analyzer/array.h"
-#include "analyzer/varint.h"
+#include "lib/array.h"
+#include "lib/varint.h"
 
 void pbenc_init(struct pbenc *e)
 {

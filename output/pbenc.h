@@ -33,7 +33,7 @@ void pbenc_init(struct pbenc *e);
 void pbenc_release(struct pbenc *e);
 static inline bool pbenc_failed(const struct pbenc *e) { return e->oom; }
 
-/* A bare varint (no key; analyzer/varint.h). */
+/* A bare varint (no key; lib/varint.h). */
 void pbenc_varint(struct pbenc *e, uint64_t v);
 /* A key: FIELD and wire type WT (0 varint, 2 length-delimited). */
 void pbenc_key(struct pbenc *e, uint32_t field, unsigned wt);

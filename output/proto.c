@@ -62,8 +62,8 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "analyzer/array.h"
-#include "analyzer/errors.h"
+#include "lib/array.h"
+#include "lib/errors.h"
 #include "analyzer/names.h"
 #include "analyzer/profile.h"
 #include "output/output.h"

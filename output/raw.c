@@ -35,8 +35,8 @@
  */
 #include <errno.h>
 #include <sys/stat.h>
-#include "analyzer/array.h"
-#include "analyzer/errors.h"
+#include "lib/array.h"
+#include "lib/errors.h"
 #include "analyzer/names.h"
 #include "analyzer/profile.h"
 #include "output/output.h"

@@ -25,10 +25,10 @@
  * their frame sequence, equal stacks merged, zero weights left out.
  */
 #include <math.h>
-#include "analyzer/array.h"
-#include "analyzer/chars.h"
-#include "analyzer/errors.h"
-#include "analyzer/hash.h"
+#include "lib/array.h"
+#include "lib/chars.h"
+#include "lib/errors.h"
+#include "lib/hash.h"
 #include "output/output.h"
 #include "output/stacks.h"
 

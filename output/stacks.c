@@ -1,7 +1,7 @@
 #include "output/stacks.h"
-#include "analyzer/array.h"
-#include "analyzer/chars.h"
-#include "analyzer/errors.h"
+#include "lib/array.h"
+#include "lib/chars.h"
+#include "lib/errors.h"
 
 /* True for characters a folded line or an XML document cannot carry:
  * U+2028 and U+2029 end a line for JavaScript's '.', U+FFFE and U+FFFF

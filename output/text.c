@@ -1,7 +1,7 @@
 #include <float.h>
 #include <math.h>
 #include <string.h>
-#include "analyzer/escape.h"
+#include "lib/escape.h"
 #include "output/text.h"
 
 enum units text_units(enum pf_value v, bool show_bytes)

@@ -30,10 +30,10 @@
  * pprof prints one block per sample of the file, in the file's order,
  * each value in a unit of its own (kB, MB), and a sample per thread label.
  */
-#include "analyzer/array.h"
-#include "analyzer/errors.h"
-#include "analyzer/hash.h"
-#include "analyzer/idmap.h"
+#include "lib/array.h"
+#include "lib/errors.h"
+#include "lib/hash.h"
+#include "lib/idmap.h"
 #include "output/output.h"
 
 struct trace {

@@ -38,10 +38,10 @@
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <math.h>
 #include <pcre2.h>
-#include "analyzer/array.h"
-#include "analyzer/errors.h"
-#include "analyzer/hash.h"
-#include "analyzer/idmap.h"
+#include "lib/array.h"
+#include "lib/errors.h"
+#include "lib/hash.h"
+#include "lib/idmap.h"
 #include "output/output.h"
 
 struct edge {

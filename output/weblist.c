@@ -31,9 +31,9 @@
  *  - when objdump cannot give the code (not installed, the functions only
  *    exist inlined in others), the page says why, with the listing alone.
  */
-#include "analyzer/array.h"
-#include "analyzer/errors.h"
-#include "analyzer/escape.h"
+#include "lib/array.h"
+#include "lib/errors.h"
+#include "lib/escape.h"
 #include "output/disasm.h"
 #include "output/list.h"
 #include "output/output.h"

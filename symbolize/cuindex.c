@@ -4,7 +4,7 @@
  */
 #include "symbolize/cuindex.h"
 #include "symbolize/culines.h"
-#include "analyzer/array.h"
+#include "lib/array.h"
 
 #include <dwarf.h>
 #include <stdbool.h>

@@ -3,7 +3,7 @@
  * libdw.  See culines.h.
  */
 #include "symbolize/culines.h"
-#include "analyzer/array.h"
+#include "lib/array.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -3,7 +3,7 @@
  * first use.  See cumap.h.
  */
 #include "symbolize/cumap.h"
-#include "analyzer/array.h"
+#include "lib/array.h"
 
 #include <dwarf.h>
 #include <stdlib.h>

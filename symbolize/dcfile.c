@@ -8,8 +8,8 @@
 #include <string.h>
 
 #include "analyzer/strtab.h"
-#include "analyzer/array.h"
-#include "analyzer/hash.h"
+#include "lib/array.h"
+#include "lib/hash.h"
 
 /* The checksum of N bytes whose running jh_hash_fast() is H. */
 static uint64_t dc_checksum_end(uint64_t h, uint64_t n)

@@ -11,9 +11,9 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "analyzer/safefile.h"
-#include "analyzer/chars.h"
-#include "analyzer/errors.h"
+#include "lib/safefile.h"
+#include "lib/chars.h"
+#include "lib/errors.h"
 #include "symbolize/debugfind.h"
 #include "symbolize/debuginfod.h"
 

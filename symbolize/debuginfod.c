@@ -7,7 +7,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "analyzer/dynlib.h"
+#include "lib/dynlib.h"
 #include "symbolize/debuginfod.h"
 
 #define DEFAULT_BUDGET 30.0

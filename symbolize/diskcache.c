@@ -20,10 +20,10 @@
 #include <unistd.h>
 
 #include "analyzer/strtab.h"
-#include "analyzer/array.h"
-#include "analyzer/chars.h"
-#include "analyzer/errors.h"
-#include "analyzer/hash.h"
+#include "lib/array.h"
+#include "lib/chars.h"
+#include "lib/errors.h"
+#include "lib/hash.h"
 
 struct diskcache {
 	int dirfd;

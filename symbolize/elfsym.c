@@ -3,7 +3,7 @@
 #include <string.h>
 
 #include "symbolize/elfsym.h"
-#include "analyzer/array.h"
+#include "lib/array.h"
 
 /* ---- the ELF symbol table ----
  *

@@ -5,9 +5,9 @@
 #include <string.h>
 
 #include "symbolize/fdetab.h"
-#include "analyzer/array.h"
-#include "analyzer/errors.h"
-#include "analyzer/varint.h"
+#include "lib/array.h"
+#include "lib/errors.h"
+#include "lib/varint.h"
 
 /* What an FDE needs from its CIE: how its addresses are encoded. */
 struct cie_enc {

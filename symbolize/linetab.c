@@ -9,8 +9,8 @@
  * guessing, and libdw answers as it always did.
  */
 #include "symbolize/linetab.h"
-#include "analyzer/array.h"
-#include "analyzer/varint.h"
+#include "lib/array.h"
+#include "lib/varint.h"
 
 #include <dwarf.h>
 #include <gelf.h>

@@ -4,7 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "analyzer/errors.h"
+#include "lib/errors.h"
 #include "symbolize/addr.h"
 #include "symbolize/objchoice.h"
 

@@ -3,10 +3,10 @@
 #include <unistd.h>
 
 #include "analyzer/names.h"
-#include "analyzer/array.h"
-#include "analyzer/chars.h"
-#include "analyzer/errors.h"
-#include "analyzer/threads.h"
+#include "lib/array.h"
+#include "lib/chars.h"
+#include "lib/errors.h"
+#include "lib/threads.h"
 #include "symbolize/addr.h"
 #include "symbolize/objchoice.h"
 #include "symbolize/debuginfod.h"

@@ -32,8 +32,8 @@
 #include "symbolize/symcache.h"
 #include "symbolize/cuindex.h"
 #include "symbolize/debugfind.h"
-#include "analyzer/safefile.h"
-#include "analyzer/errors.h"
+#include "lib/safefile.h"
+#include "lib/errors.h"
 
 #include <dwarf.h>
 #include <elfutils/libdwfl.h>

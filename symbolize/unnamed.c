@@ -2,9 +2,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "analyzer/array.h"
-#include "analyzer/chars.h"
-#include "analyzer/errors.h"
+#include "lib/array.h"
+#include "lib/chars.h"
+#include "lib/errors.h"
 #include "symbolize/unnamed.h"
 
 struct share {

@@ -4,11 +4,13 @@ test_description='includes point one way; no source file is past 1,000 lines'
 
 # The rules of the source tree, for a newcomer to rely on:
 #
-#   analyzer/   the model and what fills and reads it (parsers, aggregate,
-#               leaf helpers): includes analyzer/ only
-#   symbolize/  object files, libdw, caches: analyzer/ and symbolize/
-#   output/     one file per format: analyzer/ and output/, never the
-#               symbolizer
+#   lib/        leaf utilities that know nothing of profiles (errors,
+#               arrays, hashing, escaping, safe files, threads): lib/ only
+#   analyzer/   the model and what fills and reads it (parsers,
+#               aggregate): lib/ and analyzer/
+#   symbolize/  object files, libdw, caches: lib/, analyzer/, symbolize/
+#   output/     one file per format: lib/, analyzer/ and output/, never
+#               the symbolizer
 #   cli/        the driver, the network, the terminal: anything
 #   preload/    the control library loaded into a profiled program, a
 #               shared library of its own: preload/ only
@@ -18,15 +20,16 @@ test_description='includes point one way; no source file is past 1,000 lines'
 # angle-bracket one that names one of the folders above.  And no .c or .h
 # file in those folders is past 1,000 lines.
 
-FOLDERS="analyzer symbolize output cli preload"
+FOLDERS="lib analyzer symbolize output cli preload"
 MAX_LINES=1000
 
 # allowed FOLDER: the folders FOLDER may include from ("*": any).
 allowed() {
 	case $1 in
-	analyzer) echo "analyzer" ;;
-	symbolize) echo "analyzer symbolize" ;;
-	output) echo "analyzer output" ;;
+	lib) echo "lib" ;;
+	analyzer) echo "lib analyzer" ;;
+	symbolize) echo "lib analyzer symbolize" ;;
+	output) echo "lib analyzer output" ;;
 	cli) echo "*" ;;
 	preload) echo "preload" ;;
 	esac
@@ -93,7 +96,8 @@ check_sizes() {
 tree() {
 	rm -rf "$1" && mkdir -p "$1" && (
 		cd "$1" && mkdir $FOLDERS &&
-		printf '#include <stdio.h>\n#include "analyzer/b.h"\n' >analyzer/a.c &&
+		printf '#include <stdio.h>\n#include "analyzer/b.h"\n#include "lib/u.h"\n' >analyzer/a.c &&
+		printf '#include <stdint.h>\n#include "lib/v.h"\n' >lib/u.h &&
 		printf '#include "analyzer/a.h"\n  #  include "symbolize/s.h"\n' >symbolize/s.c &&
 		printf '#include "analyzer/a.h"\n#include "output/o.h"\n#include <zlib.h>\n' >output/o.c &&
 		printf '#include "symbolize/s.h"\n#include "output/o.h"\n#include "cli/c.h"\n' >cli/c.c &&
@@ -120,6 +124,9 @@ breaks() {
 	grep "^$2:" out
 }
 
+test_expect_success 'lib/ including analyzer/ fails' '
+	breaks l2a lib/u.h "#include \"analyzer/b.h\""
+'
 test_expect_success 'analyzer/ including symbolize/ fails' '
 	breaks a2s analyzer/a.c "#include \"symbolize/s.h\""
 '
@@ -136,7 +143,7 @@ test_expect_success 'output/ including symbolize/ fails' '
 	breaks o2s output/o.c "#include \"symbolize/s.h\""
 '
 test_expect_success 'preload/ including analyzer/ fails' '
-	breaks p2a preload/p.c "#include \"analyzer/errors.h\""
+	breaks p2a preload/p.c "#include \"lib/errors.h\""
 '
 test_expect_success 'an include without its folder fails' '
 	breaks nofolder output/o.c "#include \"o.h\""

@@ -2,7 +2,7 @@
 test_description='libcurl and libedit are loaded only by the runs that use them
 
 jheap opens libcurl.so.4 (fetching a URL) and libedit.so.2 (the shell on a
-terminal) with dlopen when they are first needed (analyzer/dynlib.c):
+terminal) with dlopen when they are first needed (lib/dynlib.c):
 linked, they and the thirty-odd libraries libcurl needs were loaded and
 initialised by every run, --version included.  Checked with the dynamic
 loader'"'"'s own record (LD_DEBUG=files):

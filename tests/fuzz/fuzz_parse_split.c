@@ -6,7 +6,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include "analyzer/array.h"
+#include "lib/array.h"
 #include "analyzer/parse.h"
 #include "tests/unit/profile_diff.h"
 

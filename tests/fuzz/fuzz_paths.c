@@ -24,7 +24,7 @@
 #include <unistd.h>
 
 #include "analyzer/aggregate.h"
-#include "analyzer/chars.h"
+#include "lib/chars.h"
 #include "analyzer/parse.h"
 #include "output/output.h"
 #include "symbolize/symbolize.h"

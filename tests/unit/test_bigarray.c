@@ -1,5 +1,5 @@
 /*
- * The big arrays of analyzer/bigarray.h (jh_big_grow, jh_big_free): the
+ * The big arrays of lib/bigarray.h (jh_big_grow, jh_big_free): the
  * elements survive every kind of growth (on the heap, from the heap into
  * a mapping, a mapping grown in place or moved), a big array is a
  * huge-page-aligned mapping, and a profile whose samples, stacks and
@@ -7,8 +7,8 @@
  * parses and releases the same as one that grew from nothing.  Under ASan, any of these freed with
  * free() or grown with realloc() would be reported.
  */
-#include "analyzer/array.h"
-#include "analyzer/bigarray.h"
+#include "lib/array.h"
+#include "lib/bigarray.h"
 #include "analyzer/parse.h"
 #include "profile_diff.h"
 #include "unit.h"

@@ -9,7 +9,7 @@
  */
 #include <errno.h>
 #include <math.h>
-#include "analyzer/chars.h"
+#include "lib/chars.h"
 #include "analyzer/parse.c"
 #include "unit.h"
 

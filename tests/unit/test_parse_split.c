@@ -17,7 +17,7 @@
 #include <stdatomic.h>
 #include <dirent.h>
 #include <errno.h>
-#include "analyzer/array.h"
+#include "lib/array.h"
 #include "analyzer/parse.h"
 #include "profile_diff.h"
 #include "unit.h"

@@ -1,11 +1,11 @@
-/* The protobuf encoder, and analyzer/varint.h both ways.  Every expected byte string is worked out by hand
+/* The protobuf encoder, and lib/varint.h both ways.  Every expected byte string is worked out by hand
  * from the wire-format rules (protobuf.dev "Encoding"): key = field << 3 |
  * wire type, varints low 7 bits first with the high bit as "more", LEN
  * fields as key, varint length, bytes.  The first examples are the
  * encoding guide's own (150 -> 96 01, "testing", the nested 1a 03 08 96 01
  * and packed 22 06 03 8e 02 9e a7 05). */
 #include <stdint.h>
-#include "analyzer/varint.h"
+#include "lib/varint.h"
 #include "output/pbenc.h"
 #include "unit.h"
 

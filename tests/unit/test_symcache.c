@@ -157,7 +157,7 @@ TEST(test_errors)
 	CHECK(symcache_module(sc, fxpath("notelf.txt"), err2, sizeof err2) == NULL);
 	CHECK_STR(err2, want);
 	CHECK(symcache_module(sc, fx, err, sizeof err) == NULL);
-	/* a folder is never opened (analyzer/safefile.c) */
+	/* a folder is never opened (lib/safefile.c) */
 	CHECK(strstr(err, "is not a regular file (a folder)") != NULL);
 out:;
 	struct symresult r;

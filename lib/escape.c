@@ -1,7 +1,7 @@
 #include <string.h>
 
-#include "analyzer/escape.h"
-#include "analyzer/chars.h"
+#include "lib/escape.h"
+#include "lib/chars.h"
 
 /* The length of the sequence at S (N bytes left) to keep as it is, or 0
  * when its first byte is to be escaped. */

@@ -1,7 +1,7 @@
-#include "analyzer/idmap.h"
-#include "analyzer/array.h"
-#include "analyzer/errors.h"
-#include "analyzer/hash.h"
+#include "lib/idmap.h"
+#include "lib/array.h"
+#include "lib/errors.h"
+#include "lib/hash.h"
 
 /* Tags are 32 bits and pick the slot, so a table never has more slots. */
 #define IDMAP_MAX_CAP ((uint64_t)1 << 32)

@@ -10,7 +10,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include "analyzer/errors.h"
+#include "lib/errors.h"
 
 /* Zeroed memory for N elements of SIZE that is read before it is written
  * (hash tables, sums): calloc's fresh pages would be mapped to the zero

@@ -3,9 +3,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "analyzer/safefile.h"
-#include "analyzer/array.h"
-#include "analyzer/errors.h"
+#include "lib/safefile.h"
+#include "lib/array.h"
+#include "lib/errors.h"
 
 static const char *kind(mode_t m)
 {

@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
-#include "analyzer/escape.h"
+#include "lib/escape.h"
 
 /* Error codes returned by library-style functions (negative). */
 enum {

@@ -1,9 +1,9 @@
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <pcre2.h>
 
-#include "analyzer/errors.h"
-#include "analyzer/escape.h"
-#include "analyzer/pattern.h"
+#include "lib/errors.h"
+#include "lib/escape.h"
+#include "lib/pattern.h"
 
 struct pattern {
 	pcre2_code *code;

@@ -1,11 +1,11 @@
 /* dynlib: a shared library opened when it is first needed; see dynlib.h. */
-#include "analyzer/dynlib.h"
+#include "lib/dynlib.h"
 
 #include <dlfcn.h>
 #include <link.h>
 #include <stdlib.h>
 
-#include "analyzer/errors.h"
+#include "lib/errors.h"
 
 int dynlib_load(const char *soname, const struct dynlib_fn *fns, size_t n, char *err,
 		size_t errlen)

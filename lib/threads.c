@@ -2,7 +2,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "analyzer/threads.h"
+#include "lib/threads.h"
 
 int jh_threads(void)
 {

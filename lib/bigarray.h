@@ -22,7 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include "analyzer/errors.h"
+#include "lib/errors.h"
 
 #define JH_BIG_MIN ((size_t)4 << 20)
 #define JH_BIG_ALIGN ((size_t)2 << 20)   /* a huge page */
