@@ -80,6 +80,14 @@ cd "$TRASH_DIRECTORY" || exit 1
 # jheap's persistent symbol cache: one per script, shared by its tests (so
 # that every script also runs jheap on a warm cache), never the user's.
 export XDG_CACHE_HOME="$TRASH_DIRECTORY/.cache"
+# "python3" is Debian's /usr/bin/python3 (what scripts/deps.sh installs),
+# whatever comes first on the caller's PATH: a version manager's shim there
+# can take seconds to start.  The tools' "#!/usr/bin/env python3" too.
+if [ -x /usr/bin/python3 ]; then
+	mkdir -p "$TRASH_DIRECTORY/.bin" &&
+		ln -sf /usr/bin/python3 "$TRASH_DIRECTORY/.bin/python3" &&
+		PATH=$TRASH_DIRECTORY/.bin:$PATH
+fi
 
 test_count=0
 test_passed=0
@@ -152,6 +160,7 @@ test_expect_success() {
 		return 0
 	fi
 	out=$TRASH_DIRECTORY/.out.$test_count
+	TEST_BG_FILE_=$TRASH_DIRECTORY/.bg.$test_count
 	if [ -n "$VERBOSE" ]; then
 		say "# $desc"
 		(cd "$TRASH_DIRECTORY" && test_eval_ "$body") 2>&1 </dev/null | tee "$out"
@@ -160,6 +169,8 @@ test_expect_success() {
 		(cd "$TRASH_DIRECTORY" && test_eval_ "$body") >"$out" 2>&1 </dev/null
 		rc=$?
 	fi
+	test_bg_stop_ "$TEST_BG_FILE_" >>"$out" 2>&1
+	TEST_BG_FILE_=$TEST_BG_SCRIPT_
 	if [ "$rc" -eq 0 ]; then
 		test_ok_ "$desc"
 	else
@@ -231,6 +242,169 @@ test_normalize() {
 # test_have_prog PROG: true when PROG is on $PATH (or an executable path).
 test_have_prog() {
 	command -v "$1" >/dev/null 2>&1
+}
+
+# ---------------------------------------------------------------------
+# Background processes and waiting.  No fixed sleep stands in for "ready":
+# a test waits for the thing itself (a line in a file, a port that
+# listens), with a generous deadline, and fails saying what did not happen.
+# Every background process is bounded in time and stopped when the test
+# body that started it ends, failure included (or the script, for one
+# started outside a body).  Messages go to standard error, so that
+# "port=$(test_bg_line ...)" keeps only the answer.
+
+# TEST_WAIT: the default deadline of the waits, in seconds
+TEST_WAIT=120
+# the processes test_bg started: "PID START-TIME" lines, one file per test
+# body (test_expect_success sets it) and one for the script itself
+TEST_BG_SCRIPT_=$TRASH_DIRECTORY/.bg.script
+TEST_BG_FILE_=$TEST_BG_SCRIPT_
+
+# test_proc_start_ PID: the start time of process PID (field 22 of its
+# stat), or false when it has ended (a zombie has ended): with the pid, it
+# names one process even after the pid is reused.
+test_proc_start_() {
+	local st
+	read -r st <"/proc/$1/stat" 2>/dev/null || return 1
+	st=${st##*) }
+	set -- $st
+	case $1 in Z | X) return 1 ;; esac
+	printf '%s\n' "${20}"
+}
+
+# test_bg NAME SECS CMD...: start CMD in the background under timeout(1):
+# SIGTERM after SECS seconds, SIGKILL 5 s after any SIGTERM it ignores.
+# Standard input /dev/null, output in NAME.out, errors in NAME.err, the
+# pid (timeout's: CMD is its child, in its process group) in NAME.pid.
+# test_bg_stop NAME stops it earlier; the end of the test body does.
+test_bg() {
+	local name=$1 secs=$2 pid
+	shift 2
+	rm -f "$name.out" "$name.err" "$name.pid"
+	timeout -k 5 "$secs" "$@" >"$name.out" 2>"$name.err" </dev/null &
+	pid=$!
+	echo "$pid" >"$name.pid"
+	echo "$pid $(test_proc_start_ "$pid")" >>"$TEST_BG_FILE_"
+}
+
+# test_bg_alive NAME: the process test_bg NAME started still runs
+test_bg_alive() {
+	local pid start
+	read -r pid <"$1.pid" 2>/dev/null || return 1
+	start=$(test_proc_start_ "$pid") || return 1
+	grep -qx "$pid $start" "$TEST_BG_FILE_" "$TEST_BG_SCRIPT_" 2>/dev/null
+}
+
+# test_bg_stop NAME: SIGTERM to the process test_bg NAME started (timeout
+# passes it on to CMD's process group) and wait until it has ended
+test_bg_stop() {
+	local pid f=$TRASH_DIRECTORY/.bg.one
+	read -r pid <"$1.pid" 2>/dev/null || return 0
+	grep "^$pid " "$TEST_BG_FILE_" "$TEST_BG_SCRIPT_" 2>/dev/null | sed "s/^[^:]*://" >"$f"
+	test_bg_stop_ "$f"
+}
+
+# test_bg_stop_ FILE: stop the processes FILE lists that still run (the
+# same pid and start time), and wait until they have ended
+test_bg_stop_() {
+	local f=$1 pid start i alive=
+	[ -s "$f" ] || { rm -f "$f"; return 0; }
+	while read -r pid start; do
+		[ -n "$start" ] && [ "$(test_proc_start_ "$pid")" = "$start" ] &&
+			kill -TERM "$pid" 2>/dev/null
+	done <"$f"
+	for ((i = 0; i < 400; i++)); do
+		alive=
+		while read -r pid start; do
+			[ -n "$start" ] && [ "$(test_proc_start_ "$pid")" = "$start" ] &&
+				alive="$alive $pid"
+		done <"$f"
+		[ -z "$alive" ] && break
+		sleep 0.05
+	done
+	if [ -n "$alive" ]; then
+		say "# $TEST_NAME: background processes still running after SIGTERM:$alive; killing them" >&2
+		for pid in $alive; do
+			kill -KILL "$pid" 2>/dev/null
+		done
+	fi
+	rm -f "$f"
+}
+trap 'test_bg_stop_ "$TEST_BG_SCRIPT_"' EXIT
+
+# test_wait SECS WHAT CMD...: run CMD (its output dropped) until it
+# succeeds; after SECS seconds, fail saying that WHAT did not happen
+test_wait() {
+	local secs=$1 what=$2 end
+	shift 2
+	end=$((SECONDS + secs))
+	until "$@" >/dev/null 2>&1; do
+		if [ "$SECONDS" -ge "$end" ]; then
+			echo "timed out after $secs s waiting for $what" >&2
+			return 1
+		fi
+		sleep 0.05
+	done
+}
+
+# test_file_line_ FILE REGEX: print the first complete line (one that ends
+# with a newline: the writer may be in the middle of the next) of FILE
+# that matches the extended REGEX; false when there is none
+test_file_line_() {
+	local data
+	data=$(cat "$1" 2>/dev/null; printf x) || return 1
+	data=${data%x}
+	case $data in *$'\n'*) ;; *) return 1 ;; esac
+	data=${data%"${data##*$'\n'}"}
+	grep -E -m 1 -- "$2" <<<"${data%$'\n'}"
+}
+
+# test_wait_line FILE REGEX [SECS]: wait until a complete line of FILE
+# matches REGEX (grep -E), and print it
+test_wait_line() {
+	local end=$((SECONDS + ${3:-$TEST_WAIT}))
+	until test_file_line_ "$1" "$2"; do
+		if [ "$SECONDS" -ge "$end" ]; then
+			echo "timed out after ${3:-$TEST_WAIT} s waiting for a line matching '$2' in $1:" >&2
+			tail -n 20 "$1" >&2 2>/dev/null
+			return 1
+		fi
+		sleep 0.05
+	done
+}
+
+# test_bg_line NAME REGEX [SECS]: wait until a complete line of NAME.out
+# (the output of test_bg NAME) matches REGEX, and print it; fail at once
+# when the process has ended without writing it
+test_bg_line() {
+	local end=$((SECONDS + ${3:-$TEST_WAIT}))
+	until test_file_line_ "$1.out" "$2"; do
+		if ! test_bg_alive "$1"; then
+			test_file_line_ "$1.out" "$2" && return 0
+			echo "$1 ended without printing a line matching '$2'; its output and errors:" >&2
+			tail -n 20 "$1.out" "$1.err" >&2
+			return 1
+		fi
+		if [ "$SECONDS" -ge "$end" ]; then
+			echo "timed out after ${3:-$TEST_WAIT} s waiting for $1 to print a line matching '$2':" >&2
+			tail -n 20 "$1.out" "$1.err" >&2
+			return 1
+		fi
+		sleep 0.05
+	done
+}
+
+# test_bg_port NAME [SECS]: the TCP port the process of test_bg NAME (or
+# a child of it) listens on, once it does: for a server told to bind port
+# 0 that does not say which port it got
+test_bg_port() {
+	local pid
+	read -r pid <"$1.pid" || return 1
+	/usr/bin/python3 "$TEST_DIRECTORY/tools/listenport.py" "$pid" "${2:-$TEST_WAIT}" || {
+		echo "$1 does not listen; its output and errors:" >&2
+		tail -n 20 "$1.out" "$1.err" >&2
+		return 1
+	}
 }
 
 # expect_fail STATUS PATTERN ARGS...: jheap exits STATUS with one message
