@@ -77,6 +77,16 @@ TRASH_DIRECTORY=$BUILD_DIR/trash/$TEST_NAME
 rm -rf "$TRASH_DIRECTORY"
 mkdir -p "$TRASH_DIRECTORY" || { echo "$0: cannot create $TRASH_DIRECTORY" >&2; exit 1; }
 cd "$TRASH_DIRECTORY" || exit 1
+# A clean environment: what the caller set for jheap (JHEAP_*, but not
+# JHEAP, the binary under test), for libdebuginfod (DEBUGINFOD_*) or the
+# XDG folders changes what jheap does, so none of it reaches the tests.
+for v in $(compgen -e); do
+	case $v in
+	JHEAP) ;;
+	JHEAP_* | DEBUGINFOD_* | XDG_*) unset "$v" ;;
+	esac
+done
+unset v
 # jheap's persistent symbol cache: one per script, shared by its tests (so
 # that every script also runs jheap on a warm cache), never the user's.
 export XDG_CACHE_HOME="$TRASH_DIRECTORY/.cache"
@@ -161,6 +171,7 @@ test_expect_success() {
 	fi
 	out=$TRASH_DIRECTORY/.out.$test_count
 	TEST_BG_FILE_=$TRASH_DIRECTORY/.bg.$test_count
+	test_step "test $test_count ($desc)"
 	if [ -n "$VERBOSE" ]; then
 		say "# $desc"
 		(cd "$TRASH_DIRECTORY" && test_eval_ "$body") 2>&1 </dev/null | tee "$out"
@@ -171,6 +182,7 @@ test_expect_success() {
 	fi
 	test_bg_stop_ "$TEST_BG_FILE_" >>"$out" 2>&1
 	TEST_BG_FILE_=$TEST_BG_SCRIPT_
+	test_step "after test $test_count ($desc)"
 	if [ "$rc" -eq 0 ]; then
 		test_ok_ "$desc"
 	else
@@ -265,7 +277,7 @@ TEST_BG_FILE_=$TEST_BG_SCRIPT_
 # names one process even after the pid is reused.
 test_proc_start_() {
 	local st
-	read -r st <"/proc/$1/stat" 2>/dev/null || return 1
+	{ read -r st <"/proc/$1/stat"; } 2>/dev/null || return 1
 	st=${st##*) }
 	set -- $st
 	case $1 in Z | X) return 1 ;; esac
@@ -290,16 +302,30 @@ test_bg() {
 # test_bg_alive NAME: the process test_bg NAME started still runs
 test_bg_alive() {
 	local pid start
-	read -r pid <"$1.pid" 2>/dev/null || return 1
+	{ read -r pid <"$1.pid"; } 2>/dev/null || return 1
 	start=$(test_proc_start_ "$pid") || return 1
 	grep -qx "$pid $start" "$TEST_BG_FILE_" "$TEST_BG_SCRIPT_" 2>/dev/null
+}
+
+# test_bg_wait NAME [SECS]: wait until the process test_bg NAME started
+# has ended by itself; when this shell started it, its exit status (124:
+# timeout(1) stopped it) is in NAME.status
+test_bg_wait() {
+	local pid
+	{ read -r pid <"$1.pid"; } 2>/dev/null || { echo "no process $1" >&2; return 1; }
+	test_wait "${2:-$TEST_WAIT}" "$1 to end" test_bg_ended_ "$1" || return 1
+	wait "$pid" 2>/dev/null
+	echo $? >"$1.status"
+}
+test_bg_ended_() {
+	! test_bg_alive "$1"
 }
 
 # test_bg_stop NAME: SIGTERM to the process test_bg NAME started (timeout
 # passes it on to CMD's process group) and wait until it has ended
 test_bg_stop() {
 	local pid f=$TRASH_DIRECTORY/.bg.one
-	read -r pid <"$1.pid" 2>/dev/null || return 0
+	{ read -r pid <"$1.pid"; } 2>/dev/null || return 0
 	grep "^$pid " "$TEST_BG_FILE_" "$TEST_BG_SCRIPT_" 2>/dev/null | sed "s/^[^:]*://" >"$f"
 	test_bg_stop_ "$f"
 }
@@ -330,6 +356,21 @@ test_bg_stop_() {
 	fi
 	rm -f "$f"
 }
+
+# test_step TEXT: what the script does now.  When one step lasts 30 s,
+# tests/tools/heartbeat.sh says so (and every 30 s after), so that "make
+# check" is never silent for long.  test_expect_success and
+# test_need_profiles name their steps; a long step outside a test body, or
+# a long part of one, should say what it is.
+TEST_STEP_FILE_=$TRASH_DIRECTORY/.step
+test_step() {
+	printf '%s %s\n' "$EPOCHSECONDS" "$TEST_NAME: $*" >"$TEST_STEP_FILE_.tmp" &&
+		mv -f "$TEST_STEP_FILE_.tmp" "$TEST_STEP_FILE_"
+}
+test_step "setting up"
+# the heartbeat counts as a background process of the script
+(bash "$TEST_DIRECTORY/tools/heartbeat.sh" $$ "$TEST_STEP_FILE_" </dev/null 2>/dev/null &
+	echo "$! $(test_proc_start_ $!)" >>"$TEST_BG_SCRIPT_")
 trap 'test_bg_stop_ "$TEST_BG_SCRIPT_"' EXIT
 
 # test_wait SECS WHAT CMD...: run CMD (its output dropped) until it
@@ -373,25 +414,34 @@ test_wait_line() {
 	done
 }
 
-# test_bg_line NAME REGEX [SECS]: wait until a complete line of NAME.out
-# (the output of test_bg NAME) matches REGEX, and print it; fail at once
-# when the process has ended without writing it
-test_bg_line() {
-	local end=$((SECONDS + ${3:-$TEST_WAIT}))
-	until test_file_line_ "$1.out" "$2"; do
-		if ! test_bg_alive "$1"; then
-			test_file_line_ "$1.out" "$2" && return 0
-			echo "$1 ended without printing a line matching '$2'; its output and errors:" >&2
-			tail -n 20 "$1.out" "$1.err" >&2
+# test_bg_until NAME WHAT CMD...: run CMD (its output dropped) until it
+# succeeds, while the process of test_bg NAME runs; fail, saying that WHAT
+# did not happen, when that process ends first or after $TEST_WAIT s
+test_bg_until() {
+	local name=$1 what=$2 end=$((SECONDS + TEST_WAIT))
+	shift 2
+	until "$@" >/dev/null 2>&1; do
+		if ! test_bg_alive "$name"; then
+			"$@" >/dev/null 2>&1 && return 0
+			echo "$name ended before $what; its output and errors:" >&2
+			tail -n 20 "$name.out" "$name.err" >&2
 			return 1
 		fi
 		if [ "$SECONDS" -ge "$end" ]; then
-			echo "timed out after ${3:-$TEST_WAIT} s waiting for $1 to print a line matching '$2':" >&2
-			tail -n 20 "$1.out" "$1.err" >&2
+			echo "timed out after $TEST_WAIT s waiting for $what; the output and errors of $name:" >&2
+			tail -n 20 "$name.out" "$name.err" >&2
 			return 1
 		fi
 		sleep 0.05
 	done
+}
+
+# test_bg_line NAME REGEX: wait until a complete line of NAME.out (the
+# output of test_bg NAME) matches REGEX, and print it; fail at once when
+# the process has ended without writing it
+test_bg_line() {
+	test_bg_until "$1" "$1 to print a line matching '$2'" test_file_line_ "$1.out" "$2" &&
+		test_file_line_ "$1.out" "$2"
 }
 
 # test_bg_port NAME [SECS]: the TCP port the process of test_bg NAME (or
@@ -426,6 +476,7 @@ expect_fail() {
 test_need_profiles() {
 	local log=$TRASH_DIRECTORY/.mkprofiles.log
 	test_count=$((test_count + 1))
+	test_step "making the workload dumps (tests/mkprofiles.sh $PROFILES)"
 	if "$TEST_DIRECTORY/mkprofiles.sh" "$PROFILES" >"$log" 2>&1; then
 		test_ok_ "workload profiles are ready in $PROFILES"
 	else
@@ -624,10 +675,15 @@ test_npm_speedscope() {
 		[ -f "$NPM_DIR/node_modules/ajv/package.json" ]; then
 		return 0
 	fi
+	test_step "installing speedscope and ajv from npm (npm ci, at most 300 s; log in $TRASH_DIRECTORY/npm.log)"
 	mkdir -p "$NPM_DIR" &&
 		cp "$src/package.json" "$src/package-lock.json" "$NPM_DIR/" &&
-		timeout 300 npm ci --prefix "$NPM_DIR" --no-audit --no-fund --ignore-scripts \
-			>"$TRASH_DIRECTORY/npm.log" 2>&1
+		timeout -k 5 300 npm ci --prefix "$NPM_DIR" --no-audit --no-fund --ignore-scripts \
+			--fetch-timeout=60000 --fetch-retries=2 \
+			>"$TRASH_DIRECTORY/npm.log" 2>&1 || {
+		say "# npm ci failed, or took more than 300 s (exit status $?): see $TRASH_DIRECTORY/npm.log"
+		return 1
+	}
 }
 
 # Hand-written fixtures shared by the output tests (in the current folder).
@@ -686,11 +742,13 @@ write_weird() {
 
 # jheap_into OUT ARGS...: "$JHEAP" ARGS with standard output in OUT and
 # standard error in OUT.err; on failure prints the command and its errors.
+# A run is stopped after 10 minutes (exit 124): a hang fails, never waits.
 jheap_into() {
 	local out=$1 rc
 	shift
-	"$JHEAP" "$@" >"$out" 2>"$out.err" && return 0
+	timeout -k 5 600 "$JHEAP" "$@" >"$out" 2>"$out.err" && return 0
 	rc=$?
+	[ "$rc" = 124 ] && echo "jheap did not end within 10 minutes"
 	echo "jheap failed (exit $rc): $JHEAP $*"
 	cat "$out.err"
 	return 1

@@ -213,6 +213,8 @@ diff_job() {
 	jheap_into "$out" "$@" --base "$PROFILES/w_basic.exact.heap" "$PROFILES/demo.sampled.heap"
 }
 
+# job OUT CMD...: CMD in the background (its jheap runs are bounded by
+# jheap_into, so "wait" below returns)
 job() {
 	local out=$1
 	shift

@@ -83,7 +83,7 @@ test_expect_success 'a dump truncated while it is read: a message, exit 1, never
 	for round in 1 2 3 4 5; do
 		for pct in 5 15 30 50 70 90; do
 			cp big.heap t.heap &&
-			{ "$JHEAP" --no-symbolize t.heap >/dev/null 2>err; echo $? >rc; } &
+			{ timeout -s KILL 120 "$JHEAP" --no-symbolize t.heap >/dev/null 2>err; echo $? >rc; } &
 			sleep $(awk "BEGIN { print $ms * $pct / 100000 }"); truncate -s 4000 t.heap; wait
 			runs=$((runs + 1))
 			test $(cat rc) -le 1 || { cat err; return 1; }
