@@ -363,7 +363,10 @@ test_bg_stop_() {
 # test_need_profiles name their steps; a long step outside a test body, or
 # a long part of one, should say what it is.
 TEST_STEP_FILE_=$TRASH_DIRECTORY/.step
+TEST_STEP_NOW_=
 test_step() {
+	[ "$*" = "$TEST_STEP_NOW_" ] && return 0   # the same step goes on
+	TEST_STEP_NOW_=$*
 	printf '%s %s\n' "$EPOCHSECONDS" "$TEST_NAME: $*" >"$TEST_STEP_FILE_.tmp" &&
 		mv -f "$TEST_STEP_FILE_.tmp" "$TEST_STEP_FILE_"
 }
@@ -527,6 +530,7 @@ test_jeprof() {
 # all.  A cold cache otherwise costs most of a second per jeprof run.
 test_jeprof_bg() {
 	local max=${TEST_JOBS:-$((2 * $(nproc 2>/dev/null || echo 2)))}
+	test_step "running jeprof for the checks below (test_jeprof_bg)"
 	while [ "$(jobs -rp | wc -l)" -ge "$max" ]; do
 		wait -n
 	done
@@ -638,9 +642,12 @@ check_total() {
 # computed from the "t*" line of every stack record with jeprof's
 # unsampling (spec section 2.1: per record and per pair, in doubles).
 # MODE: inuse_space, inuse_objects, alloc_space or alloc_objects.
-# Prints the sum with 3 decimals (jeprof prints it truncated: %d).
+# Prints the sum with 3 decimals (jeprof prints it truncated: %d).  With
+# a third argument "truncated", each record's value is truncated toward
+# zero before it is added (as a pprof file holds it), and the sum printed
+# as an integer.
 heap_sum() {
-	awk -v mode="$2" '
+	awk -v mode="$2" -v trunc="${3:-}" '
 	NR == 1 {
 		if ($0 !~ /^heap_v2\/[0-9]+/) { print "not a heap_v2 file" > "/dev/stderr"; exit 2 }
 		r = substr($0, 9) + 0
@@ -658,9 +665,10 @@ heap_sum() {
 			scale = 1 / (1 - exp(-((s / n) / r)))
 			n *= scale; s *= scale
 		}
-		sum += (mode ~ /objects$/) ? n : s
+		v = (mode ~ /objects$/) ? n : s
+		sum += trunc != "" ? int(v) : v
 	}
-	END { printf "%.3f\n", sum }' "$1"
+	END { printf trunc != "" ? "%d\n" : "%.3f\n", sum }' "$1"
 }
 
 # test_npm_speedscope: install the pinned speedscope and ajv npm packages
