@@ -9,6 +9,7 @@
 #include "lib/threads.h"
 #include "symbolize/addr.h"
 #include "symbolize/objchoice.h"
+#include "symbolize/sigframe.h"
 #include "symbolize/debuginfod.h"
 #include "symbolize/symbolize.h"
 
@@ -289,9 +290,62 @@ struct group {
  * addresses are lookup pcs already. */
 static bool is_return_address(const struct profile *p, const struct pf_location *l)
 {
-	if (p->format == PF_FMT_PPROF)
-		return false;
-	return p->format == PF_FMT_GPERF || !l->leaf;
+	/* a gperftools stack's first frame has no leaf flag; a signal
+	 * trampoline and the pc it interrupted do (mark_sigframes) */
+	return p->format != PF_FMT_PPROF && !l->leaf;
+}
+
+/* Before anything is looked up: the return addresses into a signal
+ * trampoline (symbolize/sigframe.h), and the interrupted pcs above them,
+ * become lookup pcs as they are (profile_exact_pcs).  The objects are
+ * those prepare_group() opens first. */
+static int mark_sigframes(struct ctx *c)
+{
+	struct profile *p = c->p;
+	if (p->format == PF_FMT_PPROF || c->o->no_symbolize || !p->nlocs)
+		return 0;
+	size_t n = p->nlocs;
+	uint8_t *tramp = calloc(n, 1);
+	struct symmodule **mods = calloc(p->nmaps + 1, sizeof(*mods));
+	uint8_t *tried = calloc(p->nmaps + 1, 1);
+	int rc = tramp && mods && tried ? 0 : JH_ENOMEM;
+	bool any = false;
+	for (size_t i = 0; !rc && i < n; i++) {
+		const struct pf_location *l = &p->locs[i];
+		if (l->leaf || l->mapping == UINT32_MAX || l->sym != PF_SYM_NOTYET)
+			continue;
+		const struct pf_mapping *m = &p->maps[l->mapping];
+		if (m->kind == PF_MAP_VDSO) {
+			tramp[i] = 1;
+			any = true;
+			continue;
+		}
+		if (m->kind != PF_MAP_FILE || !m->exec)
+			continue;
+		if (!tried[l->mapping]) {
+			char buf[4096], err[512];
+			const char *path = strtab_get(&p->strs, m->path);
+			const char *obj = m->is_main && c->o->binary ? c->o->binary
+				: find_library(c, path, buf, sizeof(buf));
+			tried[l->mapping] = 1;
+			mods[l->mapping] = symcache_module(c->sc, obj, err, sizeof(err));
+		}
+		if (sigframe_at(mods[l->mapping], addr_rel(l->addr, m->start, m->offset))) {
+			tramp[i] = 1;
+			any = true;
+		}
+	}
+	if (!rc && any) {
+		int64_t k = profile_exact_pcs(p, tramp, n);
+		if (k < 0)
+			rc = (int)k;
+		else
+			c->st->sigframes = (size_t)k;
+	}
+	free(tramp);
+	free(mods);
+	free(tried);
+	return rc;
 }
 
 /* First pass, serial: choose the object file of the group's mapping, open
@@ -763,6 +817,8 @@ int symbolize_profile(struct profile *p, struct symcache *sc,
 			}
 		}
 	}
+	if (mark_sigframes(&c))
+		return jh_err(err, errlen, JH_ENOMEM, "out of memory");
 	uint32_t *ids = malloc((p->nlocs + 1) * sizeof(*ids));
 	if (!ids)
 		return jh_err(err, errlen, JH_ENOMEM, "out of memory");

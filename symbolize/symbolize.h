@@ -59,6 +59,9 @@ struct symbolize_stats {
 	                                       resolves and its object is
 	                                       stripped (symmodule_stripped) */
 	bool resource_failed;               /* files not opened: EMFILE, ENOMEM */
+	size_t sigframes;                   /* stack entries looked up as they are:
+	                                       signal trampolines and the pcs they
+	                                       interrupted (symbolize/sigframe.h) */
 };
 
 /* Fills lines and functions for every location of P.  Problems with single
