@@ -1,10 +1,12 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "lib/array.h"
 #include "lib/chars.h"
 #include "lib/errors.h"
+#include "symbolize/dpkgowner.h"
 #include "symbolize/unnamed.h"
 
 struct share {
@@ -66,13 +68,24 @@ int unnamed_notes(const struct profile *p, const struct aggregate *a, enum pf_va
 			continue;
 		size_t blen = 0;
 		const unsigned char *bid = symmodule_build_id(mod, &blen);
-		char where[300] = "", line[2048];
+		char where[1200] = "", line[3072], pkg[256], from[900] = "";
+		if (dpkgowner_find(NULL, obj, pkg, sizeof(pkg))) {
+			char src[200];
+			dpkgowner_debug_source(src, sizeof(src));
+			snprintf(from, sizeof(from),
+				 "%sin Debian's %s-dbgsym: apt-get install %s-dbgsym, with '%s' in apt's sources",
+				 bid ? ", " : "", pkg, pkg, src);
+		}
 		if (bid && blen >= 2 && blen <= 64) {
 			char hex[130];
 			jh_hex(hex, bid, blen);
-			snprintf(where, sizeof(where), " (/usr/lib/debug/.build-id/%.2s/%s.debug)",
-				 hex, hex + 2);
+			snprintf(where, sizeof(where), " (/usr/lib/debug/.build-id/%.2s/%s.debug%s",
+				 hex, hex + 2, from[0] ? "" : ")");
+		} else if (from[0]) {
+			snprintf(where, sizeof(where), " (");
 		}
+		if (from[0])
+			snprintf(where + strlen(where), sizeof(where) - strlen(where), "%s)", from);
 		const char *path = strtab_get(&p->strs, sh[k].path);
 		const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
 		snprintf(line, sizeof(line),
