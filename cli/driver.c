@@ -433,9 +433,30 @@ int driver_load(struct driver *r, const char *binary, const char *const *paths,
 		.symcache_opts = { .debuginfo_dirs = c->debuginfo_dirs },
 		.ranges = driver_needs_ranges(c) || r->want_ranges,
 	};
+	/* names of JIT code: --perf-map, else the first dump's own */
+	struct perfmap *pm = NULL;
+	if (!c->no_symbolize && c->perf_map &&
+	    perfmap_open(c->perf_map, (uid_t)-1, &pm, err, sizeof(err))) {
+		fprintf(stderr, "jheap: --perf-map: %s\n", err);
+		rc = EXIT_DATA;
+		goto out;
+	}
+	if (!c->no_symbolize && !c->perf_map && npaths && !remote_is_url(paths[0])) {
+		char why[1200];
+		if (perfmap_for_dump(paths[0], &pm, why, sizeof(why)) == JH_ENOMEM) {
+			fprintf(stderr, "jheap: out of memory\n");
+			rc = EXIT_DATA;
+			goto out;
+		}
+		if (why[0])
+			driver_warn(r, why);
+	}
+	so.perfmap = pm;
 	struct symbolize_stats st;
 	uint32_t *remap = NULL;
-	if (symbolize_profile(&p, r->sc, &so, &st, err, sizeof(err)) ||
+	int src = symbolize_profile(&p, r->sc, &so, &st, err, sizeof(err));
+	perfmap_free(pm);
+	if (src ||
 	    (profile_fold_by_symbol(&p, c->gran == GRAN_ADDRESSES, &remap) &&
 	     jh_err(err, sizeof(err), JH_ENOMEM, "out of memory")) ||
 	    (c->growth && growth_finish(&r->g, &p, remap) && jh_err(err, sizeof(err), JH_ENOMEM, "out of memory"))) {

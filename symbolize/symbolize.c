@@ -538,6 +538,15 @@ static int write_group(struct ctx *c, const struct group *g, const uint32_t *ids
 			l->func_lo = ranges[i][1];
 			l->func_hi = ranges[i][2];
 		}
+		const char *jit;
+		if (!g->obj && (!m || m->kind == PF_MAP_ANON) && c->o->perfmap && !c->o->no_symbolize &&
+		    (jit = perfmap_lookup(c->o->perfmap, addr_pc(l->addr, l->leaf)))) {
+			/* JIT-compiled code, named by its runtime's perf map */
+			if (set_named(c, l, jit, PF_SYM_SYMTAB))
+				return JH_ENOMEM;
+			c->st->pcs_jit++;
+			continue;
+		}
 		if (!g->obj || r->status == SYM_NONE || !r->nframes ||
 		    (g->nocall && g->nocall[i - g->lo])) {
 			bool named = g->obj && !(g->nocall && g->nocall[i - g->lo]);

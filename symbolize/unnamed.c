@@ -23,6 +23,57 @@ static int by_value(const void *a, const void *b)
 	return (x->object > y->object) - (x->object < y->object);
 }
 
+/* Whether location L is in anonymous memory, where JIT
+ * compilers put their code, or in V8's builtins, which call into it. */
+static bool jit_like(const struct profile *p, const struct pf_location *l, bool *named)
+{
+	const struct pf_mapping *m = l->mapping < p->nmaps ? &p->maps[l->mapping] : NULL;
+	*named = false;
+	if (m && m->kind == PF_MAP_ANON) {
+		*named = l->sym == PF_SYM_SYMTAB;
+		return true;
+	}
+	if (l->nlines) {
+		const char *name = strtab_get(&p->strs, p->funcs[p->lines[l->line0 + l->nlines - 1].function].name);
+		return !strncmp(name, "Builtins_", 9);
+	}
+	return false;
+}
+
+/* The note on stacks whose outermost frame is JIT code: the unwinder
+ * stopped there (JIT code has no unwind tables), so their callers are
+ * not in the dump; and what names that code. */
+static int jit_note(const struct profile *p, enum pf_value v,
+		    void (*say)(void *ctx, const char *line), void *ctx)
+{
+	double total = 0, ends = 0, unnamed = 0;
+	for (size_t i = 0; i < p->nsamples; i++) {
+		const struct pf_sample *s = &p->samples[i];
+		double x = fabs(s->v[v]);
+		total += x;
+		bool named;
+		if (s->depth && jit_like(p, &p->locs[p->stacks[s->stack0 + s->depth - 1]], &named)) {
+			ends += x;
+			if (!named)
+				unnamed += x;
+		}
+	}
+	if (total <= 0 || ends < UNNAMED_NOTE_SHARE * total)
+		return 0;
+	const char *what = v == PF_INUSE_OBJECTS || v == PF_ALLOC_OBJECTS ? "objects" : "bytes";
+	char line[1200];
+	if (unnamed >= UNNAMED_NOTE_SHARE * total)
+		snprintf(line, sizeof(line),
+			 "%.1f%% of the %s have stacks that end in code compiled at run time (anonymous memory, [anon]+0xOFFSET, or a JavaScript engine's builtins), %.1f%% without names: the unwinder stops at JIT code; a runtime that writes a perf map names it (node --perf-basic-prof, Java's perf-map-agent, LuaJIT, DOTNET_PerfMapEnabled=1, python3.12 -X perf write /tmp/perf-PID.map), which jheap reads for a dump of PID, as DUMP.perf.map beside the dump, or from --perf-map=FILE",
+			 100 * ends / total, what, 100 * unnamed / total);
+	else
+		snprintf(line, sizeof(line),
+			 "%.1f%% of the %s have stacks that end in code compiled at run time (named from the perf map where it is JIT code): the unwinder stops at JIT code, so its callers are not in the dump",
+			 100 * ends / total, what);
+	say(ctx, line);
+	return 1;
+}
+
 int unnamed_notes(const struct profile *p, const struct aggregate *a, enum pf_value v,
 		  struct symcache *sc, void (*say)(void *ctx, const char *line), void *ctx)
 {
@@ -96,5 +147,5 @@ int unnamed_notes(const struct profile *p, const struct aggregate *a, enum pf_va
 		noted++;
 	}
 	free(sh);
-	return noted;
+	return noted + jit_note(p, v, say, ctx);
 }
