@@ -16,8 +16,10 @@
  *
  * The trampoline is told by its code, as libgcc's unwinder tells it: on
  * x86-64 `mov $15, %rax; syscall` (48 c7 c0 0f 00 00 00 0f 05) at the
- * address, on AArch64 `mov x8, #139; svc #0` (d2801168 d4000001); and any
- * return address in the [vdso], whose functions call nothing else.
+ * address, on AArch64 `mov x8, #139; svc #0` (d2801168 d4000001); and on
+ * AArch64 any return address in the [vdso] (the kernel's
+ * __kernel_rt_sigreturn; nothing else there calls out), which a dump does
+ * not hold the code of (symbolize.c decides that one).
  */
 #ifndef JHEAP_SIGFRAME_H
 #define JHEAP_SIGFRAME_H

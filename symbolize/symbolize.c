@@ -13,6 +13,10 @@
 #include "symbolize/debuginfod.h"
 #include "symbolize/symbolize.h"
 
+#ifndef EM_AARCH64
+#define EM_AARCH64 183
+#endif
+
 struct ctx {
 	struct profile *p;
 	struct symcache *sc;
@@ -309,15 +313,17 @@ static int mark_sigframes(struct ctx *c)
 	struct symmodule **mods = calloc(p->nmaps + 1, sizeof(*mods));
 	uint8_t *tried = calloc(p->nmaps + 1, 1);
 	int rc = tramp && mods && tried ? 0 : JH_ENOMEM;
-	bool any = false;
+	bool any = false, vdso = false;
+	int machine = EM_NONE;
 	for (size_t i = 0; !rc && i < n; i++) {
 		const struct pf_location *l = &p->locs[i];
 		if (l->leaf || l->mapping == UINT32_MAX || l->sym != PF_SYM_NOTYET)
 			continue;
 		const struct pf_mapping *m = &p->maps[l->mapping];
 		if (m->kind == PF_MAP_VDSO) {
-			tramp[i] = 1;
-			any = true;
+			/* decided below, by the machine */
+			tramp[i] = 2;
+			vdso = true;
 			continue;
 		}
 		if (m->kind != PF_MAP_FILE || !m->exec)
@@ -329,11 +335,23 @@ static int mark_sigframes(struct ctx *c)
 				: find_library(c, path, buf, sizeof(buf));
 			tried[l->mapping] = 1;
 			mods[l->mapping] = symcache_module(c->sc, obj, err, sizeof(err));
+			if (mods[l->mapping] && machine == EM_NONE)
+				machine = symmodule_machine(mods[l->mapping]);
 		}
 		if (sigframe_at(mods[l->mapping], addr_rel(l->addr, m->start, m->offset))) {
 			tramp[i] = 1;
 			any = true;
 		}
+	}
+	/* On AArch64 the kernel's trampoline is the vdso's
+	 * __kernel_rt_sigreturn, and nothing else there calls out; x86-64's
+	 * C libraries bring their own (and its vdso has a function that
+	 * calls back into the program) */
+	for (size_t i = 0; vdso && i < n; i++) {
+		if (tramp[i] != 2)
+			continue;
+		tramp[i] = machine == EM_AARCH64;
+		any |= tramp[i];
 	}
 	if (!rc && any) {
 		int64_t k = profile_exact_pcs(p, tramp, n);

@@ -23,12 +23,13 @@ static int by_value(const void *a, const void *b)
 	return (x->object > y->object) - (x->object < y->object);
 }
 
-/* Whether location L is in anonymous memory, where JIT
- * compilers put their code, or in V8's builtins, which call into it. */
+/* Whether location L is in anonymous memory, where JIT compilers put
+ * their code (*NAMED: named from a perf map), or in V8's builtins, which
+ * call into it (named). */
 static bool jit_like(const struct profile *p, const struct pf_location *l, bool *named)
 {
 	const struct pf_mapping *m = l->mapping < p->nmaps ? &p->maps[l->mapping] : NULL;
-	*named = false;
+	*named = true;
 	if (m && m->kind == PF_MAP_ANON) {
 		*named = l->sym == PF_SYM_SYMTAB;
 		return true;
@@ -40,9 +41,10 @@ static bool jit_like(const struct profile *p, const struct pf_location *l, bool 
 	return false;
 }
 
-/* The note on stacks whose outermost frame is JIT code: the unwinder
- * stopped there (JIT code has no unwind tables), so their callers are
- * not in the dump; and what names that code. */
+/* The note on stacks whose outermost frame is JIT code or a JavaScript
+ * engine's builtins: the unwinder stopped there (JIT code has no unwind
+ * tables), so their callers are not in the dump; and what names the
+ * JIT code that is. */
 static int jit_note(const struct profile *p, enum pf_value v,
 		    void (*say)(void *ctx, const char *line), void *ctx)
 {
@@ -61,15 +63,14 @@ static int jit_note(const struct profile *p, enum pf_value v,
 	if (total <= 0 || ends < UNNAMED_NOTE_SHARE * total)
 		return 0;
 	const char *what = v == PF_INUSE_OBJECTS || v == PF_ALLOC_OBJECTS ? "objects" : "bytes";
-	char line[1200];
+	char line[1200], more[800] = "";
 	if (unnamed >= UNNAMED_NOTE_SHARE * total)
-		snprintf(line, sizeof(line),
-			 "%.1f%% of the %s have stacks that end in code compiled at run time (anonymous memory, [anon]+0xOFFSET, or a JavaScript engine's builtins), %.1f%% without names: the unwinder stops at JIT code; a runtime that writes a perf map names it (node --perf-basic-prof, Java's perf-map-agent, LuaJIT, DOTNET_PerfMapEnabled=1, python3.12 -X perf write /tmp/perf-PID.map), which jheap reads for a dump of PID, as DUMP.perf.map beside the dump, or from --perf-map=FILE",
-			 100 * ends / total, what, 100 * unnamed / total);
-	else
-		snprintf(line, sizeof(line),
-			 "%.1f%% of the %s have stacks that end in code compiled at run time (named from the perf map where it is JIT code): the unwinder stops at JIT code, so its callers are not in the dump",
-			 100 * ends / total, what);
+		snprintf(more, sizeof(more),
+			 "; %.1f%% end in anonymous memory without names ([anon]+0xOFFSET): a runtime that writes a perf map names that code (node --perf-basic-prof, Java's perf-map-agent, LuaJIT, DOTNET_PerfMapEnabled=1, python3.12 -X perf write /tmp/perf-PID.map), which jheap reads for a dump of PID, as DUMP.perf.map beside the dump, or from --perf-map=FILE",
+			 100 * unnamed / total);
+	snprintf(line, sizeof(line),
+		 "%.1f%% of the %s have stacks that end in code compiled at run time or in a JavaScript engine's builtins: the unwinder cannot walk past that code, so the callers above it are not in the dump%s",
+		 100 * ends / total, what, more);
 	say(ctx, line);
 	return 1;
 }
