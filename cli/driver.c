@@ -1,7 +1,6 @@
 /* The stages of a run: load once (parse, merge, symbolize), then write any
  * number of reports from the model in memory (see driver.h). */
 #include <errno.h>
-#include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <sys/resource.h>
@@ -19,8 +18,7 @@
 #include "cli/remote.h"
 #include "output/disasm.h"
 #include "output/outfile.h"
-#include "output/output.h"
-#include "output/text.h"
+#include "output/report.h"
 #include "symbolize/symbolize.h"
 #include "symbolize/unnamed.h"
 
@@ -465,52 +463,39 @@ bool driver_loaded_for(const struct driver *d, const struct cli *o)
 	       d->by_address == (o->gran == GRAN_ADDRESSES);
 }
 
-static int write_report(struct driver *r, const struct cli *c, const struct report *rep,
-			FILE *out)
+/* The format of mode M (MODE_SYMBOLS is no report: run_symbols). */
+static enum report_format format_of(enum output_mode m)
 {
-	char err[1024] = "";
-	int rc = 0;
-	switch (c->mode) {
-	case MODE_TEXT: {
-		struct text_options to = { .units = rep->units, .nodecount = rep->nodecount,
-					   .thread = rep->thread, .nodelimit = -1 };
-		if (c->nodefraction_set) {
-			/* jeprof's limit and note, as for call graphs */
-			char v[64];
-			to.nodelimit = trunc(c->nodefraction * fabs(rep->a->flat_total));
-			text_format_value(v, sizeof(v), to.nodelimit, rep->units);
-			progress_clear(r);
-			if (!r->cli.quiet)
-				fprintf(stderr, "Dropping nodes with <= %s %s\n", v, text_unit_name(rep->units));
-		}
-		text_write(out, rep->a, &to);
-		break;
+	switch (m) {
+	case MODE_TEXT: case MODE_SYMBOLS: return REPORT_TEXT;
+	case MODE_COLLAPSED: return REPORT_COLLAPSED;
+	case MODE_FLAMEGRAPH: return REPORT_FLAMEGRAPH;
+	case MODE_DOT: return REPORT_DOT;
+	case MODE_SVG: case MODE_WEB: return REPORT_SVG;
+	case MODE_PDF: return REPORT_PDF;
+	case MODE_PNG: return REPORT_PNG;
+	case MODE_GIF: return REPORT_GIF;
+	case MODE_PS: return REPORT_PS;
+	case MODE_PROTO: return REPORT_PROTO;
+	case MODE_SPEEDSCOPE: return REPORT_SPEEDSCOPE;
+	case MODE_CALLGRIND: return REPORT_CALLGRIND;
+	case MODE_RAW: return REPORT_RAW;
+	case MODE_LIST: return REPORT_LIST;
+	case MODE_DISASM: return REPORT_DISASM;
+	case MODE_TRACES: return REPORT_TRACES;
+	case MODE_TREE: return REPORT_TREE;
+	case MODE_WEBLIST: return REPORT_WEBLIST;
 	}
-	case MODE_COLLAPSED: rc = output_collapsed(out, rep, err, sizeof(err)); break;
-	case MODE_FLAMEGRAPH: rc = output_flamegraph(out, rep, err, sizeof(err)); break;
-	case MODE_DOT: rc = output_dot(out, rep, err, sizeof(err)); break;
-	case MODE_SVG: rc = output_graphviz(out, rep, "svg", err, sizeof(err)); break;
-	case MODE_PDF: rc = output_graphviz(out, rep, "pdf", err, sizeof(err)); break;
-	case MODE_PNG: rc = output_graphviz(out, rep, "png", err, sizeof(err)); break;
-	case MODE_PROTO: rc = output_proto(out, rep, err, sizeof(err)); break;
-	case MODE_SPEEDSCOPE: rc = output_speedscope(out, rep, err, sizeof(err)); break;
-	case MODE_CALLGRIND: rc = output_callgrind(out, rep, err, sizeof(err)); break;
-	case MODE_RAW: rc = output_raw(out, rep, err, sizeof(err)); break;
-	case MODE_LIST: rc = output_list(out, rep, err, sizeof(err)); break;
-	case MODE_DISASM: rc = output_disasm(out, rep, err, sizeof(err)); break;
-	case MODE_TRACES: rc = output_traces(out, rep, err, sizeof(err)); break;
-	case MODE_TREE: rc = output_tree(out, rep, err, sizeof(err)); break;
-	case MODE_WEB: rc = output_graphviz(out, rep, "svg", err, sizeof(err)); break;
-	case MODE_WEBLIST: rc = output_weblist(out, rep, err, sizeof(err)); break;
-	case MODE_GIF: rc = output_graphviz(out, rep, "gif", err, sizeof(err)); break;
-	case MODE_PS: rc = output_graphviz(out, rep, "ps", err, sizeof(err)); break;
-	case MODE_SYMBOLS: break;
-	}
-	if (rc) {
-		fprintf(stderr, "jheap: %s\n", err);
-		return rc == JH_EUSAGE ? EXIT_USAGE : EXIT_DATA;
-	}
-	return EXIT_OK;
+	return REPORT_TEXT;
+}
+
+/* report.note: jeprof's lines beside a report, unless --quiet. */
+static void report_note(void *ctx, const char *line)
+{
+	struct driver *r = ctx;
+	progress_clear(r);
+	if (!r->cli.quiet)
+		fprintf(stderr, "%s\n", line);
 }
 
 static int report_one(struct driver *r, const struct cli *c, struct profile *p,
@@ -705,16 +690,19 @@ static int report_one(struct driver *r, const struct cli *c, struct profile *p,
 		.program = program_name(p, r->binary), .profile_paths = r->paths,
 		.thread = thread, .list = c->list, .disasm = c->disasm, .peek = c->peek,
 		.weblist = c->weblist, .growth = r->growth != NULL,
+		.series = c->mode == MODE_TEXT ? r->growth : NULL,
+		.nodefraction_set = c->nodefraction_set,
 		.source_dirs = (const char *const *)c->source_dirs,
-		.disasm_cache = r->disasm_cache,
+		.disasm_cache = r->disasm_cache, .note = report_note, .ctx = r,
 	};
-	int rc;
-	if (r->growth && c->mode == MODE_TEXT) {
-		char err[256];
-		rc = output_growth(out, r->growth, &rep, err, sizeof(err))
-			? (fprintf(stderr, "jheap: %s\n", err), EXIT_DATA) : EXIT_OK;
-	} else {
-		rc = write_report(r, c, &rep, out);
+	char err[1024] = "";
+	int rc = EXIT_OK;
+	if (c->mode != MODE_SYMBOLS) {
+		int wrc = report_write(out, format_of(c->mode), &rep, err, sizeof(err));
+		if (wrc) {
+			fprintf(stderr, "jheap: %s\n", err);
+			rc = wrc == JH_EUSAGE ? EXIT_USAGE : EXIT_DATA;
+		}
 	}
 	if (a == &own) {
 		if (cacheable)
