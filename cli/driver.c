@@ -498,55 +498,49 @@ static void report_note(void *ctx, const char *line)
 		fprintf(stderr, "%s\n", line);
 }
 
-static int report_one(struct driver *r, const struct cli *c, struct profile *p,
-		      const char *thread, FILE *out);
+static int report_one(struct driver *r, const struct cli *c, const struct profile *p,
+		      const char *thread, const int64_t *uid, FILE *out);
 
-/* --thread=N: the samples' values replaced by thread N's share (TV holds
- * its values) for one report of the whole profile, then put back. */
-static int report_thread(struct driver *r, const struct cli *c, struct profile *p,
-			 const struct threadview *tv, const char *label, FILE *out)
+/* "t3" or "t3 NAME": how reports name thread T. */
+static void thread_label(const struct profile *p, const struct pf_thread *t, char *buf,
+			 size_t len)
 {
-	double (*saved)[2][PF_NVALUES] = malloc((p->nsamples + 1) * sizeof(*saved));
-	if (!saved) {
-		fprintf(stderr, "jheap: out of memory\n");
-		return EXIT_DATA;
-	}
-	for (size_t i = 0; i < p->nsamples; i++) {
-		memcpy(saved[i][0], p->samples[i].v, sizeof(saved[i][0]));
-		memcpy(saved[i][1], p->samples[i].base, sizeof(saved[i][1]));
-		memset(p->samples[i].v, 0, sizeof(p->samples[i].v));
-		memset(p->samples[i].base, 0, sizeof(p->samples[i].base));
-	}
-	for (size_t i = tv->first[0]; i < tv->first[1]; i++) {
-		const struct pf_thread_value *t = &p->tvals[tv->vals[i]];
-		for (int j = 0; j < PF_NVALUES; j++)
-			p->samples[t->sample].v[j] += t->v[j];
-	}
-	int rc = report_one(r, c, p, label, out);
-	for (size_t i = 0; i < p->nsamples; i++) {
-		memcpy(p->samples[i].v, saved[i][0], sizeof(saved[i][0]));
-		memcpy(p->samples[i].base, saved[i][1], sizeof(saved[i][1]));
-	}
-	free(saved);
-	return rc;
+	const char *name = strtab_get(&p->strs, t->name);
+	snprintf(buf, len, "t%lld%s%s", (long long)t->uid, *name ? " " : "", name);
 }
 
-/* Without --thread, one report of the whole profile.  With --thread=N or
- * '*', the samples' values are replaced by each thread's share in turn
- * (already net of --base: thread values merge with the base's sign). */
-static int report(struct driver *r, const struct cli *c, struct profile *p, FILE *out)
+/* --thread=N: one report of thread N's share of the whole profile, a
+ * view that the aggregate takes from the per-thread values (already net
+ * of --base: thread values merge with the base's sign); the model is not
+ * touched. */
+static int report_thread(struct driver *r, const struct cli *c, const struct profile *p,
+			 FILE *out)
 {
-	if (!c->thread)
-		return report_one(r, c, p, NULL, out);
-	bool all = !strcmp(c->thread, "*");
-	if (all && c->mode != MODE_TEXT && c->mode != MODE_DOT && c->mode != MODE_COLLAPSED &&
+	int64_t uid = strtoll(c->thread, NULL, 10);
+	for (size_t i = 0; i < p->nthreads; i++) {
+		if (p->threads[i].uid != uid)
+			continue;
+		char label[300];
+		thread_label(p, &p->threads[i], label, sizeof(label));
+		return report_one(r, c, p, label, &uid, out);
+	}
+	fprintf(stderr, "jheap: the profile has no thread %s (%zu threads%s)\n", c->thread,
+		p->nthreads, p->nthreads ? "; try --thread='*'" : "");
+	return EXIT_DATA;
+}
+
+/* --thread='*': one report per thread, each from a small profile of the
+ * thread's own (analyzer/threadview.h: linear in threads). */
+static int report_threads(struct driver *r, const struct cli *c, const struct profile *p,
+			  FILE *out)
+{
+	if (c->mode != MODE_TEXT && c->mode != MODE_DOT && c->mode != MODE_COLLAPSED &&
 	    c->mode != MODE_CALLGRIND && c->mode != MODE_TRACES && c->mode != MODE_TREE) {
 		fprintf(stderr, "jheap: --thread='*' writes one report per thread and works with --text, --traces, --tree, --dot, --collapsed and --callgrind; pick one thread for this format\n");
 		return EXIT_USAGE;
 	}
-	int64_t uid = strtoll(c->thread, NULL, 10);
 	struct threadview tv;
-	if (threadview_init(&tv, p, all ? NULL : &uid)) {
+	if (threadview_init(&tv, p, NULL)) {
 		fprintf(stderr, "jheap: out of memory\n");
 		return EXIT_DATA;
 	}
@@ -557,24 +551,28 @@ static int report(struct driver *r, const struct cli *c, struct profile *p, FILE
 		rc = EXIT_DATA;
 	}
 	for (size_t k = 0; k < tv.n && rc == EXIT_OK; k++) {
-		const struct pf_thread *t = &p->threads[tv.ids[k]];
 		char label[300];
-		const char *name = strtab_get(&p->strs, t->name);
-		snprintf(label, sizeof(label), "t%lld%s%s", (long long)t->uid, *name ? " " : "", name);
+		thread_label(p, &p->threads[tv.ids[k]], label, sizeof(label));
 		if (k && (c->mode == MODE_TEXT || c->mode == MODE_TREE))
 			fputc('\n', out);
-		if (all) {
-			/* each thread from a profile of its own: linear in threads */
-			struct profile one;
-			rc = threadview_build(&tv, k, &one) ? (fprintf(stderr, "jheap: out of memory\n"), EXIT_DATA)
-							    : report_one(r, c, &one, label, out);
-			profile_release(&one);
-		} else {
-			rc = report_thread(r, c, p, &tv, label, out);
-		}
+		struct profile one;
+		rc = threadview_build(&tv, k, &one) ? (fprintf(stderr, "jheap: out of memory\n"), EXIT_DATA)
+						    : report_one(r, c, &one, label, NULL, out);
+		profile_release(&one);
 	}
 	threadview_release(&tv);
 	return rc;
+}
+
+/* Without --thread, one report of the whole profile; else one of a
+ * thread's share, or one per thread. */
+static int report(struct driver *r, const struct cli *c, const struct profile *p, FILE *out)
+{
+	if (!c->thread)
+		return report_one(r, c, p, NULL, NULL, out);
+	if (!strcmp(c->thread, "*"))
+		return report_threads(r, c, p, out);
+	return report_thread(r, c, p, out);
 }
 
 /* The program's name as reports show it: BINARY as typed, else the main
@@ -602,7 +600,9 @@ static struct aggregate *cached_for(struct driver *r, const struct agg_options *
 		if (k->value == ao->value && k->gran == ao->gran && k->full_names == ao->full_names &&
 		    k->keep_allocator == ao->keep_allocator && same_re(k->focus, ao->focus) &&
 		    same_re(k->ignore, ao->ignore) && same_re(k->retain, ao->retain) &&
-		    same_re(k->exclude, ao->exclude) && same_re(k->allocator, ao->allocator)) {
+		    same_re(k->exclude, ao->exclude) && same_re(k->allocator, ao->allocator) &&
+		    k->one_thread == ao->one_thread &&
+		    (!k->one_thread || k->thread_uid == ao->thread_uid)) {
 			struct driver_agg hit = r->aggs[i];
 			memmove(r->aggs + 1, r->aggs, i * sizeof(*r->aggs));
 			r->aggs[0] = hit;
@@ -626,10 +626,10 @@ static void drop_cached(struct driver *r)
 	r->naggs = 0;
 }
 
-/* The aggregate of the whole profile (not a thread's: those change the
- * samples) for AO is kept, in front of the others (the least recently
- * used one goes), so that the shell's next report with the same value,
- * granularity and filters is written without summing again. */
+/* The aggregate of the whole model for AO (a thread's share of it too) is
+ * kept, in front of the others (the least recently used one goes), so
+ * that the shell's next report with the same value, granularity, filters
+ * and thread is written without summing again. */
 static void keep_cached(struct driver *r, struct aggregate *a, const struct agg_options *ao)
 {
 	struct driver_agg e = { .agg = *a, .key = *ao };
@@ -651,16 +651,19 @@ static void keep_cached(struct driver *r, struct aggregate *a, const struct agg_
 	r->naggs++;
 }
 
-static int report_one(struct driver *r, const struct cli *c, struct profile *p,
-		      const char *thread, FILE *out)
+/* One report of P (the model, or a thread's profile of --thread='*')
+ * labelled THREAD; with UID, of that thread's share of the model. */
+static int report_one(struct driver *r, const struct cli *c, const struct profile *p,
+		      const char *thread, const int64_t *uid, FILE *out)
 {
 	struct agg_options ao = {
 		.value = c->value, .gran = c->gran, .full_names = c->full_names,
 		.keep_allocator = c->keep_allocator, .focus = c->focus, .ignore = c->ignore,
 		.retain = c->retain, .exclude = c->exclude, .allocator = c->allocator,
+		.one_thread = uid != NULL, .thread_uid = uid ? *uid : 0,
 	};
 	struct aggregate own, *a = &own, *kept;
-	bool cacheable = !thread && !r->growth;
+	bool cacheable = p == &r->p && !r->growth;
 	if (cacheable && (kept = cached_for(r, &ao))) {
 		a = kept;
 		if (aggregate_sort(a, c->cum)) {
@@ -715,6 +718,10 @@ static int report_one(struct driver *r, const struct cli *c, struct profile *p,
 
 int driver_write(struct driver *d, const struct cli *o, FILE *out)
 {
+	if (!d->loaded) {
+		fprintf(stderr, "jheap: no profile is loaded\n");
+		return EXIT_DATA;
+	}
 	int rc = report(d, o, &d->p, out);
 	driver_stage_done(d, "write");
 	return rc;

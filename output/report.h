@@ -6,7 +6,10 @@
  * call it.  The writers of each format are output/output.h's.
  *
  * A report reads the model and the aggregate and changes neither: both
- * are const here.  Errors come back as a negative JH_ code with a
+ * are const here.  Which values it shows (a thread's share with
+ * --thread=N, the value, the filters) was settled when the aggregate was
+ * built; a writer reads a sample's values only through
+ * aggregate_values() and aggregate_base().  Errors come back as a negative JH_ code with a
  * message; the lines jeprof prints beside a report ("Dropping nodes with
  * <= ...") go to the caller's note callback.
  */

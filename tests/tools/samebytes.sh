@@ -170,9 +170,11 @@ cases() {
 	fi
 	run "$n.nothread" -- --text --thread=987654 "$b" "$p"
 	# the shell: the same reports through its commands
+	# (settings back and forth: the driver keeps the last aggregates)
 	printf '%s\n' top 'top 3 main' text 'focus=alloc' tree 'traces' inuse_objects lines text \
-		'focus=' functions 'thread='"${t:-0}" text collapsed 'thread=' 'peek main' 'list main' \
-		'collapsed > s.txt' options 'bogus' quit >"$SCRATCH/shell.in"
+		'focus=' functions 'thread='"${t:-0}" text collapsed 'thread=' text 'thread='"${t:-0}" \
+		text 'thread=*' tree 'thread=' 'peek main' 'list main' 'collapsed > s.txt' options \
+		'bogus' quit >"$SCRATCH/shell.in"
 	run "$n.shell" "$SCRATCH/shell.in" -- --interactive "$b" "$p"
 }
 
