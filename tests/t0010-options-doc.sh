@@ -377,6 +377,17 @@ time.sleep(300)" &&
 	expect_fail 1 "cannot fetch .http://127\\.0\\.0\\.1:$port/debug/mem/pprof/profile\\?seconds=7." \
 		--seconds=7 "http://127.0.0.1:$port/debug/mem"
 }
+effect_perf_map() {
+	# code in anonymous memory (a JIT's), named by the perf map a runtime
+	# writes ("START SIZE NAME"): the leaf at 0x...1010, its caller
+	# returning to 0x...1234 (looked up at 0x...1233)
+	printf "heap_v2/1\n  t*: 1: 4096 [0: 0]\n@ 0x7f0000001010 0x7f0000001234\n  t*: 1: 4096 [0: 0]\n\nMAPPED_LIBRARIES:\n7f0000001000-7f0000002000 r-xp 00000000 00:00 0 \n" >jit.heap &&
+	printf "7f0000001000 100 LazyCompile:*jsAlloc app.js:1\n7f0000001200 100 Builtin:jsGrow\n" >jit.map &&
+	"$JHEAP" --collapsed jit.heap >plain 2>/dev/null &&
+	grep -qx "\[anon\]+0x233;\[anon\]+0x10 4096" plain &&
+	"$JHEAP" --collapsed --perf-map=jit.map jit.heap >out 2>/dev/null &&
+	grep -qx "Builtin:jsGrow;LazyCompile:\*jsAlloc app.js:1 4096" out
+}
 effect_no_symbolize() {
 	"$JHEAP" --show_bytes --no-symbolize "$H" >out &&
 	grep -q " w_basic+0x[0-9a-f]*\$" out && ! grep -q alloc_malloc out &&
