@@ -18,6 +18,7 @@
 #include "cli/driver.h"
 #include "cli/remote.h"
 #include "output/disasm.h"
+#include "output/json.h"
 #include "output/outfile.h"
 #include "output/output.h"
 #include "output/text.h"
@@ -504,6 +505,8 @@ static int write_report(struct driver *r, const struct cli *c, const struct repo
 	case MODE_WEBLIST: rc = output_weblist(out, rep, err, sizeof(err)); break;
 	case MODE_GIF: rc = output_graphviz(out, rep, "gif", err, sizeof(err)); break;
 	case MODE_PS: rc = output_graphviz(out, rep, "ps", err, sizeof(err)); break;
+	case MODE_JSON_TOP: rc = output_json_top(out, rep, err, sizeof(err)); break;
+	case MODE_JSON_FLAME: rc = output_json_flame(out, rep, err, sizeof(err)); break;
 	case MODE_SYMBOLS: break;
 	}
 	if (rc) {

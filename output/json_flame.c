@@ -1,0 +1,336 @@
+/*
+ * The flame graph's data: the call tree of the report as JSON.
+ *
+ *   {"value":"inuse_space","companion":"inuse_objects","diff":false,
+ *    "total":V,"total_before":B,"threshold":T,"merged":K,
+ *    "names":["main",...],
+ *    "nodes":[[NAME,PARENT,V,CV,B,CB,M],...]}
+ *
+ * A node's NAME indexes "names" (-1 for the root), PARENT is the index of
+ * its parent node (-1 for the root), which comes before it: the nodes are
+ * in depth-first order with children in byte order of their names, as the
+ * stacks of --collapsed are.  V is the cumulative value chosen (with
+ * --base the "after" side, base plus change, as --collapsed's second
+ * number), CV the companion value of the same stacks (objects beside
+ * bytes), B and CB the base's values (0 without --base).  M > 0 marks a
+ * node that stands for M sibling frames each under T, merged with their
+ * subtrees (T = the larger total / JSON_FLAME_MERGE; K such nodes in all).
+ *
+ * Stacks are the report's: allocator frames cut, the filters and the
+ * granularity applied (aggregate_stack_keys), a stack the cut leaves
+ * empty under "[allocator]", the same rules as output/stacks.c, so the
+ * sums of the leaves' paths are --collapsed's lines.
+ */
+#include <math.h>
+#include "lib/array.h"
+#include "lib/errors.h"
+#include "output/json.h"
+#include "output/stacks.h"
+
+#define KEY_ALLOC (UINT32_MAX - 1)
+#define KEY_NOFRAMES (UINT32_MAX - 2)
+
+struct fnode {
+	uint32_t key, parent;
+	uint32_t child, next;      /* first child, next sibling (UINT32_MAX: none) */
+	double v[2], b[2];         /* chosen and companion values; the base's */
+	uint32_t merged;           /* frames merged into this node */
+	int32_t out;               /* index in the output, -1 before */
+};
+
+struct ftree {
+	struct fnode *n;
+	size_t len, cap;
+	uint32_t *slots;           /* open addressing: node index + 1, 0 empty */
+	size_t nslots;
+	const struct report *r;
+};
+
+static uint64_t slot_hash(uint32_t parent, uint32_t key)
+{
+	uint64_t x = ((uint64_t)parent << 32 | key) * 0x9e3779b97f4a7c15ULL;
+	return x ^ (x >> 29);
+}
+
+static int grow_slots(struct ftree *t)
+{
+	size_t n = t->nslots ? t->nslots * 2 : 1024;
+	uint32_t *s = calloc(n, sizeof(*s));
+	if (!s)
+		return JH_ENOMEM;
+	for (size_t i = 1; i < t->len; i++) {
+		size_t h = slot_hash(t->n[i].parent, t->n[i].key) & (n - 1);
+		while (s[h])
+			h = (h + 1) & (n - 1);
+		s[h] = (uint32_t)i + 1;
+	}
+	free(t->slots);
+	t->slots = s;
+	t->nslots = n;
+	return 0;
+}
+
+/* The child KEY of PARENT, made when missing; its index or -1. */
+static int64_t child(struct ftree *t, uint32_t parent, uint32_t key)
+{
+	if ((t->len + 1) * 2 > t->nslots && grow_slots(t))
+		return -1;
+	size_t h = slot_hash(parent, key) & (t->nslots - 1);
+	for (; t->slots[h]; h = (h + 1) & (t->nslots - 1)) {
+		const struct fnode *c = &t->n[t->slots[h] - 1];
+		if (c->parent == parent && c->key == key)
+			return t->slots[h] - 1;
+	}
+	struct fnode nd = { .key = key, .parent = parent, .child = UINT32_MAX,
+			    .next = UINT32_MAX, .out = -1 };
+	if (JH_PUSH(t->n, t->len, t->cap, nd))
+		return -1;
+	t->slots[h] = (uint32_t)t->len;
+	return (int64_t)t->len - 1;
+}
+
+static enum pf_value companion(enum pf_value v)
+{
+	switch (v) {
+	case PF_INUSE_SPACE: return PF_INUSE_OBJECTS;
+	case PF_INUSE_OBJECTS: return PF_INUSE_SPACE;
+	case PF_ALLOC_SPACE: return PF_ALLOC_OBJECTS;
+	default: return PF_ALLOC_SPACE;
+	}
+}
+
+static int add_sample(struct ftree *t, uint32_t si, uint32_t **keys, size_t *cap)
+{
+	const struct report *r = t->r;
+	const struct pf_sample *s = &r->p->samples[si];
+	enum pf_value cv = companion(r->value);
+	double b[2] = { r->diff ? s->base[r->value] : 0, r->diff ? s->base[cv] : 0 };
+	double v[2] = { s->v[r->value] + b[0], s->v[cv] + b[1] };
+	if (v[0] == 0 && b[0] == 0)
+		return 0;
+	int64_t n = aggregate_stack_keys(r->a, r->p, si, keys, cap);
+	if (n < 0)
+		return (int)n;
+	if (n == 0 && r->a->filtered)
+		return 0;
+	uint32_t at = 0;
+	for (int64_t k = n ? n - 1 : 0; k >= 0; k--) {
+		uint32_t key = n ? (*keys)[k] : s->depth ? KEY_ALLOC : KEY_NOFRAMES;
+		int64_t c = child(t, at, key);
+		if (c < 0)
+			return JH_ENOMEM;
+		at = (uint32_t)c;
+		if (!n)
+			break;
+	}
+	/* every node on the path gets the stack's values */
+	for (uint32_t i = at;; i = t->n[i].parent) {
+		for (int j = 0; j < 2; j++) {
+			t->n[i].v[j] += v[j];
+			t->n[i].b[j] += b[j];
+		}
+		if (!i)
+			break;
+	}
+	return 0;
+}
+
+static const char *node_name(const struct ftree *t, const struct fnode *nd)
+{
+	if (nd->key == KEY_ALLOC)
+		return STACKS_ALLOCATOR_ONLY;
+	if (nd->key == KEY_NOFRAMES)
+		return STACKS_NO_FRAMES;
+	return strtab_get(&t->r->a->keys, nd->key);
+}
+
+static int cmp_children(const void *x, const void *y, void *arg)
+{
+	const struct ftree *t = arg;
+	const struct fnode *a = &t->n[*(const uint32_t *)x], *b = &t->n[*(const uint32_t *)y];
+	return strcmp(node_name(t, a), node_name(t, b));
+}
+
+/* Links each node's children in byte order of their names. */
+static int link_children(struct ftree *t)
+{
+	size_t *count = calloc(t->len + 1, sizeof(*count)), *first = calloc(t->len + 1, sizeof(*first));
+	uint32_t *kids = malloc((t->len + 1) * sizeof(*kids));
+	if (!count || !first || !kids) {
+		free(count);
+		free(first);
+		free(kids);
+		return JH_ENOMEM;
+	}
+	for (size_t i = 1; i < t->len; i++)
+		count[t->n[i].parent]++;
+	size_t o = 0;
+	for (size_t i = 0; i < t->len; i++) {
+		first[i] = o;
+		o += count[i];
+		count[i] = 0;
+	}
+	for (size_t i = 1; i < t->len; i++) {
+		uint32_t p = t->n[i].parent;
+		kids[first[p] + count[p]++] = (uint32_t)i;
+	}
+	for (size_t i = 0; i < t->len; i++) {
+		if (!count[i])
+			continue;
+		jh_qsort_r(kids + first[i], count[i], sizeof(*kids), cmp_children, t);
+		t->n[i].child = kids[first[i]];
+		for (size_t k = 0; k + 1 < count[i]; k++)
+			t->n[kids[first[i] + k]].next = kids[first[i] + k + 1];
+	}
+	free(count);
+	free(first);
+	free(kids);
+	return 0;
+}
+
+static bool small(const struct fnode *nd, double threshold)
+{
+	return fabs(nd->v[0]) < threshold && fabs(nd->b[0]) < threshold;
+}
+
+static int write_tree(FILE *out, struct ftree *t, double threshold, size_t *nmerged)
+{
+	/* merged nodes are appended to t: at most one per node */
+	size_t room = t->len * 2 + 1;
+	if (jh_grow(&t->n, &t->cap, room, sizeof(*t->n)))
+		return JH_ENOMEM;
+	uint32_t *order = malloc(room * sizeof(*order)), *name_out = calloc(room, sizeof(*name_out));
+	uint32_t *stack = NULL, *kids = NULL, *ids = NULL;
+	size_t nstack = 0, cap = 0, nkids = 0, capkids = 0, nids = 0, capids = 0, norder = 0;
+	struct strtab seen;
+	int rc = !order || !name_out || strtab_init(&seen) ? JH_ENOMEM : 0;
+	if (!rc)
+		rc = JH_PUSH(stack, nstack, cap, 0u);
+	/* depth first, children in order; the small ones merged into one
+	 * node that comes after its siblings */
+	while (!rc && nstack) {
+		uint32_t i = stack[--nstack];
+		t->n[i].out = (int32_t)norder;
+		order[norder++] = i;
+		uint32_t m = UINT32_MAX;
+		nkids = 0;
+		for (uint32_t c = t->n[i].child; c != UINT32_MAX && !rc; c = t->n[c].next) {
+			if (!small(&t->n[c], threshold)) {
+				rc = JH_PUSH(kids, nkids, capkids, c);
+				continue;
+			}
+			if (m == UINT32_MAX) {
+				struct fnode nd = { .key = UINT32_MAX, .parent = i, .child = UINT32_MAX,
+						    .next = UINT32_MAX, .out = -1 };
+				t->n[t->len++] = nd;
+				m = (uint32_t)t->len - 1;
+				(*nmerged)++;
+			}
+			for (int j = 0; j < 2; j++) {
+				t->n[m].v[j] += t->n[c].v[j];
+				t->n[m].b[j] += t->n[c].b[j];
+			}
+			t->n[m].merged++;
+		}
+		if (m != UINT32_MAX && !rc)
+			rc = JH_PUSH(stack, nstack, cap, m);
+		for (size_t k = nkids; k-- > 0 && !rc;)
+			rc = JH_PUSH(stack, nstack, cap, kids[k]);
+	}
+	uint32_t nnames = 0;
+	if (!rc)
+		fputs("\"names\":[", out);
+	for (size_t k = 1; k < norder && !rc; k++) {
+		const struct fnode *nd = &t->n[order[k]];
+		if (nd->merged)
+			continue;
+		const char *name = node_name(t, nd);
+		int64_t id = strtab_intern(&seen, name);
+		if (id < 0) {
+			rc = JH_ENOMEM;
+			break;
+		}
+		while (nids <= (size_t)id && !rc)
+			rc = JH_PUSH(ids, nids, capids, UINT32_MAX);
+		if (rc)
+			break;
+		if (ids[id] == UINT32_MAX) {
+			ids[id] = nnames++;
+			if (nnames > 1)
+				fputc(',', out);
+			json_str(out, name);
+		}
+		name_out[order[k]] = ids[id];
+	}
+	if (!rc)
+		fputs("],\n\"nodes\":[", out);
+	for (size_t k = 0; k < norder && !rc; k++) {
+		const struct fnode *nd = &t->n[order[k]];
+		fputs(k ? ",\n[" : "\n[", out);
+		if (k == 0 || nd->merged)
+			fputs("-1", out);
+		else
+			fprintf(out, "%u", name_out[order[k]]);
+		fprintf(out, ",%d,", k ? t->n[nd->parent].out : -1);
+		json_num(out, nd->v[0]);
+		fputc(',', out);
+		json_num(out, nd->v[1]);
+		fputc(',', out);
+		json_num(out, nd->b[0]);
+		fputc(',', out);
+		json_num(out, nd->b[1]);
+		fprintf(out, ",%u]", nd->merged);
+	}
+	if (!rc)
+		fputs("]", out);
+	if (order && name_out)
+		strtab_release(&seen);
+	free(name_out);
+	free(order);
+	free(stack);
+	free(kids);
+	free(ids);
+	return rc;
+}
+
+int output_json_flame(FILE *out, const struct report *r, char *err, size_t errlen)
+{
+	struct ftree t = { .r = r };
+	uint32_t *keys = NULL;
+	size_t cap = 0;
+	struct fnode root = { .key = UINT32_MAX, .parent = UINT32_MAX, .child = UINT32_MAX,
+			      .next = UINT32_MAX, .out = -1 };
+	int rc = JH_PUSH(t.n, t.len, t.cap, root);
+	for (size_t si = 0; si < r->p->nsamples && !rc; si++)
+		rc = add_sample(&t, (uint32_t)si, &keys, &cap);
+	free(keys);
+	free(t.slots);
+	t.slots = NULL;
+	if (!rc)
+		rc = link_children(&t);
+	size_t nmerged = 0;
+	if (!rc) {
+		double total = fmax(fabs(t.n[0].v[0]), fabs(t.n[0].b[0]));
+		double threshold = total / JSON_FLAME_MERGE;
+		fputs("{\"value\":", out);
+		json_str(out, output_value_name(r->value));
+		fputs(",\"companion\":", out);
+		json_str(out, output_value_name(companion(r->value)));
+		fprintf(out, ",\"diff\":%s,\"total\":", r->diff ? "true" : "false");
+		json_num(out, t.n[0].v[0]);
+		fputs(",\"total_before\":", out);
+		json_num(out, t.n[0].b[0]);
+		fputs(",\"threshold\":", out);
+		json_num(out, threshold);
+		fputs(",\n", out);
+		rc = write_tree(out, &t, threshold, &nmerged);
+		if (!rc)
+			fprintf(out, ",\n\"merged\":%zu}\n", nmerged);
+	}
+	free(t.n);
+	if (rc)
+		return jh_err(err, errlen, rc, "out of memory");
+	if (ferror(out))
+		return jh_err(err, errlen, JH_EIO, "error writing the report");
+	return 0;
+}
