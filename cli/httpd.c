@@ -262,6 +262,13 @@ static int split_hostport(struct httpd *h, const char *hp, unsigned *port, char 
 	return 0;
 }
 
+int httpd_check_address(const char *hostport, char *err, size_t errlen)
+{
+	struct httpd h;
+	unsigned port;
+	return split_hostport(&h, hostport, &port, err, errlen);
+}
+
 int httpd_start(struct httpd **out, const char *hostport, httpd_handler fn, void *ctx,
 		char *err, size_t errlen)
 {

@@ -52,6 +52,9 @@ typedef void (*httpd_handler)(void *ctx, const struct httpd_request *req,
  * (libmicrohttpd missing, a bad HOSTPORT, the address in use). */
 int httpd_start(struct httpd **out, const char *hostport, httpd_handler fn, void *ctx,
 		char *err, size_t errlen);
+/* Checks that HOSTPORT has the form "[HOST]:PORT" with a port of 0 to
+ * 65535 (before the profile is loaded).  Returns 0 or JH_EUSAGE. */
+int httpd_check_address(const char *hostport, char *err, size_t errlen);
 /* The port bound. */
 unsigned httpd_port(const struct httpd *h);
 /* The host as URLs should name it: "127.0.0.1", the HOST given, or

@@ -202,8 +202,8 @@ static int run(struct driver *r, int argc, char **argv)
 	size_t first = 0;
 	for (size_t i = 0; i < c->nargs; i++) {
 		int e = is_elf(c->args[i]);
-		if (e < 0 && remote_is_url(c->args[i]))
-			continue;
+		if (e < 0 && (remote_is_url(c->args[i]) || (c->http && errno == EISDIR)))
+			continue;   /* a URL; the web UI's dump folder */
 		if (e < 0) {
 			fprintf(stderr, "jheap: cannot open '%s': %s\n", c->args[i], strerror(errno));
 			return EXIT_DATA;

@@ -513,6 +513,10 @@ int webui_run(struct driver *d, const char *binary, const char *const *paths, si
 		fprintf(stderr, "jheap: --http serves every view; it does not combine with an output format, -o, --growth or --interactive\n");
 		return EXIT_USAGE;
 	}
+	if (httpd_check_address(c->http, err, sizeof(err))) {
+		fprintf(stderr, "jheap: %s\n", err);
+		return EXIT_USAGE;
+	}
 	struct webui w = { .d = d, .binary = binary, .paths = paths, .npaths = npaths };
 	w.ser.dirfd = -1;
 	int rc = EXIT_OK;
@@ -564,7 +568,7 @@ int webui_run(struct driver *d, const char *binary, const char *const *paths, si
 	struct httpd *h;
 	if (httpd_start(&h, c->http, handle, &w, err, sizeof(err))) {
 		fprintf(stderr, "jheap: %s\n", err);
-		rc = strstr(err, "--http:") == err && strstr(err, "expects") ? EXIT_USAGE : EXIT_DATA;
+		rc = EXIT_DATA;
 		goto out;
 	}
 	char url[512];

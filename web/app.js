@@ -216,7 +216,7 @@ JH.views.top = async function (main, params, current) {
     (data.diff ? ', the change from the base' : '') +
     (data.more ? '; ' + data.more + ' more rows not shown (narrow with a focus)' : ''));
   const search = JH.el('input', { id: 'search', type: 'search', placeholder: 'search names (regex)', value: q, size: 40 });
-  search.addEventListener('change', () => JH.go(null, { q: search.value }, true));
+  search.addEventListener('change', () => JH.go(null, { q: search.value }));
   main.append(JH.el('div', { class: 'search' }, 'Search ', search));
   const cols = [['flat', 'flat'], ['flat%', ''], ['sum%', ''], ['cum', 'cum'], ['cum%', ''], ['name', 'name']];
   const tr = JH.el('tr');

@@ -152,7 +152,7 @@
     let re = null;
     if (q) { try { re = new RegExp(q); } catch (e) { JH.showError('search: ' + e.message); } }
     const search = JH.el('input', { id: 'flame-search', type: 'search', value: q, placeholder: 'regex', size: 30 });
-    search.addEventListener('change', () => JH.go(null, { q: search.value }, true));
+    search.addEventListener('change', () => JH.go(null, { q: search.value }));
     const tools = JH.el('div', { class: 'flame-tools' }, 'Search ', search);
     const matched = JH.el('span', { id: 'matched' });
     tools.append(matched);

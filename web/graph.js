@@ -42,6 +42,8 @@
 
   JH.views.graph = async function (main, params, current) {
     const text = await JH.fetchData('graph');
+    // a diff: each node red or blue by the sign of its row in Top
+    const rows = (JH.info || {}).diff ? JSON.parse(await JH.fetchData('top')).rows : [];
     if (!current()) return;
     const doc = new DOMParser().parseFromString(text, 'image/svg+xml');
     const root = doc.documentElement;
@@ -79,9 +81,11 @@
       const n = nodeName(g);
       if (!n.name || /^Legend$/.test(g.querySelector('title')?.textContent || '')) continue;
       g.dataset.name = n.name;
-      if ((JH.info || {}).diff) {
-        const shape = g.querySelector('polygon, ellipse, path');
-        if (shape && n.value) shape.setAttribute('fill', n.value.startsWith('-') ? '#a8c8f0' : (/^0\.0 /.test(n.value) ? '#ffffff' : '#f4b0a8'));
+      const shape = g.querySelector('polygon, ellipse, path');
+      const re = new RegExp(n.re), row = rows.find((r) => re.test(r[0]));
+      if (row && shape) {
+        const v = row[1] || row[2];
+        shape.setAttribute('fill', v < 0 ? '#a8c8f0' : v > 0 ? '#f4b0a8' : '#ffffff');
       }
       g.addEventListener('click', (ev) => {
         if (moved) return;

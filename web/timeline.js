@@ -17,8 +17,11 @@
     let ymax = 1;
     for (const d of dumps) for (const k of keys) ymax = Math.max(ymax, d[k]);
     const t0 = dumps.length ? dumps[0].time : 0, t1 = dumps.length ? dumps[dumps.length - 1].time : 1;
-    const byTime = t1 > t0;
-    const xs = dumps.map((d, k) => L + (W - L - R) * (byTime ? (d.time - t0) / (t1 - t0) : (dumps.length > 1 ? k / (dumps.length - 1) : 0.5)));
+    // by time, unless two points would nearly touch: then one step a dump
+    let byTime = t1 > t0;
+    const place = (d, k) => L + (W - L - R) * (byTime ? (d.time - t0) / (t1 - t0) : (dumps.length > 1 ? k / (dumps.length - 1) : 0.5));
+    let xs = dumps.map(place);
+    if (byTime && xs.some((x, k) => k && x - xs[k - 1] < 14)) { byTime = false; xs = dumps.map(place); }
     const y = (v) => T + (H - T - B) * (1 - v / ymax);
     svg.append(JH.svg('line', { x1: L, y1: H - B, x2: W - R, y2: H - B, stroke: '#888' }));
     svg.append(JH.svg('line', { x1: L, y1: T, x2: L, y2: H - B, stroke: '#888' }));
