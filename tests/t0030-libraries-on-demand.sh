@@ -46,7 +46,7 @@ free_port() {
 	python3 -c "import socket; s = socket.socket(); s.bind((\"127.0.0.1\", 0)); print(s.getsockname()[1])"
 }
 
-test_expect_success '--version and --text load neither libcurl nor libedit' '
+test_expect_success '--version and --text load neither libcurl nor libedit (nor libmicrohttpd)' '
 	LD_DEBUG=files LD_DEBUG_OUTPUT=$PWD/ld.version "$JHEAP" --version >/dev/null &&
 	LD_DEBUG=files LD_DEBUG_OUTPUT=$PWD/ld.text "$JHEAP" --text "$P/w_cpp" "$P/w_cpp.exact.heap" >report &&
 	grep -q "^Total: " report &&
@@ -54,7 +54,7 @@ test_expect_success '--version and --text load neither libcurl nor libedit' '
 		loaded ld.$run >$run.libs &&
 		# the record works: it names a library jheap links
 		grep -qx "libdw.so.1" $run.libs &&
-		! grep -E "^lib(curl|edit|ssl|crypto|gnutls|gssapi_krb5|ldap|ssh2|nghttp2|tinfo)[.-]" $run.libs ||
+		! grep -E "^lib(curl|edit|microhttpd|ssl|crypto|gnutls|gssapi_krb5|ldap|ssh2|nghttp2|tinfo)[.-]" $run.libs ||
 		{ echo "--$run:"; cat $run.libs; return 1; }
 	done
 '
