@@ -16,7 +16,7 @@ const out = (name, text) => fs.writeFileSync(path.join(outdir, name), text);
 function check(cond, msg) { if (!cond) throw new Error(msg); console.log('ok: ' + msg); }
 
 async function shot(page, name) {
-  if (shots) await page.screenshot(path.join(shots, name));
+  if (shots) await page.screenshot(path.join(shots, 'web-' + name));
 }
 
 // The Top table as --text prints it (without the Total line).
