@@ -123,10 +123,12 @@ static void reply_message(struct httpd_response *resp, int status, const char *m
 
 /* Checks the series parameters of WP against what is loaded; the dump
  * to show into *DMP (-1: the model as loaded). */
-static int check_series(struct webui *w, const struct web_params *wp, long *dmp, char *err,
-			size_t errlen)
+static int check_series(struct webui *w, const struct web_params *wp, bool whole, long *dmp,
+			char *err, size_t errlen)
 {
 	*dmp = -1;
+	if (whole)
+		return 0;
 	if (!w->series) {
 		if (wp->d >= 0 || wp->b >= 0)
 			return jh_err(err, errlen, JH_EUSAGE, "parameters d and b choose dumps of a series; this profile is not one");
@@ -142,16 +144,16 @@ static int check_series(struct webui *w, const struct web_params *wp, long *dmp,
 }
 
 /* Writes the report O asks for into RESP (TYPE), under the lock, with the
- * series' dump chosen by WP. */
-static void run_view(struct webui *w, const struct web_params *wp, struct cli *o,
-		     const char *type, const char *csp, struct httpd_response *resp)
+ * series' dump chosen by WP (WHOLE: the model as loaded, --growth's). */
+static void run_view_of(struct webui *w, const struct web_params *wp, bool whole, struct cli *o,
+			const char *type, const char *csp, struct httpd_response *resp)
 {
 	char err[2048];
 	char *buf = NULL;
 	size_t len = 0;
 	pthread_mutex_lock(&w->lock);
 	long dmp;
-	if (check_series(w, wp, &dmp, err, sizeof(err))) {
+	if (check_series(w, wp, whole, &dmp, err, sizeof(err))) {
 		pthread_mutex_unlock(&w->lock);
 		reply_message(resp, 400, err);
 		return;
@@ -192,6 +194,12 @@ static void run_view(struct webui *w, const struct web_params *wp, struct cli *o
 	resp->status = 200;
 	resp->type = type;
 	resp->csp = csp;
+}
+
+static void run_view(struct webui *w, const struct web_params *wp, struct cli *o,
+		     const char *type, const char *csp, struct httpd_response *resp)
+{
+	run_view_of(w, wp, false, o, type, csp, resp);
 }
 
 static void put_str(FILE *f, const char *key, const char *v, bool comma)
@@ -411,17 +419,8 @@ static void data_view(struct webui *w, const char *name, const struct web_params
 			return;
 		}
 		o.mode = MODE_TEXT;
-		struct web_params all = *wp;
-		all.d = all.b = -1;
 		/* the model as loaded: the series' sum, with its growth */
-		bool was = w->series;
-		pthread_mutex_lock(&w->lock);
-		w->series = false;
-		pthread_mutex_unlock(&w->lock);
-		run_view(w, &all, &o, "text/plain; charset=utf-8", NULL, resp);
-		pthread_mutex_lock(&w->lock);
-		w->series = was;
-		pthread_mutex_unlock(&w->lock);
+		run_view_of(w, wp, true, &o, "text/plain; charset=utf-8", NULL, resp);
 	} else if (!strcmp(name, "timeline")) {
 		view_timeline(w, resp);
 	} else if (!strcmp(name, "info")) {

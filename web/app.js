@@ -260,10 +260,7 @@ JH.views.disasm = async function (main, params, current) {
   if (!needRe(main, params, 'machine code')) return;
   // the page --weblist writes, in a frame where nothing can run
   const frame = JH.el('iframe', { class: 'disasm', id: 'disasm', sandbox: '', src: '/data/disasm' + JH.query(params) });
-  main.append(frame);
-  // its errors come back as text: show them above
-  const r = await fetch('/data/disasm' + JH.query(params), { method: 'HEAD' });
-  if (!r.ok && current()) JH.showError('the disassembly failed (HTTP ' + r.status + '): ' + await (await fetch('/data/disasm' + JH.query(params))).text());
+  main.append(frame);   // an error shows in the frame as text
 };
 
 // ---- the page --------------------------------------------------------
