@@ -20,6 +20,8 @@
 
 /* No page over 2 MB: text views past it are cut, with a line saying so. */
 #define MAX_PAGE (2u << 20)
+/* Answers kept (at most 2 MB each). */
+#define WEB_ANSWERS 8
 
 struct webui {
 	struct driver *d;
@@ -31,6 +33,13 @@ struct webui {
 	struct webseries ser;
 	unsigned long version;     /* bumped when the series grows */
 	struct cli load;           /* what the model was loaded with */
+	/* the last answers, so that going back to a view costs nothing:
+	 * the most recent first, dropped when the model changes */
+	struct answer {
+		char *key, *body;
+		size_t len;
+	} answers[WEB_ANSWERS];
+	size_t nanswers;
 };
 
 /* ---- the driver's messages, caught per request ---------------------- */
@@ -143,6 +152,80 @@ static int check_series(struct webui *w, const struct web_params *wp, bool whole
 	return 0;
 }
 
+static void answers_drop(struct webui *w)
+{
+	for (size_t i = 0; i < w->nanswers; i++) {
+		free(w->answers[i].key);
+		free(w->answers[i].body);
+	}
+	w->nanswers = 0;
+}
+
+/* What makes an answer: every setting a view reads, and the dumps. */
+static char *answer_key(const struct cli *o, bool whole, long dmp, long b)
+{
+	char *key = NULL;
+	const char *re[] = { o->focus, o->ignore, o->retain, o->exclude, o->allocator, o->thread,
+			     o->peek, o->list, o->weblist };
+	size_t len = 0;
+	FILE *f = open_memstream(&key, &len);
+	if (!f)
+		return NULL;
+	fprintf(f, "%d %d %d %d %d %ld %ld", (int)o->mode, (int)o->value, (int)o->gran, o->cum, whole,
+		dmp, b);
+	for (size_t i = 0; i < sizeof(re) / sizeof(*re); i++) {
+		/* each as its length and bytes: no two settings read alike */
+		if (re[i])
+			fprintf(f, " %zu:%s", strlen(re[i]), re[i]);
+		else
+			fputs(" -", f);
+	}
+	if (fclose(f)) {
+		free(key);
+		return NULL;
+	}
+	return key;
+}
+
+/* A copy of the answer kept for KEY into RESP, moved to the front. */
+static bool answer_find(struct webui *w, const char *key, struct httpd_response *resp)
+{
+	for (size_t i = 0; key && i < w->nanswers; i++) {
+		if (strcmp(w->answers[i].key, key))
+			continue;
+		struct answer a = w->answers[i];
+		memmove(w->answers + 1, w->answers, i * sizeof(*w->answers));
+		w->answers[0] = a;
+		free(resp->body);
+		resp->body = malloc(a.len + 1);
+		if (!resp->body)
+			return false;
+		memcpy(resp->body, a.body, a.len);
+		resp->len = a.len;
+		return true;
+	}
+	return false;
+}
+
+/* Keeps a copy of BODY for KEY (which it takes). */
+static void answer_keep(struct webui *w, char *key, const char *body, size_t len)
+{
+	char *copy = key ? malloc(len + 1) : NULL;
+	if (!copy) {
+		free(key);
+		return;
+	}
+	memcpy(copy, body, len);
+	if (w->nanswers == WEB_ANSWERS) {
+		w->nanswers--;
+		free(w->answers[w->nanswers].key);
+		free(w->answers[w->nanswers].body);
+	}
+	memmove(w->answers + 1, w->answers, w->nanswers * sizeof(*w->answers));
+	w->answers[0] = (struct answer){ key, copy, len };
+	w->nanswers++;
+}
+
 /* Writes the report O asks for into RESP (TYPE), under the lock, with the
  * series' dump chosen by WP (WHOLE: the model as loaded, --growth's). */
 static void run_view_of(struct webui *w, const struct web_params *wp, bool whole, struct cli *o,
@@ -163,8 +246,18 @@ static void run_view_of(struct webui *w, const struct web_params *wp, bool whole
 		reply_message(resp, 400, "parameter g=addresses: start the server with --addresses for one row per address\n");
 		return;
 	}
+	char *key = answer_key(o, whole, dmp, wp->b);
+	if (answer_find(w, key, resp)) {
+		pthread_mutex_unlock(&w->lock);
+		free(key);
+		resp->status = 200;
+		resp->type = type;
+		resp->csp = csp;
+		return;
+	}
 	struct swap sw = { 0 };
 	if (dmp >= 0 && swap_in(w, dmp, wp->b, &sw)) {
+		free(key);
 		pthread_mutex_unlock(&w->lock);
 		reply_message(resp, 500, "jheap: out of memory\n");
 		return;
@@ -177,6 +270,10 @@ static void run_view_of(struct webui *w, const struct web_params *wp, bool whole
 		rc = EXIT_DATA;
 	capture_end(&cap, err, sizeof(err));
 	swap_out(w, &sw);
+	if (!rc && len <= MAX_PAGE)
+		answer_keep(w, key, buf, len);
+	else
+		free(key);
 	pthread_mutex_unlock(&w->lock);
 	if (rc) {
 		free(buf);
@@ -490,6 +587,7 @@ static void poll_live(struct webui *w)
 			fprintf(stderr, "jheap: the new dumps could not be loaded; the timeline keeps the ones before\n");
 		else
 			w->version++;
+		answers_drop(w);
 	}
 	pthread_mutex_unlock(&w->lock);
 }
@@ -593,6 +691,7 @@ int webui_run(struct driver *d, const char *binary, const char *const *paths, si
 	if (!c->quiet)
 		fprintf(stderr, "jheap: the web UI stopped\n");
 out:
+	answers_drop(&w);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	pthread_mutex_destroy(&w.lock);
 	webseries_release(&w.ser);

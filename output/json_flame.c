@@ -44,12 +44,17 @@ struct ftree {
 	uint32_t *slots;           /* open addressing: node index + 1, 0 empty */
 	size_t nslots;
 	const struct report *r;
+	double threshold;
 };
 
 static uint64_t slot_hash(uint32_t parent, uint32_t key)
 {
-	uint64_t x = ((uint64_t)parent << 32 | key) * 0x9e3779b97f4a7c15ULL;
-	return x ^ (x >> 29);
+	/* splitmix64's finalizer: every input bit reaches the low bits that
+	 * pick the slot */
+	uint64_t x = (uint64_t)parent << 32 | key;
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+	return x ^ (x >> 31);
 }
 
 static int grow_slots(struct ftree *t)
@@ -99,40 +104,139 @@ static enum pf_value companion(enum pf_value v)
 	}
 }
 
-static int add_sample(struct ftree *t, uint32_t si, uint32_t **keys, size_t *cap)
+/* The values of sample SI (chosen after, companion after, chosen before,
+ * companion before); false when the stack is left out. */
+static bool sample_values(const struct ftree *t, uint32_t si, double v[2], double b[2])
 {
 	const struct report *r = t->r;
 	const struct pf_sample *s = &r->p->samples[si];
 	enum pf_value cv = companion(r->value);
-	double b[2] = { r->diff ? s->base[r->value] : 0, r->diff ? s->base[cv] : 0 };
-	double v[2] = { s->v[r->value] + b[0], s->v[cv] + b[1] };
-	if (v[0] == 0 && b[0] == 0)
-		return 0;
-	int64_t n = aggregate_stack_keys(r->a, r->p, si, keys, cap);
-	if (n < 0)
-		return (int)n;
-	if (n == 0 && r->a->filtered)
-		return 0;
-	uint32_t at = 0;
-	for (int64_t k = n ? n - 1 : 0; k >= 0; k--) {
-		uint32_t key = n ? (*keys)[k] : s->depth ? KEY_ALLOC : KEY_NOFRAMES;
-		int64_t c = child(t, at, key);
-		if (c < 0)
-			return JH_ENOMEM;
-		at = (uint32_t)c;
+	b[0] = r->diff ? s->base[r->value] : 0;
+	b[1] = r->diff ? s->base[cv] : 0;
+	v[0] = s->v[r->value] + b[0];
+	v[1] = s->v[cv] + b[1];
+	return v[0] != 0 || b[0] != 0;
+}
+
+static bool small(const struct fnode *nd, double threshold)
+{
+	return fabs(nd->v[0]) < threshold && fabs(nd->b[0]) < threshold;
+}
+
+/* Keys kept per stack from its root end: deeper ones are asked again. */
+#define ROOT_KEYS 16
+
+/* The stacks still being added, level by level (build_levels). */
+struct active {
+	uint32_t *sample;          /* sample ids */
+	uint32_t *nkeys;           /* each stack's number of keys (1 for a
+	                              stack the cut leaves empty) */
+	uint32_t *root;            /* ROOT_KEYS keys each, root first */
+	uint32_t *node;            /* where each stack is in the tree */
+	size_t n;
+};
+
+/* The stacks of the report, their first keys from the root and their
+ * values counted at the root. */
+static int collect(struct ftree *t, struct active *ac, uint32_t **keys, size_t *cap)
+{
+	const struct report *r = t->r;
+	size_t ns = r->p->nsamples;
+	ac->sample = malloc((ns + 1) * sizeof(uint32_t));
+	ac->nkeys = malloc((ns + 1) * sizeof(uint32_t));
+	ac->node = calloc(ns + 1, sizeof(uint32_t));
+	ac->root = malloc((ns + 1) * ROOT_KEYS * sizeof(uint32_t));
+	if (!ac->sample || !ac->nkeys || !ac->node || !ac->root)
+		return JH_ENOMEM;
+	for (size_t si = 0; si < ns; si++) {
+		double v[2], b[2];
+		if (!sample_values(t, (uint32_t)si, v, b))
+			continue;
+		int64_t n = aggregate_stack_keys(r->a, r->p, (uint32_t)si, keys, cap);
+		if (n < 0)
+			return (int)n;
+		if (n == 0 && r->a->filtered)
+			continue;
+		size_t k = ac->n++;
+		uint32_t *rk = ac->root + k * ROOT_KEYS;
+		ac->sample[k] = (uint32_t)si;
+		ac->nkeys[k] = n ? (uint32_t)n : 1;
 		if (!n)
-			break;
-	}
-	/* every node on the path gets the stack's values */
-	for (uint32_t i = at;; i = t->n[i].parent) {
+			rk[0] = r->p->samples[si].depth ? KEY_ALLOC : KEY_NOFRAMES;
+		for (int64_t d = 0; d < n && d < ROOT_KEYS; d++)
+			rk[d] = (*keys)[n - 1 - d];
 		for (int j = 0; j < 2; j++) {
-			t->n[i].v[j] += v[j];
-			t->n[i].b[j] += b[j];
+			t->n[0].v[j] += v[j];
+			t->n[0].b[j] += b[j];
 		}
-		if (!i)
-			break;
 	}
 	return 0;
+}
+
+/* The tree, one level at a time: every stack still going steps to its
+ * key at depth D; then the stacks in nodes under the threshold stop,
+ * since those nodes are merged whole.  Only the nodes shown and their
+ * small children are made, and each step looks up a small table, so a
+ * change of view costs about one pass over the stacks. */
+static int build_levels(struct ftree *t, struct active *ac, uint32_t **keys, size_t *cap)
+{
+	const struct report *r = t->r;
+	/* ac->node[k] and ac->root are by the stack's first index; IDX lists
+	 * the stacks still going, so nothing else moves */
+	uint32_t *idx = malloc((ac->n + 1) * sizeof(*idx));
+	if (!idx)
+		return JH_ENOMEM;
+	size_t n = ac->n;
+	for (size_t k = 0; k < n; k++)
+		idx[k] = (uint32_t)k;
+	int rc = 0;
+	for (uint32_t d = 0; n && !rc; d++) {
+		/* neighbouring stacks often take the same step */
+		uint32_t last_node = UINT32_MAX, last_key = 0;
+		int64_t last = -1;
+		for (size_t i = 0; i < n; i++) {
+			uint32_t k = idx[i], key;
+			if (d < ROOT_KEYS) {
+				key = ac->root[(size_t)k * ROOT_KEYS + d];
+			} else {
+				int64_t nk = aggregate_stack_keys(r->a, r->p, ac->sample[k], keys, cap);
+				if (nk < 0) {
+					rc = (int)nk;
+					break;
+				}
+				key = (*keys)[nk - 1 - d];
+			}
+			int64_t c = last;
+			if (ac->node[k] != last_node || key != last_key || last < 0) {
+				c = child(t, ac->node[k], key);
+				if (c < 0) {
+					rc = JH_ENOMEM;
+					break;
+				}
+				last_node = ac->node[k];
+				last_key = key;
+				last = c;
+			}
+			double v[2], b[2];
+			sample_values(t, ac->sample[k], v, b);
+			struct fnode *nd = &t->n[c];
+			nd->v[0] += v[0];
+			nd->v[1] += v[1];
+			nd->b[0] += b[0];
+			nd->b[1] += b[1];
+			ac->node[k] = (uint32_t)c;
+		}
+		/* the stacks that go on: longer, and in a node shown */
+		size_t o = 0;
+		for (size_t i = 0; i < n; i++) {
+			uint32_t k = idx[i];
+			if (ac->nkeys[k] > d + 1 && !small(&t->n[ac->node[k]], t->threshold))
+				idx[o++] = k;
+		}
+		n = o;
+	}
+	free(idx);
+	return rc;
 }
 
 static const char *node_name(const struct ftree *t, const struct fnode *nd)
@@ -141,6 +245,7 @@ static const char *node_name(const struct ftree *t, const struct fnode *nd)
 		return STACKS_ALLOCATOR_ONLY;
 	if (nd->key == KEY_NOFRAMES)
 		return STACKS_NO_FRAMES;
+
 	return strtab_get(&t->r->a->keys, nd->key);
 }
 
@@ -186,11 +291,6 @@ static int link_children(struct ftree *t)
 	free(first);
 	free(kids);
 	return 0;
-}
-
-static bool small(const struct fnode *nd, double threshold)
-{
-	return fabs(nd->v[0]) < threshold && fabs(nd->b[0]) < threshold;
 }
 
 static int write_tree(FILE *out, struct ftree *t, double threshold, size_t *nmerged)
@@ -300,18 +400,24 @@ int output_json_flame(FILE *out, const struct report *r, char *err, size_t errle
 	size_t cap = 0;
 	struct fnode root = { .key = UINT32_MAX, .parent = UINT32_MAX, .child = UINT32_MAX,
 			      .next = UINT32_MAX, .out = -1 };
+	struct active ac = { 0 };
 	int rc = JH_PUSH(t.n, t.len, t.cap, root);
-	for (size_t si = 0; si < r->p->nsamples && !rc; si++)
-		rc = add_sample(&t, (uint32_t)si, &keys, &cap);
+	if (!rc)
+		rc = collect(&t, &ac, &keys, &cap);
+	t.threshold = fmax(fabs(t.n[0].v[0]), fabs(t.n[0].b[0])) / JSON_FLAME_MERGE;
+	if (!rc)
+		rc = build_levels(&t, &ac, &keys, &cap);
 	free(keys);
 	free(t.slots);
+	free(ac.sample);
+	free(ac.nkeys);
+	free(ac.node);
+	free(ac.root);
 	t.slots = NULL;
 	if (!rc)
 		rc = link_children(&t);
 	size_t nmerged = 0;
 	if (!rc) {
-		double total = fmax(fabs(t.n[0].v[0]), fabs(t.n[0].b[0]));
-		double threshold = total / JSON_FLAME_MERGE;
 		fputs("{\"value\":", out);
 		json_str(out, output_value_name(r->value));
 		fputs(",\"companion\":", out);
@@ -321,9 +427,9 @@ int output_json_flame(FILE *out, const struct report *r, char *err, size_t errle
 		fputs(",\"total_before\":", out);
 		json_num(out, t.n[0].b[0]);
 		fputs(",\"threshold\":", out);
-		json_num(out, threshold);
+		json_num(out, t.threshold);
 		fputs(",\n", out);
-		rc = write_tree(out, &t, threshold, &nmerged);
+		rc = write_tree(out, &t, t.threshold, &nmerged);
 		if (!rc)
 			fprintf(out, ",\n\"merged\":%zu}\n", nmerged);
 	}

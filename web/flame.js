@@ -14,7 +14,7 @@
   function buildTree(data) {
     const n = data.nodes.length, kids = Array.from({ length: n }, () => []);
     const nodes = data.nodes.map((a, i) => ({
-      i, name: a[0] < 0 ? (i === 0 ? 'all' : '(' + a[6] + ' frames under ' + JH.fmtValue(data.threshold, data.value) + ', merged)') : data.names[a[0]],
+      i, name: a[0] < 0 ? (i === 0 ? 'all' : '(frames under ' + JH.fmtValue(data.threshold, data.value) + ', merged)') : data.names[a[0]],
       parent: a[1], v: a[2], cv: a[3], b: a[4], cb: a[5], merged: a[6], kids: kids[i],
     }));
     for (const nd of nodes) if (nd.parent >= 0) kids[nd.parent].push(nd);
