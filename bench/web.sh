@@ -40,6 +40,7 @@ REQUESTS=(
 	"/data/flame?si=inuse_objects"
 	"/data/peek?f=%5Emain%24"
 	"/data/top"
+	"/data/flame"
 )
 
 if [ ! -s "$DUMP" ] || [ ! -x "$PROG" ]; then
@@ -49,7 +50,9 @@ if [ ! -s "$DUMP" ] || [ ! -x "$PROG" ]; then
 	exit 0
 fi
 mkdir -p "$W" || exit 1
-declare -A T S
+declare -A T S C
+# the server's CPU seconds (user + system, all threads) so far
+cpu_of() { awk -v hz="$(getconf CLK_TCK)" '{ printf "%.3f", ($14 + $15) / hz }' "/proc/$1/stat"; }
 LOADS=() HWM=()
 for ((r = 0; r < ROUNDS; r++)); do
 	rm -f "$W/err"
@@ -71,9 +74,12 @@ for ((r = 0; r < ROUNDS; r++)); do
 	fi
 	LOADS+=("$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }')")
 	for ((i = 0; i < ${#REQUESTS[@]}; i++)); do
+		c0=$(cpu_of $pid)
 		read -r code t size < <(curl -s -o /dev/null -w '%{http_code} %{time_total} %{size_download}\n' "$base${REQUESTS[i]}")
+		c1=$(cpu_of $pid)
 		[ "$code" = 200 ] || t="failed($code)"
 		T[$i]="${T[$i]:-} $t"
+		C[$i]="${C[$i]:-} $(awk -v a="$c0" -v b="$c1" 'BEGIN { printf "%.2f", b - a }')"
 		S[$i]=$size
 	done
 	HWM+=("$(awk '/^VmHWM/ { print $2 }' /proc/$pid/status)")
@@ -87,11 +93,16 @@ echo "### The web UI"
 echo ""
 echo "\`jheap --http=127.0.0.1:0 PROG synth1m.heap\` (1,000,000 stacks): each request made with curl in turn, as a person clicks through the views; medians of $ROUNDS servers, each started afresh.  Loading (parse, symbolize, until the URL is printed): $(median "${LOADS[@]}") s."
 echo ""
-echo "| request | server s (median) | page bytes |"
-echo "|---|---:|---:|"
+echo "| request | s (median) | server CPU s | page bytes |"
+echo "|---|---:|---:|---:|"
 for ((i = 0; i < ${#REQUESTS[@]}; i++)); do
+	note=
+	[ "$i" = 0 ] && note=" (first view)"
+	[ "$i" -ge 9 ] && note=" (again: kept)"
 	# shellcheck disable=SC2086
-	echo "| \`${REQUESTS[i]}\`$([ "$i" = 0 ] && echo " (first view)") | $(median ${T[$i]}) | ${S[$i]} |"
+	echo "| \`${REQUESTS[i]}\`$note | $(median ${T[$i]}) | $(median ${C[$i]}) | ${S[$i]} |"
 done
+echo ""
+echo "Load average at the end: $(cut -d' ' -f1-3 /proc/loadavg) (on a shared machine the CPU time is the steadier figure)."
 echo ""
 echo "Peak memory: the server $(median "${HWM[@]}") KiB after every request (VmHWM), \`jheap --text\` on the same dump $cli_rss KiB (maximum RSS)."
