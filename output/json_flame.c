@@ -38,10 +38,16 @@ struct fnode {
 	int32_t out;               /* index in the output, -1 before */
 };
 
+struct slot {
+	uint32_t parent, key;
+	uint32_t node;             /* node index + 1, 0: empty */
+};
+
 struct ftree {
 	struct fnode *n;
 	size_t len, cap;
-	uint32_t *slots;           /* open addressing: node index + 1, 0 empty */
+	struct slot *slots;        /* open addressing, the pair beside the node
+	                              so that a probe reads no node */
 	size_t nslots;
 	const struct report *r;
 	double threshold;
@@ -60,14 +66,14 @@ static uint64_t slot_hash(uint32_t parent, uint32_t key)
 static int grow_slots(struct ftree *t)
 {
 	size_t n = t->nslots ? t->nslots * 2 : 1024;
-	uint32_t *s = calloc(n, sizeof(*s));
+	struct slot *s = calloc(n, sizeof(*s));
 	if (!s)
 		return JH_ENOMEM;
 	for (size_t i = 1; i < t->len; i++) {
 		size_t h = slot_hash(t->n[i].parent, t->n[i].key) & (n - 1);
-		while (s[h])
+		while (s[h].node)
 			h = (h + 1) & (n - 1);
-		s[h] = (uint32_t)i + 1;
+		s[h] = (struct slot){ t->n[i].parent, t->n[i].key, (uint32_t)i + 1 };
 	}
 	free(t->slots);
 	t->slots = s;
@@ -81,16 +87,14 @@ static int64_t child(struct ftree *t, uint32_t parent, uint32_t key)
 	if ((t->len + 1) * 2 > t->nslots && grow_slots(t))
 		return -1;
 	size_t h = slot_hash(parent, key) & (t->nslots - 1);
-	for (; t->slots[h]; h = (h + 1) & (t->nslots - 1)) {
-		const struct fnode *c = &t->n[t->slots[h] - 1];
-		if (c->parent == parent && c->key == key)
-			return t->slots[h] - 1;
-	}
+	for (; t->slots[h].node; h = (h + 1) & (t->nslots - 1))
+		if (t->slots[h].parent == parent && t->slots[h].key == key)
+			return t->slots[h].node - 1;
 	struct fnode nd = { .key = key, .parent = parent, .child = UINT32_MAX,
 			    .next = UINT32_MAX, .out = -1 };
 	if (JH_PUSH(t->n, t->len, t->cap, nd))
 		return -1;
-	t->slots[h] = (uint32_t)t->len;
+	t->slots[h] = (struct slot){ parent, key, (uint32_t)t->len };
 	return (int64_t)t->len - 1;
 }
 
@@ -131,7 +135,10 @@ struct active {
 	uint32_t *sample;          /* sample ids */
 	uint32_t *nkeys;           /* each stack's number of keys (1 for a
 	                              stack the cut leaves empty) */
-	uint32_t *root;            /* ROOT_KEYS keys each, root first */
+	uint32_t *root;            /* the key at depth D of stack K at
+	                              root[D * stride + K], D < ROOT_KEYS: a
+	                              level reads one array in order */
+	size_t stride;
 	uint32_t *node;            /* where each stack is in the tree */
 	size_t n;
 };
@@ -145,6 +152,7 @@ static int collect(struct ftree *t, struct active *ac, uint32_t **keys, size_t *
 	ac->sample = malloc((ns + 1) * sizeof(uint32_t));
 	ac->nkeys = malloc((ns + 1) * sizeof(uint32_t));
 	ac->node = calloc(ns + 1, sizeof(uint32_t));
+	ac->stride = ns + 1;
 	ac->root = malloc((ns + 1) * ROOT_KEYS * sizeof(uint32_t));
 	if (!ac->sample || !ac->nkeys || !ac->node || !ac->root)
 		return JH_ENOMEM;
@@ -158,13 +166,13 @@ static int collect(struct ftree *t, struct active *ac, uint32_t **keys, size_t *
 		if (n == 0 && r->a->filtered)
 			continue;
 		size_t k = ac->n++;
-		uint32_t *rk = ac->root + k * ROOT_KEYS;
+		uint32_t *rk = ac->root + k;
 		ac->sample[k] = (uint32_t)si;
 		ac->nkeys[k] = n ? (uint32_t)n : 1;
 		if (!n)
 			rk[0] = r->p->samples[si].depth ? KEY_ALLOC : KEY_NOFRAMES;
 		for (int64_t d = 0; d < n && d < ROOT_KEYS; d++)
-			rk[d] = (*keys)[n - 1 - d];
+			rk[(size_t)d * ac->stride] = (*keys)[n - 1 - d];
 		for (int j = 0; j < 2; j++) {
 			t->n[0].v[j] += v[j];
 			t->n[0].b[j] += b[j];
@@ -197,7 +205,7 @@ static int build_levels(struct ftree *t, struct active *ac, uint32_t **keys, siz
 		for (size_t i = 0; i < n; i++) {
 			uint32_t k = idx[i], key;
 			if (d < ROOT_KEYS) {
-				key = ac->root[(size_t)k * ROOT_KEYS + d];
+				key = ac->root[(size_t)d * ac->stride + k];
 			} else {
 				int64_t nk = aggregate_stack_keys(r->a, r->p, ac->sample[k], keys, cap);
 				if (nk < 0) {
