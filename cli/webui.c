@@ -21,7 +21,7 @@
 /* No page over 2 MB: text views past it are cut, with a line saying so. */
 #define MAX_PAGE (2u << 20)
 /* Answers kept (at most 2 MB each). */
-#define WEB_ANSWERS 8
+#define WEB_ANSWERS 16
 
 struct webui {
 	struct driver *d;

@@ -24,6 +24,7 @@
 #include <math.h>
 #include "lib/array.h"
 #include "lib/errors.h"
+#include "lib/threads.h"
 #include "output/json.h"
 #include "output/stacks.h"
 
@@ -143,9 +144,56 @@ struct active {
 	size_t n;
 };
 
+/* One half of collect(): the samples [FROM, TO) written from position
+ * FROM on; N of them kept, their values summed in SUM. */
+struct half {
+	struct ftree *t;
+	struct active *ac;
+	size_t from, to, n;
+	double sum[2][2];
+	uint32_t *keys;
+	size_t cap;
+	int rc;
+};
+
+static void *collect_half(void *arg)
+{
+	struct half *h = arg;
+	const struct report *r = h->t->r;
+	struct active *ac = h->ac;
+	for (size_t si = h->from; si < h->to; si++) {
+		double v[2], b[2];
+		if (!sample_values(h->t, (uint32_t)si, v, b))
+			continue;
+		int64_t n = aggregate_stack_keys(r->a, r->p, (uint32_t)si, &h->keys, &h->cap);
+		if (n < 0) {
+			h->rc = (int)n;
+			return NULL;
+		}
+		if (n == 0 && r->a->filtered)
+			continue;
+		size_t k = h->from + h->n++;
+		uint32_t *rk = ac->root + k;
+		ac->sample[k] = (uint32_t)si;
+		ac->nkeys[k] = n ? (uint32_t)n : 1;
+		if (!n)
+			rk[0] = r->p->samples[si].depth ? KEY_ALLOC : KEY_NOFRAMES;
+		for (int64_t d = 0; d < n && d < ROOT_KEYS; d++)
+			rk[(size_t)d * ac->stride] = h->keys[n - 1 - d];
+		for (int j = 0; j < 2; j++) {
+			h->sum[0][j] += v[j];
+			h->sum[1][j] += b[j];
+		}
+	}
+	return NULL;
+}
+
 /* The stacks of the report, their first keys from the root and their
- * values counted at the root. */
-static int collect(struct ftree *t, struct active *ac, uint32_t **keys, size_t *cap)
+ * values summed at the root: in two halves (the second in a thread of
+ * its own when there are two cores), joined in order, the first half's
+ * sums plus the second's whatever the number of threads, so the page is
+ * the same on every machine. */
+static int collect(struct ftree *t, struct active *ac)
 {
 	const struct report *r = t->r;
 	size_t ns = r->p->nsamples;
@@ -156,27 +204,23 @@ static int collect(struct ftree *t, struct active *ac, uint32_t **keys, size_t *
 	ac->root = malloc((ns + 1) * ROOT_KEYS * sizeof(uint32_t));
 	if (!ac->sample || !ac->nkeys || !ac->node || !ac->root)
 		return JH_ENOMEM;
-	for (size_t si = 0; si < ns; si++) {
-		double v[2], b[2];
-		if (!sample_values(t, (uint32_t)si, v, b))
-			continue;
-		int64_t n = aggregate_stack_keys(r->a, r->p, (uint32_t)si, keys, cap);
-		if (n < 0)
-			return (int)n;
-		if (n == 0 && r->a->filtered)
-			continue;
-		size_t k = ac->n++;
-		uint32_t *rk = ac->root + k;
-		ac->sample[k] = (uint32_t)si;
-		ac->nkeys[k] = n ? (uint32_t)n : 1;
-		if (!n)
-			rk[0] = r->p->samples[si].depth ? KEY_ALLOC : KEY_NOFRAMES;
-		for (int64_t d = 0; d < n && d < ROOT_KEYS; d++)
-			rk[(size_t)d * ac->stride] = (*keys)[n - 1 - d];
-		for (int j = 0; j < 2; j++) {
-			t->n[0].v[j] += v[j];
-			t->n[0].b[j] += b[j];
-		}
+	struct half h[2] = { { .t = t, .ac = ac, .from = 0, .to = ns / 2 },
+			     { .t = t, .ac = ac, .from = ns / 2, .to = ns } };
+	jh_run_two(collect_half, &h[0], collect_half, &h[1], jh_threads() > 1 && ns >= 32768);
+	free(h[0].keys);
+	free(h[1].keys);
+	if (h[0].rc || h[1].rc)
+		return h[0].rc ? h[0].rc : h[1].rc;
+	/* the second half's stacks follow the first's */
+	size_t at = h[0].n, from = h[1].from, n = h[1].n;
+	memmove(ac->sample + at, ac->sample + from, n * sizeof(uint32_t));
+	memmove(ac->nkeys + at, ac->nkeys + from, n * sizeof(uint32_t));
+	for (size_t d = 0; d < ROOT_KEYS; d++)
+		memmove(ac->root + d * ac->stride + at, ac->root + d * ac->stride + from, n * sizeof(uint32_t));
+	ac->n = at + n;
+	for (int j = 0; j < 2; j++) {
+		t->n[0].v[j] = h[0].sum[0][j] + h[1].sum[0][j];
+		t->n[0].b[j] = h[0].sum[1][j] + h[1].sum[1][j];
 	}
 	return 0;
 }
@@ -411,7 +455,7 @@ int output_json_flame(FILE *out, const struct report *r, char *err, size_t errle
 	struct active ac = { 0 };
 	int rc = JH_PUSH(t.n, t.len, t.cap, root);
 	if (!rc)
-		rc = collect(&t, &ac, &keys, &cap);
+		rc = collect(&t, &ac);
 	t.threshold = fmax(fabs(t.n[0].v[0]), fabs(t.n[0].b[0])) / JSON_FLAME_MERGE;
 	if (!rc)
 		rc = build_levels(&t, &ac, &keys, &cap);
