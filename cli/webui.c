@@ -42,6 +42,14 @@ struct webui {
 	size_t nanswers;
 };
 
+/* A message that may quote a path a process or a folder gave: escaped. */
+static void print_error(const char *msg)
+{
+	fputs("jheap: ", stderr);
+	escape_fputs(msg, false, stderr);
+	fputc('\n', stderr);
+}
+
 /* ---- the driver's messages, caught per request ---------------------- */
 
 struct capture {
@@ -580,7 +588,7 @@ static void poll_live(struct webui *w)
 	pthread_mutex_lock(&w->lock);
 	int added = webseries_poll(&w->ser, err, sizeof(err));
 	if (added < 0)
-		fprintf(stderr, "jheap: %s\n", err);
+		print_error(err);
 	if (added > 0) {
 		int rc = driver_load(w->d, w->binary, w->ser.paths, w->ser.n, &w->load);
 		if (rc)
@@ -611,7 +619,7 @@ int webui_run(struct driver *d, const char *binary, const char *const *paths, si
 		return EXIT_USAGE;
 	}
 	if (httpd_check_address(c->http, err, sizeof(err))) {
-		fprintf(stderr, "jheap: %s\n", err);
+		print_error(err);
 		return EXIT_USAGE;
 	}
 	struct webui w = { .d = d, .binary = binary, .paths = paths, .npaths = npaths };
@@ -624,7 +632,7 @@ int webui_run(struct driver *d, const char *binary, const char *const *paths, si
 			return EXIT_USAGE;
 		}
 		if (webseries_watch(&w.ser, pid, err, sizeof(err))) {
-			fprintf(stderr, "jheap: %s\n", err);
+			print_error(err);
 			webseries_release(&w.ser);
 			return EXIT_DATA;
 		}
@@ -635,7 +643,7 @@ int webui_run(struct driver *d, const char *binary, const char *const *paths, si
 	} else if (!c->nbases) {
 		int s = webseries_from_args(&w.ser, paths, npaths, err, sizeof(err));
 		if (s < 0) {
-			fprintf(stderr, "jheap: %s\n", err);
+			print_error(err);
 			webseries_release(&w.ser);
 			return EXIT_DATA;
 		}
@@ -664,7 +672,7 @@ int webui_run(struct driver *d, const char *binary, const char *const *paths, si
 	signal(SIGPIPE, SIG_IGN);
 	struct httpd *h;
 	if (httpd_start(&h, c->http, handle, &w, err, sizeof(err))) {
-		fprintf(stderr, "jheap: %s\n", err);
+		print_error(err);
 		rc = EXIT_DATA;
 		goto out;
 	}
@@ -676,7 +684,7 @@ int webui_run(struct driver *d, const char *binary, const char *const *paths, si
 	fprintf(stderr, "jheap: serving the web UI on %s (Ctrl-C ends it)\n", url);
 	fflush(stderr);
 	if (!c->no_browser && has_display() && browser_open(url, err, sizeof(err)))
-		fprintf(stderr, "jheap: %s\n", err);
+		print_error(err);
 	for (;;) {
 		struct timespec tick = { 0, 500000000 };
 		int sig = sigtimedwait(&set, NULL, &tick);
