@@ -357,6 +357,12 @@ test_expect_success HTTPD 'a HOST that is not loopback gets a warning; a bad --h
 	fi
 '
 
+test_expect_success 'without libmicrohttpd: exit 1, naming the library and its package' '
+	mkdir -p nolib &&
+	JHEAP_TEST_LIBDIR=$TRASH_DIRECTORY/nolib "$JHEAP" --http=127.0.0.1:0 --no_browser "$D" "$H" >out 2>err; test $? = 1 &&
+	grep "^jheap: --http needs GNU libmicrohttpd (libmicrohttpd.so.12, Debian package libmicrohttpd12): " err
+'
+
 test_expect_success HTTPD 'the browser is opened with $BROWSER unless --no_browser' '
 	cat >browser.sh <<-EOF &&
 	#!/bin/sh
