@@ -288,7 +288,16 @@ static void run_view_of(struct webui *w, const struct web_params *wp, bool whole
 		reply_message(resp, rc == EXIT_USAGE ? 400 : 500, err[0] ? err : "jheap: the report failed\n");
 		return;
 	}
-	if (len > MAX_PAGE && !strncmp(type, "text/plain", 10)) {
+	if (len > MAX_PAGE && strncmp(type, "text/plain", 10)) {
+		/* a page cut short would not be one: say what to do instead */
+		char msg[300];
+		snprintf(msg, sizeof(msg), "jheap: this view is %.1f MB, over the 2 MB a page may be; narrow it with a regular expression (f) or a filter\n",
+			 len / 1048576.0);
+		free(buf);
+		reply_message(resp, 400, msg);
+		return;
+	}
+	if (len > MAX_PAGE) {
 		static const char cut[] = "\n... cut at 2 MB: narrow the regular expression (f) for the rest\n";
 		len = MAX_PAGE;
 		memcpy(buf + len - sizeof(cut) + 1, cut, sizeof(cut) - 1);
