@@ -260,6 +260,7 @@ JH.views.disasm = async function (main, params, current) {
   if (!needRe(main, params, 'machine code')) return;
   // the page --weblist writes, in a frame where nothing can run
   const frame = JH.el('iframe', { class: 'disasm', id: 'disasm', sandbox: '', src: '/data/disasm' + JH.query(params) });
+  frame.addEventListener('load', () => { frame.dataset.loaded = '1'; });
   main.append(frame);   // an error shows in the frame as text
 };
 

@@ -175,8 +175,8 @@ const scenarios = {
     const views = ['top', '', 'flamegraph', 'peek?f=.', 'source?f=.', 'disasm?f=.', 'top?g=lines', 'flamegraph?g=lines', '?g=lines', 'top?g=files'];
     let shown = 0;
     for (const v of views) {
-      await page.goto(base + '/ui/' + v);
-      await page.eval("new Promise((r) => setTimeout(r, 200))");   // frames and SVG settle
+      await page.goto(base + '/ui/' + v);   // drawn: the page says it is ready
+      if (v.startsWith('disasm')) await page.waitFor("document.getElementById('disasm').dataset.loaded === '1'", 'the disassembly frame');
       const text = await page.eval("document.body.innerText + [...document.querySelectorAll('svg text, .fr')].map((e) => e.textContent).join(' ')");
       if (/<script>|onerror=/.test(text)) shown++;
       if (v.startsWith('flamegraph')) {
@@ -202,7 +202,7 @@ const scenarios = {
       await page.goto(base + '/ui/' + v);
       await page.waitFor(`!!document.querySelector('${sel}')`, v);
       if (sel === '#report') out(name.replace('.png', '.txt'), await page.eval("document.getElementById('report').textContent"));
-      await page.eval("new Promise((r) => setTimeout(r, 300))");
+      if (sel === '#disasm') await page.waitFor("document.getElementById('disasm').dataset.loaded === '1'", 'the disassembly frame');
       await shot(page, name);
     }
     await clean(page, 'views');
