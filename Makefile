@@ -91,6 +91,16 @@ $(BUILD)/%.pic.o: %.c
 $(BUILD)/libjheapctl.so: $(PRELOAD_OBJS)
 	$(CC) -shared -Wl,-z,defs -Wl,-soname,libjheapctl.so -o $@ $^ -ldl -lpthread
 
+# The same library with its test hooks (JHEAPCTL_TESTING: see
+# preload/jheapctl.c), for the tests only; never installed.
+TESTCTL_OBJS := $(PRELOAD_SRCS:%.c=$(BUILD)/tests/%.pic.o)
+$(BUILD)/tests/%.pic.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(PRELOAD_FLAGS) -DJHEAPCTL_TESTING -c -o $@ $<
+
+$(BUILD)/tests/libjheapctl-test.so: $(TESTCTL_OBJS)
+	$(CC) -shared -Wl,-z,defs -Wl,-soname,libjheapctl.so -o $@ $^ -ldl -lpthread
+
 $(BUILD)/tests/%: tests/unit/%.c tests/unit/unit.h $(BUILD)/libjheap.a
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libjheap.a $(LIBS)
@@ -99,7 +109,7 @@ $(BUILD)/tests/tools/%: tests/tools/%.c $(BUILD)/libjheap.a
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libjheap.a $(LIBS)
 
-unit: $(UNIT_BINS) $(TOOL_BINS)
+unit: $(UNIT_BINS) $(TOOL_BINS) $(BUILD)/tests/libjheapctl-test.so
 
 # Unit tests print "N passed, N failed"; the symbolizer's fixtures are
 # compiled at test time into $(BUILD)/fixtures; test_parse_split also reads
@@ -167,4 +177,4 @@ fuzz: $(FUZZ_TARGETS)
 clean:
 	rm -rf $(BUILD)
 
--include $(OBJS:.o=.d) $(PRELOAD_OBJS:.o=.d) $(UNIT_BINS:=.d) $(TOOL_BINS:=.d)
+-include $(OBJS:.o=.d) $(PRELOAD_OBJS:.o=.d) $(TESTCTL_OBJS:.o=.d) $(UNIT_BINS:=.d) $(TOOL_BINS:=.d)
