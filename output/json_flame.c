@@ -131,7 +131,7 @@ static bool small(const struct fnode *nd, double threshold)
 /* Keys kept per stack from its root end: deeper ones are asked again. */
 #define ROOT_KEYS 16
 
-/* The stacks still being added, level by level (build_levels). */
+/* The stacks still being added, level by level (run_levels). */
 struct active {
 	uint32_t *sample;          /* sample ids */
 	uint32_t *nkeys;           /* each stack's number of keys (1 for a
@@ -206,7 +206,7 @@ static int collect(struct ftree *t, struct active *ac)
 		return JH_ENOMEM;
 	struct half h[2] = { { .t = t, .ac = ac, .from = 0, .to = ns / 2 },
 			     { .t = t, .ac = ac, .from = ns / 2, .to = ns } };
-	jh_run_two(collect_half, &h[0], collect_half, &h[1], jh_threads() > 1 && ns >= 32768);
+	jh_run_two(collect_half, &h[0], collect_half, &h[1], jh_threads() > 1 && (ns >= 32768 || jh_threads_forced()));
 	free(h[0].keys);
 	free(h[1].keys);
 	if (h[0].rc || h[1].rc)
@@ -225,24 +225,21 @@ static int collect(struct ftree *t, struct active *ac)
 	return 0;
 }
 
-/* The tree, one level at a time: every stack still going steps to its
- * key at depth D; then the stacks in nodes under the threshold stop,
- * since those nodes are merged whole.  Only the nodes shown and their
- * small children are made, and each step looks up a small table, so a
- * change of view costs about one pass over the stacks. */
-static int build_levels(struct ftree *t, struct active *ac, uint32_t **keys, size_t *cap)
+/* The stacks are parted in two at the first level where no node holds
+ * more than three quarters of them, if there is one before MAX_SPLIT. */
+#define MAX_SPLIT 12
+#define ANCHOR (UINT32_MAX - 5)     /* a part's stand-in for a node of the tree */
+
+/* Takes levels D0, D0+1, ... of the stacks IDX[0..*N) in T (each stack at
+ * ac->node[k] of T) until none goes on or level DMAX; *N is left as the
+ * number still going, first in IDX. */
+static int run_levels(struct ftree *t, struct active *ac, uint32_t *idx, size_t *np,
+		      uint32_t d0, uint32_t dmax, uint32_t **keys, size_t *cap)
 {
 	const struct report *r = t->r;
-	/* ac->node[k] and ac->root are by the stack's first index; IDX lists
-	 * the stacks still going, so nothing else moves */
-	uint32_t *idx = malloc((ac->n + 1) * sizeof(*idx));
-	if (!idx)
-		return JH_ENOMEM;
-	size_t n = ac->n;
-	for (size_t k = 0; k < n; k++)
-		idx[k] = (uint32_t)k;
+	size_t n = *np;
 	int rc = 0;
-	for (uint32_t d = 0; n && !rc; d++) {
+	for (uint32_t d = d0; n && d < dmax && !rc; d++) {
 		/* neighbouring stacks often take the same step */
 		uint32_t last_node = UINT32_MAX, last_key = 0;
 		int64_t last = -1;
@@ -280,12 +277,159 @@ static int build_levels(struct ftree *t, struct active *ac, uint32_t **keys, siz
 		}
 		/* the stacks that go on: longer, and in a node shown */
 		size_t o = 0;
-		for (size_t i = 0; i < n; i++) {
+		for (size_t i = 0; i < n && !rc; i++) {
 			uint32_t k = idx[i];
 			if (ac->nkeys[k] > d + 1 && !small(&t->n[ac->node[k]], t->threshold))
 				idx[o++] = k;
 		}
 		n = o;
+	}
+	*np = n;
+	return rc;
+}
+
+/* One of the two parts of the deeper levels: a tree of its own under
+ * stand-ins for the nodes of the main tree its stacks are in (key ANCHOR,
+ * the main tree's node as parent).  The two parts hold the stacks of
+ * disjoint nodes, so their subtrees never meet. */
+struct part {
+	uint32_t depth;            /* the level it starts at */
+	struct ftree t;
+	struct active *ac;
+	uint32_t *idx;
+	size_t n;
+	uint32_t *keys;
+	size_t cap;
+	int rc;
+};
+
+static void *run_part(void *arg)
+{
+	struct part *pt = arg;
+	pt->rc = run_levels(&pt->t, pt->ac, pt->idx, &pt->n, pt->depth, UINT32_MAX, &pt->keys,
+			    &pt->cap);
+	return NULL;
+}
+
+/* Moves the nodes of part PT (but its stand-ins) into T. */
+static int graft(struct ftree *t, struct part *pt)
+{
+	uint32_t *to = malloc((pt->t.len + 1) * sizeof(*to));
+	if (!to)
+		return JH_ENOMEM;
+	int rc = 0;
+	for (size_t i = 0; i < pt->t.len && !rc; i++) {
+		if (pt->t.n[i].key == ANCHOR) {
+			to[i] = pt->t.n[i].parent;
+			continue;
+		}
+		struct fnode nd = pt->t.n[i];
+		nd.parent = to[nd.parent];
+		rc = JH_PUSH(t->n, t->len, t->cap, nd);
+		to[i] = (uint32_t)t->len - 1;
+	}
+	free(to);
+	return rc;
+}
+
+/* The tree, one level at a time: every stack still going steps to its
+ * key at depth D; then the stacks in nodes under the threshold stop,
+ * since those nodes are merged whole.  Only the nodes shown and their
+ * small children are made, and each step looks up a small table, so a
+ * change of view costs about one pass over the stacks.  Once they spread
+ * over the nodes of a level, the stacks are parted by node into two of
+ * about the same size, each built in a tree of its own (the second in a
+ * thread of its own when there are two cores) and grafted on in order:
+ * every node's sum is of the same stacks in the same order either way. */
+static int build_levels(struct ftree *t, struct active *ac, uint32_t **keys, size_t *cap)
+{
+	uint32_t *idx = malloc((ac->n + 1) * sizeof(*idx));
+	if (!idx)
+		return JH_ENOMEM;
+	size_t n = ac->n;
+	for (size_t k = 0; k < n; k++)
+		idx[k] = (uint32_t)k;
+	/* one level at a time until the stacks spread over the nodes */
+	int rc = 0;
+	uint32_t d = 0;
+	size_t lo = 0, hi = 0;
+	bool spread = false;
+	while (!rc && n && !spread && d < MAX_SPLIT) {
+		rc = run_levels(t, ac, idx, &n, d, d + 1, keys, cap);
+		d++;
+		lo = t->len;
+		hi = 0;
+		for (size_t i = 0; i < n; i++) {
+			uint32_t nd = ac->node[idx[i]];
+			lo = nd < lo ? nd : lo;
+			hi = nd + 1 > hi ? nd + 1 : hi;
+		}
+		/* the most stacks in one node of this level */
+		size_t most = 0, run = 0;
+		uint32_t *cnt = n ? calloc(hi - lo + 1, sizeof(*cnt)) : NULL;
+		if (n && !cnt)
+			rc = JH_ENOMEM;
+		for (size_t i = 0; i < n && cnt; i++) {
+			run = ++cnt[ac->node[idx[i]] - lo];
+			most = run > most ? run : most;
+		}
+		free(cnt);
+		spread = n >= 2 && most * 4 <= n * 3;
+	}
+	if (!rc && n && !spread)
+		rc = run_levels(t, ac, idx, &n, d, UINT32_MAX, keys, cap);
+	/* the stacks going on are all in nodes of level D - 1: [lo, hi) */
+	if (!rc && n) {
+		size_t span = hi - lo;
+		uint32_t *count = calloc(span + 1, sizeof(*count));
+		uint8_t *side = calloc(span + 1, 1);
+		struct part pt[2] = { { .depth = d, .t = { .r = t->r, .threshold = t->threshold }, .ac = ac },
+				      { .depth = d, .t = { .r = t->r, .threshold = t->threshold }, .ac = ac } };
+		pt[0].idx = malloc((n + 1) * sizeof(uint32_t));
+		pt[1].idx = malloc((n + 1) * sizeof(uint32_t));
+		rc = count && side && pt[0].idx && pt[1].idx ? 0 : JH_ENOMEM;
+		/* nodes in order, to the first part until it holds half the stacks */
+		for (size_t i = 0; i < n && !rc; i++)
+			count[ac->node[idx[i]] - lo]++;
+		size_t sum = 0;
+		for (size_t c = 0; c < span && !rc; c++) {
+			side[c] = sum * 2 >= n;
+			sum += count[c];
+		}
+		/* each part's stand-ins, then its stacks moved onto them */
+		uint32_t *local = rc ? NULL : malloc((span + 1) * sizeof(*local));
+		if (!rc && !local)
+			rc = JH_ENOMEM;
+		for (size_t c = 0; c < span && !rc; c++) {
+			if (!count[c])
+				continue;
+			struct part *p = &pt[side[c]];
+			struct fnode a = { .key = ANCHOR, .parent = (uint32_t)(lo + c), .child = UINT32_MAX,
+					   .next = UINT32_MAX, .out = -1 };
+			local[c] = (uint32_t)p->t.len;
+			rc = JH_PUSH(p->t.n, p->t.len, p->t.cap, a);
+		}
+		for (size_t i = 0; i < n && !rc; i++) {
+			uint32_t k = idx[i], c = ac->node[k] - (uint32_t)lo;
+			struct part *p = &pt[side[c]];
+			ac->node[k] = local[c];
+			p->idx[p->n++] = k;
+		}
+		if (!rc) {
+			jh_run_two(run_part, &pt[0], run_part, &pt[1], jh_threads() > 1 && (n >= 32768 || jh_threads_forced()));
+			rc = pt[0].rc ? pt[0].rc : pt[1].rc;
+		}
+		for (int h = 0; h < 2 && !rc; h++)
+			rc = graft(t, &pt[h]);
+		for (int h = 0; h < 2; h++) {
+			free(pt[h].t.n);
+			free(pt[h].t.slots);
+			free(pt[h].idx);
+			free(pt[h].keys);
+		}
+		free(local);
+		free(count);
+		free(side);
 	}
 	free(idx);
 	return rc;
