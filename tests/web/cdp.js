@@ -33,6 +33,11 @@ async function launch(opts = {}) {
     { stdio: ['ignore', 'ignore', 'pipe', 'pipe', 'pipe'] });
   let stderr = '';
   child.stderr.on('data', (d) => { stderr = (stderr + d).slice(-8000); });
+  // chromium never outlives this script, however it ends (timeout(1)'s
+  // SIGTERM included)
+  const killChild = () => { try { child.kill('SIGKILL'); } catch (e) { /* gone */ } };
+  process.on('exit', killChild);
+  for (const sig of ['SIGTERM', 'SIGINT', 'SIGHUP']) process.on(sig, () => { killChild(); process.exit(1); });
   const out = child.stdio[3], inp = child.stdio[4];
   let id = 0, buf = Buffer.alloc(0), exited = false;
   const pending = new Map(), listeners = new Set();
