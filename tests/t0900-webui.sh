@@ -293,12 +293,15 @@ test_expect_success HTTPD,BROWSER 'live: the timeline grows with Dump now and wi
 	cc -O0 -g -o w_ctl "$SRCDIR/testdata/w_ctl.c" &&
 	bg prog "$JHEAP" record -q --sample=1 --dir=live -- ./w_ctl && wait_line prog.out "^ready\$" &&
 	pid=$(cat prog.pid) &&
-	serve lv ./w_ctl --pid=$pid || return 1
-	( ui live lv >live.log 2>&1; echo $? >live.rc ) &
-	for _ in $(seq 1200); do test -e live-ready && break; test -e live.rc && break; sleep 0.1; done &&
-	test -e live-ready && "$JHEAP" dump $pid >dumped &&
-	for _ in $(seq 3000); do test -e live.rc && break; sleep 0.1; done &&
-	cat live.log && test "$(cat live.rc)" = 0 &&
+	serve lv ./w_ctl --pid=$pid &&
+	bg liveui timeout 600 node "$TEST_DIRECTORY/web/ui_test.js" live "$(cat lv.base)" "$TRASH_DIRECTORY" &&
+	ui=$(cat liveui.pid) &&
+	for _ in $(seq 1200); do test -e live-ready && break; kill -0 $ui 2>/dev/null || break; sleep 0.1; done &&
+	cat liveui.out liveui.err && test -e live-ready &&
+	"$JHEAP" dump $pid >dumped &&
+	for _ in $(seq 3000); do kill -0 $ui 2>/dev/null || break; sleep 0.1; done &&
+	cat liveui.out liveui.err && ! kill -0 $ui 2>/dev/null &&
+	test -s live-2.txt && ! grep "not ok" liveui.err &&
 	test "$(ls live/*.heap | wc -l)" -ge 3 &&
 	stop lv
 '
