@@ -388,6 +388,63 @@ effect_perf_map() {
 	"$JHEAP" --collapsed --perf-map=jit.map jit.heap >out 2>/dev/null &&
 	grep -qx "Builtin:jsGrow;LazyCompile:\*jsAlloc app.js:1 4096" out
 }
+# the web UI: serve NAME ARGS... runs jheap --http=127.0.0.1:0 ARGS in the
+# background (test_bg NAME) until it says where it serves; its base URL
+# in NAME.base.  stop_web NAME: Ctrl-C, and the server ends with status 0.
+serve() {
+	local name=$1
+	shift
+	test_bg "$name" 300 "${WEB_JHEAP:-$JHEAP}" --http=127.0.0.1:0 "$@" &&
+	test_bg_until "$name" "the server to say where it serves" \
+		test_file_line_ "$name.err" "serving the web UI on http://127\\.0\\.0\\.1:[0-9]+/ui/" &&
+	sed -n "s|.*serving the web UI on \\(http://127.0.0.1:[0-9]*\\)/ui/.*|\\1|p" "$name.err" >"$name.base" &&
+	test -s "$name.base"
+}
+stop_web() {
+	kill -INT "$(cat "$1.pid")" && test_bg_wait "$1" && test "$(cat "$1.status")" = 0 &&
+	grep -q "^jheap: the web UI stopped\$" "$1.err"
+}
+web_prereq() {
+	test_have_prog curl && ldconfig -p | grep -q "libmicrohttpd.so.12 " ||
+	{ echo "curl or libmicrohttpd12 missing: not checked"; return 1; }
+}
+effect_http() {
+	web_prereq || return 0
+	serve web --no_browser "$H" &&
+	curl -s -o page "$(cat web.base)/ui/" && grep -q "<title>jheap</title>" page &&
+	stop_web web
+}
+effect_no_browser() {
+	web_prereq || return 0
+	# a browser that cannot start: jheap says so when it tries, before it
+	# waits for Ctrl-C, so its absence after the server ended is certain
+	printf "#!/bin/sh\nBROWSER=/nonexistent/browser PATH=/nonexistent exec \"%s\" \"\$@\"\n" "$JHEAP" >nobrowser &&
+	chmod +x nobrowser &&
+	WEB_JHEAP=./nobrowser serve open "$H" &&
+	stop_web open &&
+	grep -q "^jheap: cannot open .$(cat open.base)/ui/. in a browser" open.err &&
+	WEB_JHEAP=./nobrowser serve closed --no_browser "$H" &&
+	stop_web closed &&
+	! grep -q "in a browser" closed.err
+}
+effect_pid() {
+	web_prereq || return 0
+	# a program under jheap record, with one dump taken: the timeline of
+	# its dumps
+	rm -rf live &&
+	test_bg rec 300 "$JHEAP" record -q --sample=1 --dir=live -- sleep 600 &&
+	test_wait "$TEST_WAIT" "sleep to start under jheap record" pgrep -P "$(cat rec.pid)" &&
+	pid=$(pgrep -P "$(cat rec.pid)") &&
+	test_wait "$TEST_WAIT" "the control socket of process $pid" "$JHEAP" ctl "$pid" status &&
+	"$JHEAP" dump "$pid" >dumped && test "$(ls live/*.heap | wc -l)" = 1 &&
+	serve live --no_browser --pid="$pid" &&
+	curl -s -o timeline "$(cat live.base)/data/timeline" &&
+	grep -q "\"pid\":$pid," timeline &&
+	test "$(grep -o "\"name\":" timeline | wc -l)" = 1 &&
+	grep -q "\"name\":\"$(basename "$(cat dumped)")\"" timeline &&
+	grep -q "\"inuse_space\":$(want_sum "$(cat dumped)" inuse_space)[.,]" timeline &&
+	stop_web live
+}
 effect_no_symbolize() {
 	"$JHEAP" --show_bytes --no-symbolize "$H" >out &&
 	grep -q " w_basic+0x[0-9a-f]*\$" out && ! grep -q alloc_malloc out &&
