@@ -23,6 +23,21 @@ static bool contains(const char *s, size_t n, const char *needle)
 	return memmem(s, n, needle, strlen(needle)) != NULL;
 }
 
+/* Records with no stack in a gperftools profile are left out of every
+ * total, as jeprof leaves them out; said once, at the first of them. */
+static void warn_nostack(struct parser *ps)
+{
+	if (!ps->nostack_n)
+		return;
+	unsigned long l = ps->lineno;
+	ps->lineno = ps->nostack_line;
+	pwarn(ps, "%lu record%s with no stack (%.0f bytes in use) left out of the totals, as jeprof leaves %s out",
+	      ps->nostack_n, ps->nostack_n == 1 ? "" : "s", ps->nostack_bytes,
+	      ps->nostack_n == 1 ? "it" : "them");
+	ps->lineno = l;
+	ps->nostack_n = 0;
+}
+
 int parse_gperf(struct parser *ps, const char *hdr, size_t hlen)
 {
 	struct profile *p = ps->p;
@@ -34,6 +49,7 @@ int parse_gperf(struct parser *ps, const char *hdr, size_t hlen)
 	p->format = PF_FMT_GPERF;
 	ps->all_return = true;
 	ps->whole = true;
+	bool go = false;
 	skip_sp(&s, e);
 	if (s < e && *s == '@') {
 		s++;
@@ -62,6 +78,7 @@ int parse_gperf(struct parser *ps, const char *hdr, size_t hlen)
 			 * N/2 (jeprof as v1, for a tcmalloc format gone since) */
 			ps->uk = UNSAMPLE_V2;
 			ps->rate = (double)(period / 2);
+			go = true;
 		} else {
 			ps->uk = UNSAMPLE_V1;
 			ps->rate = has_period ? (double)period / 2 : 131072;
@@ -79,13 +96,29 @@ int parse_gperf(struct parser *ps, const char *hdr, size_t hlen)
 		/* '#': Go's comments (each stack's frames, runtime.MemStats) */
 		if (!len || line[0] == '#')
 			continue;
-		if (starts(line, len, "MAPPED_LIBRARIES:") || section(line, len, "Memory map:"))
+		if (starts(line, len, "MAPPED_LIBRARIES:") || section(line, len, "Memory map:")) {
+			warn_nostack(ps);
 			return read_maps(ps);
+		}
 		s = line;
 		e = line + len;
 		double v[PF_NVALUES];
 		if (read_counts(ps, &s, e, v) || expect_char(ps, &s, e, '@', "before the stack") ||
-		    adjust(ps, v) || add_sums(ps, v))
+		    adjust(ps, v))
+			return JH_EFORMAT;
+		skip_sp(&s, e);
+		if (s == e && !go) {
+			/* jeprof's (and gperftools' own pprof's) entry pattern
+			 * wants a frame after '@': a record without one is not in
+			 * their totals.  Go's runtime writes one for allocations
+			 * it could not unwind, and go tool pprof, the only reader
+			 * of those, keeps it: so does jheap. */
+			if (!ps->nostack_n++)
+				ps->nostack_line = ps->lineno;
+			ps->nostack_bytes += v[PF_INUSE_SPACE];
+			continue;
+		}
+		if (add_sums(ps, v))
 			return JH_EFORMAT;
 		if (read_stack(ps, s, e))
 			return JH_EFORMAT;
@@ -93,5 +126,6 @@ int parse_gperf(struct parser *ps, const char *hdr, size_t hlen)
 			p->samples[ps->cur].v[j] += v[j];
 		ps->cur_has_counts = true;
 	}
+	warn_nostack(ps);
 	return r;
 }

@@ -82,6 +82,11 @@ struct parser {
 	size_t counts_len;
 	double counts_v[PF_NVALUES];
 	double sum[PF_NVALUES];  /* of the records read (PARSE_MAX_VALUE) */
+	/* gperftools records with nothing after '@', left out as jeprof
+	 * leaves them out (parse_gperf): how many, their in-use bytes and
+	 * the first one's line */
+	unsigned long nostack_n, nostack_line;
+	double nostack_bytes;
 };
 
 /* Defined in parse.c, used by its other files too. */

@@ -61,6 +61,22 @@ test_expect_success JEPROF 'the totals are jeprof'"'"'s' '
 	done
 '
 
+test_expect_success JEPROF 'a record with no stack is left out of the totals, as jeprof does, and said' '
+	# gperftools writes "@" and nothing after when it could not unwind;
+	# jeprof'"'"'s entry pattern wants a frame, so its totals leave it out
+	awk "NR == 2 { print \"     1:       64 [     1:       64] @\" }
+	     /^MAPPED_LIBRARIES:/ { print \"     2:      128 [     2:      128] @   \" }
+	     { print }" live.heap >nostack.heap &&
+	grep -c "@ *\$" nostack.heap >n && echo 2 >n.expect && test_cmp n.expect n &&
+	"$JHEAP" --text --show_bytes nostack.heap >text 2>err &&
+	head -n 1 text >total.jheap &&
+	"$JEPROF" --text --show_bytes "$PY" nostack.heap 2>/dev/null | head -n 1 >total.jeprof &&
+	test_cmp total.jeprof total.jheap &&
+	"$JHEAP" --text --show_bytes live.heap | head -n 1 >total.live &&
+	test_cmp total.live total.jheap &&
+	grep -q "nostack.heap:2: 2 records with no stack (192 bytes in use) left out of the totals" err
+'
+
 test_expect_success JEPROF '--raw names the first frames for jeprof too' '
 	"$JHEAP" --raw live.heap >live.sym &&
 	"$JHEAP" --text --show_bytes live.sym >from_raw &&
