@@ -188,6 +188,7 @@ static int run(struct driver *r, int argc, char **argv)
 		fprintf(stderr, "jheap: %s\nTry 'jheap --help' for more information.\n", err);
 		return EXIT_USAGE;
 	}
+	driver_init(r);
 	if (c->help) {
 		cli_help(stdout);
 		return EXIT_OK;
@@ -252,7 +253,7 @@ static int run(struct driver *r, int argc, char **argv)
 		if (all)
 			jh_qsort(c->args + first, c->nargs - first, sizeof(*c->args), cmp_sequence);
 	}
-	r->want_ranges = shell_wanted(c);
+	r->model.want_ranges = shell_wanted(c);
 	rc = driver_load(r, binary, (const char *const *)c->args + first, c->nargs - first, c);
 	if (rc)
 		goto out;
@@ -281,7 +282,6 @@ int main(int argc, char **argv)
 	struct driver r = { 0 };
 	fdlimit_raise();
 	sigbus_install();
-	driver_init(&r);
 	int rc = run(&r, argc, argv);
 	cli_release(&r.cli);
 	if (fflush(stdout) || ferror(stdout)) {
