@@ -512,11 +512,6 @@ static int report_thread(struct driver *r, const struct cli *c, const struct pro
 static int report_threads(struct driver *r, const struct cli *c, const struct profile *p,
 			  FILE *out)
 {
-	if (c->mode != MODE_TEXT && c->mode != MODE_DOT && c->mode != MODE_COLLAPSED &&
-	    c->mode != MODE_CALLGRIND && c->mode != MODE_TRACES && c->mode != MODE_TREE) {
-		fprintf(stderr, "jheap: --thread='*' writes one report per thread and works with --text, --traces, --tree, --dot, --collapsed and --callgrind; pick one thread for this format\n");
-		return EXIT_USAGE;
-	}
 	struct threadview tv;
 	if (threadview_init(&tv, p, NULL)) {
 		fprintf(stderr, "jheap: out of memory\n");
@@ -631,6 +626,11 @@ static int report_one(struct driver *r, const struct cli *c, const struct profil
 
 int driver_write(struct driver *d, const struct cli *o, FILE *out)
 {
+	char err[512];
+	if (cli_check_report(o, err, sizeof(err))) {
+		fprintf(stderr, "jheap: %s\n", err);
+		return EXIT_USAGE;
+	}
 	if (!d->model.loaded) {
 		fprintf(stderr, "jheap: no profile is loaded\n");
 		return EXIT_DATA;

@@ -219,32 +219,13 @@ static int run(struct driver *r, int argc, char **argv)
 	}
 	if (c->mode == MODE_SYMBOLS)
 		return run_symbols(r, binary);
-	if (first >= c->nargs) {
-		fprintf(stderr, "jheap: no profile given\nUsage: jheap [OPTIONS] [BINARY] PROFILE...\n");
-		return EXIT_USAGE;
-	}
 	int rc = EXIT_OK;
-	if (c->interactive && (c->mode_set || c->output || c->growth)) {
-		fprintf(stderr, "jheap: --interactive opens the shell; it does not combine with an output format, -o or --growth\n");
+	if (cli_check(c, c->nargs - first, err, sizeof(err))) {
+		fprintf(stderr, "jheap: %s\n", err);
 		rc = EXIT_USAGE;
 		goto out;
 	}
 	if (c->growth) {
-		if (c->nbases || c->thread) {
-			fprintf(stderr, "jheap: --growth reads a series of dumps of one process; it does not combine with --base or --thread\n");
-			rc = EXIT_USAGE;
-			goto out;
-		}
-		if (c->mode == MODE_RAW || c->mode == MODE_LIST) {
-			fprintf(stderr, "jheap: --growth works with --text, --collapsed, --flamegraph, --proto, --dot, --callgrind and --speedscope\n");
-			rc = EXIT_USAGE;
-			goto out;
-		}
-		if (c->nargs - first < 2) {
-			fprintf(stderr, "jheap: --growth needs at least two dumps, oldest first\n");
-			rc = EXIT_USAGE;
-			goto out;
-		}
 		/* a glob sorts a.10.i10 before a.2.i2: order jemalloc's dumps by
 		 * their sequence number when every name carries one */
 		bool all = true;
