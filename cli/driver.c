@@ -9,7 +9,7 @@
 #include "analyzer/aggregate.h"
 #include "analyzer/parse.h"
 #include "analyzer/threadview.h"
-#include "cli/addlib.h"
+#include "symbolize/addlib.h"
 #include "cli/browser.h"
 #include "cli/console.h"
 #include "cli/driver.h"
@@ -604,7 +604,8 @@ static int report_one(struct driver *r, const struct cli *c, const struct profil
 		.series = c->mode == MODE_TEXT ? r->model.growth : NULL,
 		.nodefraction_set = c->nodefraction_set,
 		.source_dirs = (const char *const *)c->source_dirs,
-		.disasm_cache = r->out.disasm_cache, .note = report_note, .ctx = &r->con,
+		.disasm_cache = r->out.disasm_cache, .note = report_note, .warn = warn_line,
+		.ctx = &r->con,
 	};
 	char err[1024] = "";
 	int rc = EXIT_OK;
