@@ -5,7 +5,7 @@
  * symbolized form ("--- symbol" ... "--- heap" + one of the others), any
  * of these gzip-compressed, and pprof's profile.proto, gzip-compressed or
  * not (read by analyzer/pprof.c, whose values are never unsampled).  Every
- * counts pair is unsampled as it is read (spec section 2).  Addresses and
+ * counts pair is unsampled as it is read (analyzer/unsample.h).  Addresses and
  * mappings only: symbolization comes later.  Gzip input, protobuf or text,
  * is inflated with zlib (pprof_inflate) before it is told apart.  Which
  * frames are return addresses is decided here, once per format (the

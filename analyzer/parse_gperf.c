@@ -4,8 +4,8 @@
  *
  * The header line holds the totals and, after '@', the kind and the
  * sampling period ("heap_v2/524288", "heap/1048576", "heapprofile"),
- * which decide how the counts are unsampled: spec/jeprof-format.md
- * section 2, and Go's rule below.  Each record is one line, the counts
+ * which decide how the counts are unsampled: jeprof's AdjustSamples
+ * (analyzer/unsample.h), and Go's rule below.  Each record is one line, the counts
  * then '@' and the stack, every frame of which is a return address.
  * The maps section follows, as in a heap_v2 dump.
  */

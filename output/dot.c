@@ -1,5 +1,6 @@
 /*
- * --dot: jeprof's call graph in graphviz's language (spec section 4.4), and
+ * --dot: jeprof's call graph in graphviz's language (sub PrintDot in
+ * jemalloc's bin/jeprof.in, /usr/bin/jeprof; tests/t0330-dot.sh), and
  * --svg/--pdf/--png: the same text rendered by graphviz's "dot" program.
  *
  * Nodes are the aggregate's keys (flat and cum with recursion counted once);
