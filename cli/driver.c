@@ -14,6 +14,7 @@
 #include "cli/console.h"
 #include "cli/driver.h"
 #include "cli/remote.h"
+#include "cli/url.h"
 #include "lib/errors.h"
 #include "output/disasm.h"
 #include "output/outfile.h"
@@ -139,10 +140,31 @@ static void core_idle(void *ctx)
 
 static const char *program_name(const struct profile *p, const char *binary);
 
-static int load(struct driver *r, struct profile *dst, const char *path, double sign)
+static void free_shown(struct driver_inputs *in)
+{
+	for (size_t i = 0; in->shown_paths && in->shown_paths[i]; i++)
+		free(in->shown_paths[i]);
+	free(in->shown_paths);
+	in->shown_paths = NULL;
+}
+
+/* Reads PATH (a file, "-" or a URL) and merges it into DST with SIGN.
+ * *SHOWN, when SHOWN is not NULL, gets the name reports give PATH: a
+ * URL's saved copy (which --raw reads again), or the URL without user
+ * information when it was not saved; else PATH; malloc'd. */
+static int load(struct driver *r, struct profile *dst, const char *path, double sign,
+		char **shown)
 {
 	struct profile one;
-	char err[1024];
+	char err[1024], saved[4096] = "";
+	bool url = remote_is_url(path);
+	char name[URL_MAX];   /* PATH in messages: a URL without user information */
+	if (url)
+		url_redact(name, sizeof(name), path);
+	else
+		snprintf(name, sizeof(name), "%s", path);
+	if (shown)
+		*shown = NULL;
 	if (profile_init(&one)) {
 		fprintf(stderr, "jheap: out of memory\n");
 		return EXIT_DATA;
@@ -150,12 +172,14 @@ static int load(struct driver *r, struct profile *dst, const char *path, double 
 	bool truncated = false;
 	struct parse_options po = { .warn = driver_warn, .ctx = r, .progress = parse_progress,
 				    .core_idle = core_idle, .truncated = &truncated };
-	int rc = remote_is_url(path)
-		? remote_load(&one, path, &r->in.remote, &po, err, sizeof(err))
+	int rc = url
+		? remote_load(&one, path, &r->in.remote, &po, saved, sizeof(saved), err, sizeof(err))
 		: parse_file(&one, strcmp(path, "-") ? path : "/dev/stdin", &po, err, sizeof(err));
 	console_clear(&r->con);
 	if (truncated)
 		r->degraded = true;   /* the report is of what the file holds: exit status 1 */
+	if (!rc && shown && !(*shown = strdup(saved[0] ? saved : name)))
+		rc = jh_err(err, sizeof(err), JH_ENOMEM, "out of memory");
 	if (rc) {
 		fprintf(stderr, "jheap: %s\n", err);
 		profile_release(&one);
@@ -164,15 +188,15 @@ static int load(struct driver *r, struct profile *dst, const char *path, double 
 	if (sign < 0 && r->cli.thread && one.nsamples && !one.ntvals) {
 		/* its values cannot be taken from each thread's share */
 		fprintf(stderr, "jheap: --thread: the --base profile '%s' has no per-thread values (%s): it cannot be subtracted thread by thread; leave out --thread or --base\n",
-			path, one.format == PF_FMT_PPROF ? "a pprof profile" : "no 't' lines");
+			name, one.format == PF_FMT_PPROF ? "a pprof profile" : "no 't' lines");
 		profile_release(&one);
 		return EXIT_DATA;
 	}
 	const char *was = program_name(dst, NULL), *base = program_name(&one, NULL);
 	if (sign < 0 && *was && *base && strcmp(was, base)) {
-		char msg[1200];
+		char msg[URL_MAX + 2400];
 		snprintf(msg, sizeof(msg), "the base profile '%s' is of '%s', the profile of '%s': the difference is between two programs",
-			 path, base, was);
+			 name, base, was);
 		console_warn(&r->con, msg);
 	}
 	if (sign > 0 && dst->format == PF_FMT_NONE && !dst->nsamples && !dst->nmaps &&
@@ -249,20 +273,21 @@ static int open_caches(struct driver_symbols *sym, const struct cli *c, char *wh
 
 /* Parses PATHS and C's --base profiles into P, each merged as it is
  * read (a growth snapshot after each PATH), with the binary opened beside
- * the parse.  Returns an exit status. */
+ * the parse; SHOWN[i] gets the name reports give PATHS[i] (load()).
+ * Returns an exit status. */
 static int parse_all(struct driver *r, struct profile *p, const char *const *paths,
-		     size_t npaths, const struct cli *c)
+		     size_t npaths, char **shown, const struct cli *c)
 {
 	int rc = EXIT_OK;
 	for (size_t i = 0; i < npaths && !rc; i++) {
-		rc = load(r, p, paths[i], 1);
+		rc = load(r, p, paths[i], 1, &shown[i]);
 		if (!rc && c->growth && growth_snapshot(&r->model.g, p)) {
 			fprintf(stderr, "jheap: out of memory\n");
 			rc = EXIT_DATA;
 		}
 	}
 	for (size_t i = 0; i < c->nbases && !rc; i++)
-		rc = load(r, p, c->bases[i], -1);
+		rc = load(r, p, c->bases[i], -1, NULL);
 	symbolize_preload_finish(r->sym.pre);
 	r->sym.pre = NULL;
 	r->sym.pre_sc = NULL;
@@ -288,12 +313,38 @@ static int add_libs(struct console *con, struct profile *p, const struct cli *c)
 	return EXIT_OK;
 }
 
-/* Symbolizes P with the caches of R, folds it by symbol (by address for
- * --addresses) and finishes --growth's series; *RANGES: whether P has
- * the function ranges of --disasm.  Prints what the run should know (a
- * wrong binary, a symbolized profile's names); returns an exit status. */
+/* The names of JIT code: --perf-map, else the first dump's own (of
+ * PATHS); *PM NULL when none.  Returns an exit status. */
+static int open_perfmap(struct console *con, const char *const *paths, size_t npaths,
+			const struct cli *c, struct perfmap **pm)
+{
+	char err[1200];
+	*pm = NULL;
+	if (!c->no_symbolize && c->perf_map &&
+	    perfmap_open(c->perf_map, (uid_t)-1, pm, err, sizeof(err))) {
+		fprintf(stderr, "jheap: --perf-map: %s\n", err);
+		return EXIT_DATA;
+	}
+	if (!c->no_symbolize && !c->perf_map && npaths && !remote_is_url(paths[0])) {
+		err[0] = '\0';
+		if (perfmap_for_dump(paths[0], pm, err, sizeof(err)) == JH_ENOMEM) {
+			fprintf(stderr, "jheap: out of memory\n");
+			return EXIT_DATA;
+		}
+		if (err[0])
+			console_warn(con, err);
+	}
+	return EXIT_OK;
+}
+
+/* Symbolizes P with the caches of R (and the JIT names of
+ * open_perfmap()), folds it by symbol (by address for --addresses) and
+ * finishes --growth's series; *RANGES: whether P has the function ranges
+ * of --disasm.  Prints what the run should know (a wrong binary, a
+ * symbolized profile's names); returns an exit status. */
 static int symbolize_model(struct driver *r, struct profile *p, const char *binary,
-			   const struct cli *c, bool *ranges)
+			   const char *const *paths, size_t npaths, const struct cli *c,
+			   bool *ranges)
 {
 	char err[1024];
 	struct symbolize_options so = {
@@ -304,9 +355,15 @@ static int symbolize_model(struct driver *r, struct profile *p, const char *bina
 		.symcache_opts = { .debuginfo_dirs = c->debuginfo_dirs },
 		.ranges = driver_needs_ranges(c) || r->model.want_ranges,
 	};
+	struct perfmap *pm;
+	if (open_perfmap(&r->con, paths, npaths, c, &pm))
+		return EXIT_DATA;
+	so.perfmap = pm;
 	struct symbolize_stats st;
 	uint32_t *remap = NULL;
-	if (symbolize_profile(p, r->sym.sc, &so, &st, err, sizeof(err)) ||
+	int src = symbolize_profile(p, r->sym.sc, &so, &st, err, sizeof(err));
+	perfmap_free(pm);
+	if (src ||
 	    (profile_fold_by_symbol(p, c->gran == GRAN_ADDRESSES, &remap) &&
 	     jh_err(err, sizeof(err), JH_ENOMEM, "out of memory")) ||
 	    (c->growth && growth_finish(&r->model.g, p, remap) &&
@@ -350,6 +407,13 @@ int driver_load(struct driver *r, const char *binary, const char *const *paths,
 		fprintf(stderr, "jheap: out of memory\n");
 		return EXIT_DATA;
 	}
+	/* the names reports give the profiles (load()) */
+	char **shown = calloc(npaths + 1, sizeof(*shown));
+	if (!shown) {
+		fprintf(stderr, "jheap: out of memory\n");
+		profile_release(&p);
+		return EXIT_DATA;
+	}
 	if (c->growth) {
 		growth_release(&r->model.g);
 		growth_init(&r->model.g);
@@ -369,7 +433,7 @@ int driver_load(struct driver *r, const char *binary, const char *const *paths,
 		r->sym.pre_dc = r->sym.dc;
 		r->sym.pre_binary = binary;
 	}
-	rc = parse_all(r, &p, paths, npaths, c);
+	rc = parse_all(r, &p, paths, npaths, shown, c);
 	/* names from the server of the first URL, for files not here */
 	const char *url = rc || binary || c->no_symbolize ? NULL
 		: remote_first_url(paths, npaths, (const char *const *)c->bases, c->nbases);
@@ -398,7 +462,7 @@ int driver_load(struct driver *r, const char *binary, const char *const *paths,
 		goto out;
 	}
 	bool ranges;
-	if ((rc = symbolize_model(r, &p, binary, c, &ranges)))
+	if ((rc = symbolize_model(r, &p, binary, paths, npaths, c, &ranges)))
 		goto out;
 	/* the new model replaces the one before */
 	aggcache_clear(&r->aggs);
@@ -411,10 +475,17 @@ int driver_load(struct driver *r, const char *binary, const char *const *paths,
 	r->in.binary = binary;
 	r->in.paths = paths;
 	r->in.npaths = npaths;
+	free_shown(&r->in);
+	r->in.shown_paths = shown;
+	shown = NULL;
 	r->in.nbases = c->nbases;
 	r->out.noted = c->no_symbolize;
 	return EXIT_OK;
 out:
+	if (shown)
+		for (size_t i = 0; i < npaths; i++)
+			free(shown[i]);
+	free(shown);
 	profile_release(&p);
 	return rc;
 }
@@ -466,6 +537,8 @@ static enum report_format format_of(enum output_mode m)
 	case MODE_TRACES: return REPORT_TRACES;
 	case MODE_TREE: return REPORT_TREE;
 	case MODE_WEBLIST: return REPORT_WEBLIST;
+	case MODE_JSON_TOP: return REPORT_JSON_TOP;
+	case MODE_JSON_FLAME: return REPORT_JSON_FLAME;
 	}
 	return REPORT_TEXT;
 }
@@ -598,7 +671,8 @@ static int report_one(struct driver *r, const struct cli *c, const struct profil
 		.diff = r->in.nbases > 0, .no_symbolize = c->no_symbolize,
 		.nodecount = c->nodecount, .nodefraction = c->nodefraction,
 		.edgefraction = c->edgefraction, .maxdegree = c->maxdegree,
-		.program = program_name(p, r->in.binary), .profile_paths = r->in.paths,
+		.program = program_name(p, r->in.binary),
+		.profile_paths = (const char *const *)r->in.shown_paths,
 		.thread = thread, .list = c->list, .disasm = c->disasm, .peek = c->peek,
 		.weblist = c->weblist, .growth = r->model.growth != NULL,
 		.series = c->mode == MODE_TEXT ? r->model.growth : NULL,
@@ -713,5 +787,6 @@ void driver_release(struct driver *d)
 	if (d->model.loaded)
 		profile_release(&d->model.p);
 	d->model.loaded = false;
+	free_shown(&d->in);
 	driver_stage_done(d, "free");
 }

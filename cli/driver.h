@@ -53,6 +53,8 @@ struct driver_inputs {
 	const char *binary;             /* BINARY as typed, or NULL */
 	const char *const *paths;       /* the PROFILE arguments, NULL-terminated */
 	size_t npaths;
+	char **shown_paths;             /* the paths as reports name them (a URL's
+	                                   saved copy), NULL-terminated, malloc'd */
 	size_t nbases;                  /* --base profiles merged into the model */
 	struct remote_options remote;   /* for PROFILEs that are URLs */
 };

@@ -1,4 +1,5 @@
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include "cli/options.h"
 #include "lib/errors.h"
@@ -9,9 +10,9 @@ enum opt_id {
 	O_EDGEFRACTION, O_MAXDEGREE, O_THREAD, O_LIST, O_DISASM, O_SOURCE_DIR, O_GROWTH, O_FOCUS, O_IGNORE, O_RETAIN, O_EXCLUDE, O_INUSE_SPACE, O_INUSE_OBJECTS, O_ALLOC_SPACE, O_ALLOC_OBJECTS,
 	O_SHOW_BYTES, O_FUNCTIONS, O_LINES, O_FILES, O_ADDRESSES, O_CUM,
 	O_NODECOUNT, O_FULL_NAMES, O_KEEP_ALLOCATOR, O_ALLOCATOR, O_BASE, O_DROP_NEGATIVE,
-	O_DEBUGINFO_DIR, O_LIB_PREFIX, O_SECONDS, O_NO_SYMBOLIZE, O_NO_CACHE, O_OUTPUT, O_QUIET,
+	O_DEBUGINFO_DIR, O_PERF_MAP, O_LIB_PREFIX, O_SECONDS, O_NO_SYMBOLIZE, O_NO_CACHE, O_OUTPUT, O_QUIET,
 	O_HELP, O_VERSION, O_TRACES, O_TREE, O_PEEK, O_WEB, O_WEBLIST, O_GIF, O_PS, O_ADD_LIB,
-	O_INTERACTIVE,
+	O_INTERACTIVE, O_HTTP, O_NO_BROWSER, O_PID,
 };
 
 struct option_def {
@@ -44,6 +45,9 @@ static const struct option_def options[] = {
 	{ "gif", 0, O_GIF, NULL, "the call graph rendered as GIF (needs graphviz)" },
 	{ "ps", 0, O_PS, NULL, "the call graph rendered as PostScript (needs graphviz)" },
 	{ "interactive", 0, O_INTERACTIVE, NULL, "open the shell even when not on a terminal" },
+	{ "http", 0, O_HTTP, "[HOST]:PORT", "serve the web UI on HOST:PORT (127.0.0.1 when HOST is empty; :0 picks a port)" },
+	{ "no_browser", 0, O_NO_BROWSER, NULL, "with --http, do not open a browser" },
+	{ "pid", 0, O_PID, "PID", "with --http, a live timeline of the dumps of process PID under jheap record" },
 	{ "symbols", 0, O_SYMBOLS, NULL, "read maps and addresses on standard input, print each address's function" },
 	{ "nodefraction", 0, O_NODEFRACTION, "F", "call graph: hide nodes below this fraction of the total (0.005)" },
 	{ "edgefraction", 0, O_EDGEFRACTION, "F", "call graph: hide edges below this fraction of the total (0.001)" },
@@ -74,6 +78,7 @@ static const struct option_def options[] = {
 	{ "base", 0, O_BASE, "FILE", "subtract the profile FILE or URL (repeatable)" },
 	{ "drop_negative", 0, O_DROP_NEGATIVE, NULL, "with --base, clamp negative values to zero" },
 	{ "debuginfo-dir", 0, O_DEBUGINFO_DIR, "DIR", "also look for separate debug files in DIR (repeatable)" },
+	{ "perf-map", 0, O_PERF_MAP, "FILE", "name JIT-compiled code from FILE, a perf map (/tmp/perf-PID.map)" },
 	{ "lib_prefix", 0, O_LIB_PREFIX, "DIRS", "look for libraries under these comma-separated folders first" },
 	{ "seconds", 0, O_SECONDS, "N", "a URL's /pprof/profile collects for N seconds (30)" },
 	{ "add_lib", 0, O_ADD_LIB, "FILE", "look up addresses no mapping covers in FILE's code, loaded at its link-time address" },
@@ -229,6 +234,9 @@ static int apply(struct cli *c, const struct option_def *o, char *val, int *nval
 	case O_PS: return set_mode(c, MODE_PS, nmode, err, errlen);
 	case O_ADD_LIB: return push(&c->add_libs, &c->nadd_libs, val);
 	case O_INTERACTIVE: c->interactive = true; return 0;
+	case O_HTTP: c->http = val; return 0;
+	case O_NO_BROWSER: c->no_browser = true; return 0;
+	case O_PID: c->pid = val; return 0;
 	case O_SOURCE_DIR: return push(&c->source_dirs, &c->nsource, val);
 	case O_FOCUS: c->focus = val; return 0;
 	case O_IGNORE: c->ignore = val; return 0;
@@ -240,6 +248,7 @@ static int apply(struct cli *c, const struct option_def *o, char *val, int *nval
 	case O_BASE: return push(&c->bases, &c->nbases, val);
 	case O_DROP_NEGATIVE: c->drop_negative = true; return 0;
 	case O_DEBUGINFO_DIR: return push(&c->debuginfo_dirs, &c->ndebug, val);
+	case O_PERF_MAP: c->perf_map = val; return 0;
 	case O_LIB_PREFIX:
 		/* comma-separated; trailing slashes removed as jeprof does */
 		for (char *s = strtok(val, ","); s; s = strtok(NULL, ",")) {
@@ -347,8 +356,34 @@ int cli_check_report(const struct cli *c, char *err, size_t errlen)
 	return 0;
 }
 
+/* --http, --pid, --no_browser: the web UI's own rules. */
+static int check_http(const struct cli *c, size_t nprofiles, char *err, size_t errlen)
+{
+	if (!c->http)
+		return jh_err(err, errlen, JH_EUSAGE, "--%s goes with --http=[HOST]:PORT",
+			      c->pid ? "pid" : "no_browser");
+	if (c->mode_set || c->output || c->growth || c->interactive)
+		return jh_err(err, errlen, JH_EUSAGE,
+			      "--http serves every view; it does not combine with an output format, -o, --growth or --interactive");
+	if (c->pid) {
+		const char *s = c->pid;
+		char *end;
+		errno = 0;
+		long v = *s >= '0' && *s <= '9' ? strtol(s, &end, 10) : -1;
+		if (nprofiles || c->nbases || v < 1 || v > INT_MAX || errno || *end)
+			return jh_err(err, errlen, JH_EUSAGE,
+				      "--pid=PID takes the dumps of process PID (a number), without PROFILE or --base");
+	} else if (!nprofiles) {
+		snprintf(err, errlen, "no profile given\nUsage: jheap --http=[HOST]:PORT [BINARY] PROFILE... | --pid=PID");
+		return JH_EUSAGE;
+	}
+	return 0;
+}
+
 int cli_check(const struct cli *c, size_t nprofiles, char *err, size_t errlen)
 {
+	if (c->http || c->pid || c->no_browser)
+		return check_http(c, nprofiles, err, errlen);
 	if (!nprofiles) {
 		/* two lines, the usage after the message (jh_err would escape
 		 * the newline; nothing here quotes input) */

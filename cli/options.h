@@ -33,6 +33,8 @@ enum output_mode {
 	MODE_WEBLIST,    /* --weblist=RE: the annotated source as HTML, opened in a browser */
 	MODE_GIF,        /* the call graph rendered by graphviz */
 	MODE_PS,
+	MODE_JSON_TOP,   /* hidden: the web UI's Top data (output/json.h) */
+	MODE_JSON_FLAME, /* hidden: the web UI's flame graph data */
 };
 
 struct cli {
@@ -52,6 +54,7 @@ struct cli {
 	const char *allocator;   /* --allocator: the program's own allocator functions */
 	const char **debuginfo_dirs;    /* NULL-terminated */
 	const char **lib_prefixes;      /* NULL-terminated */
+	const char *perf_map;           /* --perf-map=FILE, or NULL */
 	const char **bases;             /* NULL-terminated */
 	const char **source_dirs;       /* NULL-terminated */
 	const char *list;               /* --list=RE */
@@ -64,6 +67,9 @@ struct cli {
 	bool mode_set;                  /* an output format was given */
 	bool interactive;               /* --interactive: the shell even without a terminal */
 	bool help, version;
+	const char *http;               /* --http=[HOST]:PORT: the web UI (cli/webui.h) */
+	bool no_browser;                /* --no_browser */
+	const char *pid;                /* --pid=PID: the web UI's live timeline */
 };
 
 /* Parses ARGV into C.  Returns 0, or JH_EUSAGE with a message in err.
@@ -76,9 +82,12 @@ int cli_parse(struct cli *c, int argc, char **argv, char *err, size_t errlen);
  * cli_check_report(): those of one report's settings, which the shell
  * and the web UI change (--thread='*' and the formats it works with).
  * cli_check(): the whole command line with NPROFILES profiles (the
- * arguments after BINARY): a profile is given; --interactive takes no
- * output format, -o or --growth; --growth takes no --base or --thread,
- * not every format, and two dumps or more; then cli_check_report().
+ * arguments after BINARY): --pid and --no_browser go with --http, which
+ * takes no output format, -o, --growth or --interactive, and either
+ * profiles or --pid=PID alone; else a profile is given; --interactive
+ * takes no output format, -o or --growth; --growth takes no --base or
+ * --thread, not every format, and two dumps or more; then
+ * cli_check_report().
  * Each returns 0 or JH_EUSAGE with the message (tests/t0012 is their
  * table of valid and invalid command lines). */
 int cli_check_report(const struct cli *c, char *err, size_t errlen);

@@ -68,6 +68,13 @@ cat >table <<'EOF'
 2 | --thread=* --flamegraph @B@ @P@ | jheap: --thread='*' writes one report per thread and works with --text, --traces, --tree, --dot, --collapsed and --callgrind; pick one thread for this format
 2 | --thread=* --list=main @B@ @P@ | jheap: --thread='*' writes one report per thread and works with --text, --traces, --tree, --dot, --collapsed and --callgrind; pick one thread for this format
 1 | --thread=* --proto @B@ /nonexistent.heap | jheap: cannot open '/nonexistent.heap': No such file or directory
+2 | --pid=4242 | jheap: --pid goes with --http=[HOST]:PORT
+2 | --no_browser @B@ @P@ | jheap: --no_browser goes with --http=[HOST]:PORT
+2 | --http=127.0.0.1:0 --text @B@ @P@ | jheap: --http serves every view; it does not combine with an output format, -o, --growth or --interactive
+2 | --http=127.0.0.1:0 --interactive @B@ @P@ | jheap: --http serves every view; it does not combine with an output format, -o, --growth or --interactive
+2 | --http=127.0.0.1:0 --pid=x | jheap: --pid=PID takes the dumps of process PID (a number), without PROFILE or --base
+2 | --http=127.0.0.1:0 --pid=4242 @P@ | jheap: --pid=PID takes the dumps of process PID (a number), without PROFILE or --base
+2 | --http=127.0.0.1:0 @B@ | jheap: no profile given
 EOF
 
 # run_line STATUS ARGS MESSAGE: one line of the table.
