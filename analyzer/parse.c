@@ -33,58 +33,74 @@ int perr(struct parser *ps, int code, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	if (ps->second) {
-		/* the line number is known once the first half is done */
-		split_error_line(ps->sp, ps->lineno);
-		return jh_err(ps->err, ps->errlen, code, "%s", msg);
-	}
-	return jh_err(ps->err, ps->errlen, code, "%s:%lu: %s", ps->name, ps->lineno, msg);
+	ps->sink->error(ps->sink->ctx, ps->lineno, msg, ps->err, ps->errlen);
+	return code;
 }
 
 void note_truncated(struct parser *ps)
 {
-	if (ps->second)
-		split_truncated(ps->sp);   /* passed on when the halves are joined */
-	else if (ps->o && ps->o->truncated)
-		*ps->o->truncated = true;
+	ps->sink->truncated(ps->sink->ctx);
 }
 
 void pwarn(struct parser *ps, const char *fmt, ...)
 {
-	if (!ps->second && (!ps->o || !ps->o->warn))
+	if (!ps->sink->warning)
 		return;
-	char msg[600], full[800];
+	char msg[600];
 	va_list ap;
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	if (ps->second) {
-		split_warning(ps->sp, ps->lineno, msg);
-		return;
-	}
-	snprintf(full, sizeof(full), "%s:%lu: %s", ps->name, ps->lineno, msg);
+	ps->sink->warning(ps->sink->ctx, ps->lineno, msg);
+}
+
+int tick(struct parser *ps)
+{
+	if (ps->sink->progress &&
+	    ps->sink->progress(ps->sink->ctx, (size_t)(ps->pos - ps->buf), (size_t)(ps->end - ps->buf)))
+		return jh_err(ps->err, ps->errlen, JH_EUSAGE, "cancelled");
+	return 0;
+}
+
+/* The sink of a whole parse: the caller's parse_options; CTX is the
+ * parser. */
+static void caller_error(void *ctx, unsigned long line, const char *msg, char *err, size_t errlen)
+{
+	struct parser *ps = ctx;
+	jh_err(err, errlen, 0, "%s:%lu: %s", ps->name, line, msg);
+}
+
+static void caller_warning(void *ctx, unsigned long line, const char *msg)
+{
+	struct parser *ps = ctx;
+	char full[800];
+	snprintf(full, sizeof(full), "%s:%lu: %s", ps->name, line, msg);
 	ps->o->warn(ps->o->ctx, full);
 }
 
-/* Every 65536 lines: progress, and for a second half, the first half's
- * request to stop. */
-int tick(struct parser *ps)
+static void caller_truncated(void *ctx)
 {
-	if (ps->second) {
-		if (split_tick(ps->sp, (size_t)(ps->pos - ps->buf)))
-			return jh_err(ps->err, ps->errlen, JH_EUSAGE, "cancelled");
-		return 0;
-	}
-	if (!ps->o || !ps->o->progress)
-		return 0;
-	size_t done = (size_t)(ps->pos - ps->buf);
-	const char *end = ps->end;
-	if (ps->sp) {
-		done += split_done(ps->sp);
-		end = split_end(ps->sp);
-	}
-	ps->o->progress(ps->o->ctx, ps->name, done, (size_t)(end - ps->buf));
-	return 0;
+	struct parser *ps = ctx;
+	if (ps->o && ps->o->truncated)
+		*ps->o->truncated = true;
+}
+
+static bool caller_progress(void *ctx, size_t done, size_t total)
+{
+	struct parser *ps = ctx;
+	ps->o->progress(ps->o->ctx, ps->name, done, total);
+	return false;
+}
+
+void parser_report_to(struct parser *ps, const struct parse_options *o)
+{
+	ps->o = o;
+	ps->to_caller = (struct parse_sink){
+		.error = caller_error, .warning = o && o->warn ? caller_warning : NULL,
+		.truncated = caller_truncated, .progress = o && o->progress ? caller_progress : NULL,
+		.ctx = ps,
+	};
+	ps->sink = &ps->to_caller;
 }
 
 static int expect_num(struct parser *ps, const char **s, const char *e, uint64_t *v,
@@ -637,8 +653,7 @@ int v2_body(struct parser *ps)
 			if (ps->sp && !ps->second) {
 				/* the maps start before the split: read on to the
 				 * end here, the second half is dropped */
-				ps->end = split_end(ps->sp);
-				ps->sp = NULL;
+				split_drop(ps);
 			}
 			if (check_stack_done(ps))
 				return JH_EFORMAT;
@@ -795,8 +810,8 @@ static int parse_binary(struct profile *p, const char *name, const unsigned char
 		free(in);
 		return rc;
 	}
-	if (o && o->split_done)
-		*o->split_done = false;
+	if (o && o->split && o->split->done)
+		*o->split->done = false;
 	rc = pprof_read(p, name, buf, inlen, o ? o->warn : NULL, o ? o->ctx : NULL, err, errlen);
 	free(in);
 	if (profile_resolve_mappings(p) && !rc)
@@ -811,11 +826,12 @@ int parse_buffer(struct profile *p, const char *name, const char *buf, size_t le
 		return parse_binary(p, name, (const unsigned char *)buf, len, o, err, errlen);
 	struct parser ps = {
 		.p = p, .name = name, .buf = buf, .end = buf + len, .pos = buf,
-		.o = o, .err = err, .errlen = errlen, .cur = -1,
+		.err = err, .errlen = errlen, .cur = -1,
 	};
+	parser_report_to(&ps, o);
 	int rc;
-	if (o && o->split_done)
-		*o->split_done = false;
+	if (o && o->split && o->split->done)
+		*o->split->done = false;
 	if (!len)
 		return jh_err(err, errlen, JH_EFORMAT, "%s: the file is empty", name);
 	size_t broken = pprof_broken_at((const unsigned char *)buf, len);

@@ -5,7 +5,7 @@
  * symbolized form ("--- symbol" ... "--- heap" + one of the others), any
  * of these gzip-compressed, and pprof's profile.proto, gzip-compressed or
  * not (read by analyzer/pprof.c, whose values are never unsampled).  Every
- * counts pair is unsampled as it is read (spec section 2).  Addresses and
+ * counts pair is unsampled as it is read (analyzer/unsample.h).  Addresses and
  * mappings only: symbolization comes later.  Gzip input, protobuf or text,
  * is inflated with zlib (pprof_inflate) before it is told apart.  Which
  * frames are return addresses is decided here, once per format (the
@@ -25,36 +25,41 @@
  * with room for sums, so that no report prints a wrapped number. */
 #define PARSE_MAX_VALUE 0x1p60
 
-struct parse_options {
-	/* Called for "%warn" lines and other non-fatal findings; may be NULL. */
-	void (*warn)(void *ctx, const char *msg);
-	void *ctx;
-	/* Called every few MB with the bytes read so far and in all; may be NULL. */
-	void (*progress)(void *ctx, const char *name, size_t done, size_t total);
-	/* A heap_v2 body of at least split_min bytes (0: 4 MiB, or the
-	 * JHEAP_PARSE_SPLIT_MIN environment variable) is parsed in two
-	 * threads when the machine has two cores or JHEAP_THREADS=2 (1 turns
-	 * this off).  The profile, warnings and errors are the same either way.
-	 * The callbacks but core_idle are only called from the calling thread. */
-	size_t split_min;
+/* A heap_v2 body of at least MIN bytes is parsed in two threads when the
+ * machine has two cores or JHEAP_THREADS=2 (1 turns this off), by
+ * analyzer/parse_split.c; the profile, warnings and errors are the same
+ * either way.  These settings are for tests and tuning. */
+struct parse_split_options {
+	size_t min;    /* 0: 4 MiB, or the JHEAP_PARSE_SPLIT_MIN environment variable */
 	/* For tests: split at the first stack line starting at or after this
 	 * byte offset of the buffer, whatever the size and JHEAP_THREADS, and
 	 * merge the halves in two threads however few samples the second
 	 * one has; 0: no. */
-	size_t split_at;
+	size_t at;
 	/* When not NULL, set to whether the body was parsed in two threads. */
-	bool *split_done;
+	bool *done;
+};
+
+/* What a parse reports to its caller while it runs.  Every callback may
+ * be NULL and is called from the calling thread, but core_idle. */
+struct parse_options {
+	/* "%warn" lines and other non-fatal findings, as "NAME:LINE: what". */
+	void (*warn)(void *ctx, const char *msg);
+	/* Every few MB: the bytes read so far and in all. */
+	void (*progress)(void *ctx, const char *name, size_t done, size_t total);
+	/* The parse leaves one core idle from now on: called at most once,
+	 * from either thread of a two-thread parse, when its first half is
+	 * done (the rest is waiting and merging).  It must return soon; it
+	 * may start a thread of its own (the driver opens the binary there). */
+	void (*core_idle)(void *ctx);
+	void *ctx;
 	/* When not NULL, set to true when the file looks cut short although
 	 * what it holds could be read (no MAPPED_LIBRARIES section after the
 	 * stacks, a last line without its newline): the report is
 	 * incomplete.  A file cut inside a record is an error instead. */
 	bool *truncated;
-	/* When the body is parsed in two threads: called once, from either
-	 * of them, as soon as the first of the two halves is done, when one
-	 * core is left idle for the rest of the parse (waiting for the other
-	 * half, then merging the halves); may be NULL.  It must return soon:
-	 * it may start a thread of its own. */
-	void (*core_idle)(void *ctx);
+	/* The two-thread parse's settings; NULL: the defaults. */
+	const struct parse_split_options *split;
 };
 
 /* Parses the file at PATH into P, which must be freshly initialized.

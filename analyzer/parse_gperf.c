@@ -4,12 +4,13 @@
  *
  * The header line holds the totals and, after '@', the kind and the
  * sampling period ("heap_v2/524288", "heap/1048576", "heapprofile"),
- * which decide how the counts are unsampled: spec/jeprof-format.md
- * section 2, and Go's rule below.  pprof is the reference reader of
- * these files (jeprof of jemalloc's): as it does, each record's
- * unsampled values are truncated to integers, one by one, before any
- * sum (jemalloc's heap_v2 dumps keep jeprof's doubles).  Each record is one line, the counts
- * then '@' and the stack, every frame of which is a return address.
+ * which decide how the counts are unsampled: jeprof's AdjustSamples
+ * (analyzer/unsample.h), and Go's rule below.  pprof is the reference
+ * reader of these files (jeprof of jemalloc's): as it does, each
+ * record's unsampled values are truncated to integers, one by one,
+ * before any sum (jemalloc's heap_v2 dumps keep jeprof's doubles).  Each
+ * record is one line, the counts then '@' and the stack, every frame of
+ * which is a return address.
  * The maps section follows, as in a heap_v2 dump.
  */
 #include <string.h>

@@ -2,12 +2,16 @@
  * parse_split: a large heap_v2 body parsed in two threads, with the
  * result of one.
  *
- * A body of 4 MiB or more (parse_options.split_min) on a machine with two
+ * A body of 4 MiB or more (parse_split_options.min) on a machine with two
  * cores is cut at the first stack line after its middle.  This thread
  * parses the first half into the profile; a second thread parses the
- * second half, from the cut on, into a profile of its own, with a parser
- * that keeps its error, warnings and "t*" lines after a sample's first
- * instead of reporting or adding them.  Once both are done, replay()
+ * second half, from the cut on, into a profile of its own.  Each half's
+ * parser reports through a sink of this file (struct parse_sink,
+ * analyzer/parser.h): the first half's passes everything on to the
+ * caller, its progress counting both halves' bytes; the second half's
+ * keeps its error and warnings, and asks it to stop when the first
+ * failed.  The second half also keeps "t*" lines after a sample's first
+ * apart instead of adding them.  Once both are done, replay()
  * adds the second profile into the first as if one parser had gone on
  * reading: every new location, sample and thread gets the id it would
  * have had, values are summed in the same order (to the last bit), and
@@ -32,6 +36,8 @@
  * what the first half replays from it once both are done. */
 struct split {
 	const char *end;        /* of the whole buffer */
+	const struct parse_sink *caller; /* the first half's own sink */
+	struct parse_sink first_sink, second_sink;
 	struct parser ps;
 	struct profile p;
 	int rc;
@@ -62,13 +68,20 @@ static void split_half_done(struct split *sp)
 		sp->core_idle(sp->ctx);
 }
 
-void split_error_line(struct split *sp, unsigned long line)
+/* The second half's sink: its messages are kept, with their lines
+ * counted from the split, for the first half to pass on once it knows
+ * where the split is (parse_v2_split); CTX is the split. */
+static void second_error(void *ctx, unsigned long line, const char *msg, char *err,
+			 size_t errlen)
 {
+	struct split *sp = ctx;
 	sp->err_line = line;
+	jh_err(err, errlen, 0, "%s", msg);
 }
 
-void split_warning(struct split *sp, unsigned long line, const char *msg)
+static void second_warning(void *ctx, unsigned long line, const char *msg)
 {
+	struct split *sp = ctx;
 	struct split_warning w = { line, strdup(msg) };
 	if (!w.msg || JH_PUSH(sp->warns, sp->nwarns, sp->cap_warns, w)) {
 		free(w.msg);
@@ -76,25 +89,53 @@ void split_warning(struct split *sp, unsigned long line, const char *msg)
 	}
 }
 
-void split_truncated(struct split *sp)
+static void second_truncated(void *ctx)
 {
+	struct split *sp = ctx;
 	sp->truncated = true;
 }
 
-bool split_tick(struct split *sp, size_t done)
+static bool second_progress(void *ctx, size_t done, size_t total)
 {
+	struct split *sp = ctx;
 	atomic_store_explicit(&sp->done, done, memory_order_relaxed);
 	return atomic_load_explicit(&sp->cancel, memory_order_relaxed);
 }
 
-size_t split_done(struct split *sp)
+/* The first half's sink: the caller's, with the progress of both halves
+ * out of the whole body; CTX is the split. */
+static void first_error(void *ctx, unsigned long line, const char *msg, char *err, size_t errlen)
 {
-	return atomic_load_explicit(&sp->done, memory_order_relaxed);
+	struct split *sp = ctx;
+	sp->caller->error(sp->caller->ctx, line, msg, err, errlen);
 }
 
-const char *split_end(const struct split *sp)
+static void first_warning(void *ctx, unsigned long line, const char *msg)
 {
-	return sp->end;
+	struct split *sp = ctx;
+	sp->caller->warning(sp->caller->ctx, line, msg);
+}
+
+static void first_truncated(void *ctx)
+{
+	struct split *sp = ctx;
+	sp->caller->truncated(sp->caller->ctx);
+}
+
+static bool first_progress(void *ctx, size_t done, size_t total)
+{
+	struct split *sp = ctx;
+	size_t second = atomic_load_explicit(&sp->done, memory_order_relaxed);
+	return sp->caller->progress(sp->caller->ctx, done + second,
+				    total + (size_t)(sp->end - sp->ps.buf));
+}
+
+void split_drop(struct parser *ps)
+{
+	struct split *sp = ps->sp;
+	ps->end = sp->end;
+	ps->sink = sp->caller;
+	ps->sp = NULL;
 }
 
 /* The first "t*" line of a new sample is its value; any later one is
@@ -122,10 +163,11 @@ const char *split_point(const struct parser *ps)
 	const char *body = ps->pos, *end = ps->end, *from;
 	if (body >= end || ps->symbolized)
 		return NULL;
-	if (ps->o && ps->o->split_at) {
-		if (ps->o->split_at >= (size_t)(end - ps->buf))
+	const struct parse_split_options *so = ps->o ? ps->o->split : NULL;
+	if (so && so->at) {
+		if (so->at >= (size_t)(end - ps->buf))
 			return NULL;
-		from = ps->buf + ps->o->split_at;
+		from = ps->buf + so->at;
 		if (from < body)
 			from = body;
 	} else {
@@ -134,8 +176,8 @@ const char *split_point(const struct parser *ps)
 		size_t min = PARSE_SPLIT_MIN;
 		const char *env = getenv("JHEAP_PARSE_SPLIT_MIN");
 		uint64_t v;
-		if (ps->o && ps->o->split_min)
-			min = ps->o->split_min;
+		if (so && so->min)
+			min = so->min;
 		else if (env && read_u64(&env, env + strlen(env), &v) == 1 && !*env)
 			min = v > SIZE_MAX ? SIZE_MAX : (size_t)v;
 		if ((size_t)(end - body) < min)
@@ -167,10 +209,11 @@ static void *first_half(void *arg)
 	struct split *sp = ps->sp;
 	h->rc = v2_body(ps);
 	split_half_done(sp);
-	/* v2_body() drops ps->sp when the maps begin before the cut */
+	/* v2_body() drops the split (split_drop) when the maps begin before
+	 * the cut */
 	h->whole = ps->sp != NULL;
-	ps->sp = NULL;
-	ps->end = sp->end;
+	if (h->whole)
+		split_drop(ps);
 	if (h->rc || !h->whole)
 		atomic_store(&sp->cancel, true);
 	return NULL;
@@ -344,10 +387,20 @@ int parse_v2_split(struct parser *ps, const char *cut)
 		return v2_body(ps);
 	}
 	sp->end = ps->end;
+	sp->caller = ps->sink;
+	sp->first_sink = (struct parse_sink){
+		.error = first_error, .warning = ps->sink->warning ? first_warning : NULL,
+		.truncated = first_truncated, .progress = ps->sink->progress ? first_progress : NULL,
+		.ctx = sp,
+	};
+	sp->second_sink = (struct parse_sink){
+		.error = second_error, .warning = second_warning, .truncated = second_truncated,
+		.progress = second_progress, .ctx = sp,
+	};
 	sp->ps = (struct parser){
 		.p = &sp->p, .name = ps->name, .buf = cut, .end = ps->end, .pos = cut,
 		.err = sp->msg, .errlen = sizeof(sp->msg), .uk = ps->uk, .rate = ps->rate,
-		.cur = -1, .sp = sp, .second = true,
+		.cur = -1, .sp = sp, .second = true, .sink = &sp->second_sink,
 	};
 	atomic_init(&sp->done, 0);
 	atomic_init(&sp->cancel, false);
@@ -358,6 +411,7 @@ int parse_v2_split(struct parser *ps, const char *cut)
 	}
 	ps->end = cut;
 	ps->sp = sp;
+	ps->sink = &sp->first_sink;
 	struct first_half first = { .ps = ps };
 	jh_run_two(first_half, &first, second_half, sp, true);
 	int rc = first.rc;
@@ -365,24 +419,24 @@ int parse_v2_split(struct parser *ps, const char *cut)
 	if (!rc && whole) {
 		unsigned long base = ps->lineno;
 		ps->lineno = base + sp->ps.lineno;
-		if (replay(ps->p, sp, ps->o && ps->o->split_at) || sp->warn_oom) {
+		bool forced = ps->o && ps->o->split && ps->o->split->at;
+		if (replay(ps->p, sp, forced) || sp->warn_oom) {
 			rc = perr(ps, JH_ENOMEM, "out of memory");
 		} else {
-			for (size_t i = 0; i < sp->nwarns && ps->o && ps->o->warn; i++) {
-				char full[800];
-				snprintf(full, sizeof(full), "%s:%lu: %s", ps->name,
-					 base + sp->warns[i].line, sp->warns[i].msg);
-				ps->o->warn(ps->o->ctx, full);
+			/* the second half's messages, with their lines in the file */
+			for (size_t i = 0; i < sp->nwarns && ps->sink->warning; i++)
+				ps->sink->warning(ps->sink->ctx, base + sp->warns[i].line, sp->warns[i].msg);
+			if (sp->truncated)
+				ps->sink->truncated(ps->sink->ctx);
+			if (sp->rc) {
+				ps->sink->error(ps->sink->ctx, base + sp->err_line, sp->msg, ps->err,
+						ps->errlen);
+				rc = sp->rc;
 			}
-			if (sp->truncated && ps->o && ps->o->truncated)
-				*ps->o->truncated = true;
-			if (sp->rc)
-				rc = jh_err(ps->err, ps->errlen, sp->rc, "%s:%lu: %s", ps->name,
-					    base + sp->err_line, sp->msg);
 		}
 	}
-	if (ps->o && ps->o->split_done)
-		*ps->o->split_done = whole;
+	if (ps->o && ps->o->split && ps->o->split->done)
+		*ps->o->split->done = whole;
 	split_free(sp);
 	return rc;
 }

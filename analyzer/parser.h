@@ -8,10 +8,14 @@
  *   analyzer/parse_split.c  a large heap_v2 body in two threads, and the
  *                           replay that makes the result that of one
  *
- * A parser reads a buffer line by line (next_line) and reports an error
- * as "NAME:LINE: what" (perr) and a warning through parse_options.warn
- * (pwarn).  In the second half of a split body, both are kept for the
- * first half to pass on with the right line numbers once it knows them.
+ * A parser reads a buffer line by line (next_line) and reports through
+ * its sink (struct parse_sink): an error (perr), a warning (pwarn), a
+ * file cut short (note_truncated) and its progress (tick).  The parse of
+ * a whole buffer plugs in the caller's parse_options ("NAME:LINE: what");
+ * the two-thread parse plugs in its own for each half (parse_split.c:
+ * the second half keeps its messages for the first to pass on with the
+ * right line numbers, and both halves' progress is summed), so the code
+ * that reports never asks which half it is in.
  */
 #ifndef JHEAP_PARSER_H
 #define JHEAP_PARSER_H
@@ -28,13 +32,29 @@
 
 struct split;
 
+/* Where a parser's findings go. */
+struct parse_sink {
+	/* An error MSG about line LINE, written into ERR[0..errlen). */
+	void (*error)(void *ctx, unsigned long line, const char *msg, char *err, size_t errlen);
+	/* A warning MSG about line LINE; NULL when warnings are not wanted. */
+	void (*warning)(void *ctx, unsigned long line, const char *msg);
+	/* The file looks cut short. */
+	void (*truncated)(void *ctx);
+	/* DONE of TOTAL bytes of the parser's buffer read (every 65536
+	 * lines); true: stop now (the other half of a split failed). */
+	bool (*progress)(void *ctx, size_t done, size_t total);
+	void *ctx;
+};
+
 struct parser {
 	struct profile *p;
 	const char *name;
 	const char *buf, *end, *pos;
 	unsigned long lineno;
 	bool last_unterminated;
-	const struct parse_options *o;
+	const struct parse_options *o;  /* the caller's: the split settings, core_idle */
+	const struct parse_sink *sink;  /* where its findings go */
+	struct parse_sink to_caller;    /* the sink of a whole parse: o's callbacks */
 	char *err;
 	size_t errlen;
 	enum unsample_kind uk;
@@ -70,7 +90,8 @@ struct parser {
 	bool all_return;
 	/* A heap_v2 body parsed in two halves (parse_v2_split): the first
 	 * half's parser points at the split while it runs (end is then the
-	 * split point); the second half's parser has second set. */
+	 * split point); the second half's parser has second set, and keeps
+	 * a sample's "t*" lines apart for the replay (split_add_counts). */
 	struct split *sp;
 	bool second;
 	bool cur_fresh;         /* the current stack made a new sample that has
@@ -91,16 +112,20 @@ struct parser {
 
 /* Defined in parse.c, used by its other files too. */
 
-/* Writes "NAME:LINE: " and the message into ps->err; returns CODE. */
+/* An error about the current line, through the sink into ps->err
+ * ("NAME:LINE: what" for the caller); returns CODE. */
 __attribute__((format(printf, 3, 4)))
 int perr(struct parser *ps, int code, const char *fmt, ...);
-/* Passes a warning about the current line to parse_options.warn. */
+/* A warning about the current line, through the sink. */
 __attribute__((format(printf, 2, 3)))
 void pwarn(struct parser *ps, const char *fmt, ...);
-/* The file looks cut short (parse_options.truncated). */
+/* The file looks cut short, through the sink. */
 void note_truncated(struct parser *ps);
-/* Progress, every 65536 lines (next_line). */
+/* Progress, every 65536 lines (next_line), through the sink; an error
+ * when the sink asks to stop. */
 int tick(struct parser *ps);
+/* Points PS's sink at the caller's options O (a whole parse). */
+void parser_report_to(struct parser *ps, const struct parse_options *o);
 /* "objs: bytes [aobjs: abytes]" at *S into V, raw (not yet unsampled). */
 int read_counts(struct parser *ps, const char **s, const char *e, double v[PF_NVALUES]);
 /* A record's counts V unsampled in place; an error when they cannot be. */
@@ -130,19 +155,9 @@ const char *split_point(const struct parser *ps);
 /* The body from ps->pos in two threads, split at CUT; messages and the
  * profile are those of v2_body() in one thread. */
 int parse_v2_split(struct parser *ps, const char *cut);
-/* What the parser of a second half keeps for the first to pass on: the
- * line of its error, a warning (MSG at LINE, counted from the split), the
- * file being cut short. */
-void split_error_line(struct split *sp, unsigned long line);
-void split_warning(struct split *sp, unsigned long line, const char *msg);
-void split_truncated(struct split *sp);
-/* A second half's progress (DONE bytes read); true when the first half
- * asks it to stop. */
-bool split_tick(struct split *sp, size_t done);
-/* The bytes the second half has read, for the first half's progress. */
-size_t split_done(struct split *sp);
-/* The end of the whole body. */
-const char *split_end(const struct split *sp);
+/* The first half has found the maps before the split: it reads on to
+ * the end of the body on its own, reporting as a whole parse does. */
+void split_drop(struct parser *ps);
 /* A "t*" line's values V for the second half's current sample. */
 int split_add_counts(struct parser *ps, const double v[PF_NVALUES]);
 

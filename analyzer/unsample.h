@@ -1,7 +1,9 @@
 /*
- * unsample: jeprof's AdjustSamples, applied to one (objects, bytes) pair.
- * See spec/jeprof-format.md section 2.  All arithmetic is in doubles and
- * nothing is rounded, so totals match jeprof's to the last bit.
+ * unsample: jeprof's AdjustSamples (sub AdjustSamples in jemalloc's
+ * bin/jeprof.in, installed as /usr/bin/jeprof), applied to one (objects,
+ * bytes) pair.  All arithmetic is in doubles and nothing is rounded, so
+ * totals match jeprof's to the last bit (tests/unit/test_parse.c,
+ * tests/t0200-jheap-vs-jeprof.sh).
  */
 #ifndef JHEAP_UNSAMPLE_H
 #define JHEAP_UNSAMPLE_H

@@ -1,182 +1,116 @@
 /* The stages of a run: load once (parse, merge, symbolize), then write any
  * number of reports from the model in memory (see driver.h). */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdlib.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "analyzer/aggcache.h"
 #include "analyzer/aggregate.h"
-#include "lib/errors.h"
-#include "lib/escape.h"
 #include "analyzer/parse.h"
 #include "analyzer/threadview.h"
-#include "cli/addlib.h"
+#include "symbolize/addlib.h"
 #include "cli/browser.h"
+#include "cli/console.h"
 #include "cli/driver.h"
 #include "cli/remote.h"
 #include "cli/url.h"
+#include "lib/errors.h"
 #include "output/disasm.h"
 #include "output/outfile.h"
 #include "output/report.h"
 #include "symbolize/symbolize.h"
 #include "symbolize/unnamed.h"
 
-static void drop_cached(struct driver *r);
-
-static double seconds_between(const struct timespec *a, const struct timespec *b)
-{
-	return (double)(b->tv_sec - a->tv_sec) + (b->tv_nsec - a->tv_nsec) / 1e9;
-}
-
 bool driver_debug_on(const char *what)
 {
-	const char *d = getenv("JHEAP_DEBUG");
-	return d && strstr(d, what);
+	return console_debug_on(what);
 }
 
 void driver_init(struct driver *d)
 {
-	d->tty = isatty(STDERR_FILENO);
-	const char *after = getenv("JHEAP_PROGRESS_AFTER");
-	d->progress_after = after && *after ? atof(after) : 1.0;
-	clock_gettime(CLOCK_MONOTONIC, &d->start);
-	d->mark = d->start;
-	d->progress_from = d->start;
-	d->debug_time = driver_debug_on("time");
+	console_init(&d->con, d->cli.quiet);
 }
 
-static double cpu_seconds(const struct rusage *ru)
+void driver_stage_done(struct driver *d, const char *what)
 {
-	return (double)(ru->ru_utime.tv_sec + ru->ru_stime.tv_sec) +
-	       (ru->ru_utime.tv_usec + ru->ru_stime.tv_usec) / 1e6;
+	console_stage_done(&d->con, what);
 }
 
-/* JHEAP_DEBUG=time: the wall time since the previous stage ended, and
- * the CPU time (all threads) and minor page faults it took. */
-void driver_stage_done(struct driver *r, const char *what)
+void driver_mark(struct driver *d)
 {
-	if (!r->debug_time)
-		return;
-	struct timespec now;
-	struct rusage ru;
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	getrusage(RUSAGE_SELF, &ru);
-	double cpu = cpu_seconds(&ru);
-	fprintf(stderr, "jheap: time: %-10s %8.3f s (%.3f s in all), cpu %.3f s, %ld page faults\n",
-		what, seconds_between(&r->mark, &now), seconds_between(&r->start, &now),
-		cpu - r->mark_cpu, ru.ru_minflt - r->mark_flt);
-	r->mark = now;
-	r->mark_cpu = cpu;
-	r->mark_flt = ru.ru_minflt;
-}
-
-void driver_mark(struct driver *r)
-{
-	struct rusage ru;
-	clock_gettime(CLOCK_MONOTONIC, &r->mark);
-	r->progress_from = r->mark;
-	getrusage(RUSAGE_SELF, &ru);
-	r->mark_cpu = cpu_seconds(&ru);
-	r->mark_flt = ru.ru_minflt;
-}
-
-static void progress_clear(struct driver *r)
-{
-	if (r->shown) {
-		fputs("\r\033[K", stderr);
-		r->shown = false;
-	}
-}
-
-__attribute__((format(printf, 2, 3)))
-static void progress_show(struct driver *r, const char *fmt, ...)
-{
-	if (!r->tty || r->cli.quiet)
-		return;
-	struct timespec now;
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	if (seconds_between(&r->progress_from, &now) < r->progress_after)
-		return;
-	va_list ap;
-	va_start(ap, fmt);
-	fputs("\r\033[Kjheap: ", stderr);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fflush(stderr);
-	r->shown = true;
-}
-
-static void parse_progress(void *ctx, const char *name, size_t done, size_t total)
-{
-	progress_show(ctx, "parsing %s: %zu of %zu MB", name, done >> 20, total >> 20);
-}
-
-static void symbolize_progress(void *ctx, size_t modules, size_t done, size_t total)
-{
-	progress_show(ctx, "symbolizing: %zu of %zu addresses (%zu objects)", done, total, modules);
-}
-
-/* Prints "jheap: MSG" unless --quiet: what a fetch did. */
-static void info_cb(void *ctx, const char *msg)
-{
-	struct driver *r = ctx;
-	progress_clear(r);
-	if (!r->cli.quiet)
-		fprintf(stderr, "jheap: %s\n", msg);
-}
-
-static void fetch_progress(void *ctx, const char *what)
-{
-	progress_show(ctx, "%s", what);
-}
-
-/* Prints "jheap: note: MSG" unless --quiet. */
-static void note_line(void *ctx, const char *msg)
-{
-	struct driver *r = ctx;
-	progress_clear(r);
-	if (!r->cli.quiet)
-		fprintf(stderr, "jheap: note: %s\n", msg);
-}
-
-/* A BINARY given with a symbolized profile: the profile's names win. */
-static void note_presym(struct driver *r, const char *binary)
-{
-	if (r->cli.quiet)
-		return;
-	progress_clear(r);
-	fprintf(stderr, "jheap: note: the profile is symbolized: the names in it are used, '%s' only names the addresses it leaves unknown\n",
-		binary);
+	console_mark(&d->con);
 }
 
 void driver_warn(void *ctx, const char *msg)
 {
-	struct driver *r = ctx;
-	progress_clear(r);
-	if (r->cli.quiet)
-		return;
-	/* a warning quotes the input: one line, no terminal escapes */
-	fputs("jheap: warning: ", stderr);
-	escape_fputs(msg, false, stderr);
-	fputc('\n', stderr);
+	struct driver *d = ctx;
+	console_warn(&d->con, msg);
+}
+
+/* What the persistent cache did (JHEAP_DEBUG=cache); CTX is the console. */
+static void cache_note(void *ctx, const char *msg)
+{
+	console_clear(ctx);
+	fprintf(stderr, "jheap: cache: %s\n", msg);
 }
 
 void driver_note(void *ctx, const char *msg)
 {
-	struct driver *r = ctx;
-	progress_clear(r);
-	fprintf(stderr, "jheap: cache: %s\n", msg);
+	struct driver *d = ctx;
+	cache_note(&d->con, msg);
+}
+
+/* The parse's callbacks: CTX is the driver. */
+static void parse_progress(void *ctx, const char *name, size_t done, size_t total)
+{
+	struct driver *d = ctx;
+	console_progress(&d->con, "parsing %s: %zu of %zu MB", name, done >> 20, total >> 20);
+}
+
+/* The other stages': CTX is the console. */
+static void symbolize_progress(void *ctx, size_t modules, size_t done, size_t total)
+{
+	console_progress(ctx, "symbolizing: %zu of %zu addresses (%zu objects)", done, total, modules);
+}
+
+static void fetch_progress(void *ctx, const char *what)
+{
+	console_progress(ctx, "%s", what);
+}
+
+/* What a fetch did. */
+static void fetch_info(void *ctx, const char *msg)
+{
+	console_info(ctx, msg);
+}
+
+static void note_line(void *ctx, const char *msg)
+{
+	console_note(ctx, msg);
+}
+
+static void warn_line(void *ctx, const char *msg)
+{
+	console_warn(ctx, msg);
+}
+
+/* A BINARY given with a symbolized profile: the profile's names win. */
+static void note_presym(struct console *con, const char *binary)
+{
+	if (con->quiet)
+		return;
+	console_clear(con);
+	fprintf(stderr, "jheap: note: the profile is symbolized: the names in it are used, '%s' only names the addresses it leaves unknown\n",
+		binary);
 }
 
 /* The persistent symbol cache, or NULL when --no-cache, --no-symbolize or
  * when the folder cannot be used: then WHY says so (else it is ""), for a
  * warning the caller gives when it is time (the run goes on). */
-static struct diskcache *open_cache_quiet(struct driver *r, const struct symcache *sc,
+static struct diskcache *open_cache_quiet(const struct cli *c, const struct symcache *sc,
 					  char *why, size_t whylen)
 {
-	const struct cli *c = &r->cli;
 	why[0] = '\0';
 	if (c->no_cache || c->no_symbolize)
 		return NULL;
@@ -190,28 +124,28 @@ static struct diskcache *open_cache_quiet(struct driver *r, const struct symcach
 struct diskcache *driver_open_cache(struct driver *r, const struct symcache *sc)
 {
 	char why[1200];
-	struct diskcache *dc = open_cache_quiet(r, sc, why, sizeof(why));
+	struct diskcache *dc = open_cache_quiet(&r->cli, sc, why, sizeof(why));
 	if (why[0])
-		driver_warn(r, why);
+		console_warn(&r->con, why);
 	return dc;
 }
 
 /* parse_options.core_idle: the parse has a core to spare from now on. */
 static void core_idle(void *ctx)
 {
-	struct driver *r = ctx;
-	if (r->pre_sc && !r->pre)
-		r->pre = symbolize_preload_start(r->pre_sc, r->pre_dc, r->pre_binary);
+	struct driver_symbols *sym = &((struct driver *)ctx)->sym;
+	if (sym->pre_sc && !sym->pre)
+		sym->pre = symbolize_preload_start(sym->pre_sc, sym->pre_dc, sym->pre_binary);
 }
 
 static const char *program_name(const struct profile *p, const char *binary);
 
-static void free_shown(struct driver *r)
+static void free_shown(struct driver_inputs *in)
 {
-	for (size_t i = 0; r->shown_paths && r->shown_paths[i]; i++)
-		free(r->shown_paths[i]);
-	free(r->shown_paths);
-	r->shown_paths = NULL;
+	for (size_t i = 0; in->shown_paths && in->shown_paths[i]; i++)
+		free(in->shown_paths[i]);
+	free(in->shown_paths);
+	in->shown_paths = NULL;
 }
 
 /* Reads PATH (a file, "-" or a URL) and merges it into DST with SIGN.
@@ -239,9 +173,9 @@ static int load(struct driver *r, struct profile *dst, const char *path, double 
 	struct parse_options po = { .warn = driver_warn, .ctx = r, .progress = parse_progress,
 				    .core_idle = core_idle, .truncated = &truncated };
 	int rc = url
-		? remote_load(&one, path, &r->remote, &po, saved, sizeof(saved), err, sizeof(err))
+		? remote_load(&one, path, &r->in.remote, &po, saved, sizeof(saved), err, sizeof(err))
 		: parse_file(&one, strcmp(path, "-") ? path : "/dev/stdin", &po, err, sizeof(err));
-	progress_clear(r);
+	console_clear(&r->con);
 	if (truncated)
 		r->degraded = true;   /* the report is of what the file holds: exit status 1 */
 	if (!rc && shown && !(*shown = strdup(saved[0] ? saved : name)))
@@ -263,7 +197,7 @@ static int load(struct driver *r, struct profile *dst, const char *path, double 
 		char msg[URL_MAX + 2400];
 		snprintf(msg, sizeof(msg), "the base profile '%s' is of '%s', the profile of '%s': the difference is between two programs",
 			 name, base, was);
-		driver_warn(r, msg);
+		console_warn(&r->con, msg);
 	}
 	if (sign > 0 && dst->format == PF_FMT_NONE && !dst->nsamples && !dst->nmaps &&
 	    !dst->npresyms) {
@@ -321,19 +255,146 @@ static void drop_negative(struct profile *p)
 
 /* The symbol caches exist before the dumps are read so that the binary
  * and its persistent cache can be opened beside the parse; they are kept
- * for a reload.  Returns 0 or EXIT_DATA. */
-static int open_caches(struct driver *r, const struct cli *c, char *why, size_t whylen)
+ * for a reload.  Returns 0 or EXIT_DATA; WHY as open_cache_quiet(). */
+static int open_caches(struct driver_symbols *sym, const struct cli *c, char *why, size_t whylen)
 {
 	why[0] = '\0';
-	if (r->caches_open)
+	if (sym->open)
 		return EXIT_OK;
-	r->sc = symcache_new(&(struct symcache_options){ .debuginfo_dirs = c->debuginfo_dirs });
-	if (!r->sc) {
+	sym->sc = symcache_new(&(struct symcache_options){ .debuginfo_dirs = c->debuginfo_dirs });
+	if (!sym->sc) {
 		fprintf(stderr, "jheap: out of memory\n");
 		return EXIT_DATA;
 	}
-	r->dc = open_cache_quiet(r, r->sc, why, whylen);
-	r->caches_open = true;
+	sym->dc = open_cache_quiet(c, sym->sc, why, whylen);
+	sym->open = true;
+	return EXIT_OK;
+}
+
+/* Parses PATHS and C's --base profiles into P, each merged as it is
+ * read (a growth snapshot after each PATH), with the binary opened beside
+ * the parse; SHOWN[i] gets the name reports give PATHS[i] (load()).
+ * Returns an exit status. */
+static int parse_all(struct driver *r, struct profile *p, const char *const *paths,
+		     size_t npaths, char **shown, const struct cli *c)
+{
+	int rc = EXIT_OK;
+	for (size_t i = 0; i < npaths && !rc; i++) {
+		rc = load(r, p, paths[i], 1, &shown[i]);
+		if (!rc && c->growth && growth_snapshot(&r->model.g, p)) {
+			fprintf(stderr, "jheap: out of memory\n");
+			rc = EXIT_DATA;
+		}
+	}
+	for (size_t i = 0; i < c->nbases && !rc; i++)
+		rc = load(r, p, c->bases[i], -1, NULL);
+	symbolize_preload_finish(r->sym.pre);
+	r->sym.pre = NULL;
+	r->sym.pre_sc = NULL;
+	return rc;
+}
+
+/* --add_lib: the addresses no mapping covers, looked up in each FILE. */
+static int add_libs(struct console *con, struct profile *p, const struct cli *c)
+{
+	char err[1024];
+	for (size_t i = 0; i < c->nadd_libs; i++) {
+		size_t moved;
+		if (addlib_apply(p, c->add_libs[i], &moved, err, sizeof(err))) {
+			fprintf(stderr, "jheap: %s\n", err);
+			return EXIT_DATA;
+		}
+		if (!moved) {
+			snprintf(err, sizeof(err), "--add_lib: no address of the profile that a mapping leaves uncovered lies in '%s'",
+				 c->add_libs[i]);
+			console_warn(con, err);
+		}
+	}
+	return EXIT_OK;
+}
+
+/* The names of JIT code: --perf-map, else the first dump's own (of
+ * PATHS); *PM NULL when none.  Returns an exit status. */
+static int open_perfmap(struct console *con, const char *const *paths, size_t npaths,
+			const struct cli *c, struct perfmap **pm)
+{
+	char err[1200];
+	*pm = NULL;
+	if (!c->no_symbolize && c->perf_map &&
+	    perfmap_open(c->perf_map, (uid_t)-1, pm, err, sizeof(err))) {
+		fprintf(stderr, "jheap: --perf-map: %s\n", err);
+		return EXIT_DATA;
+	}
+	if (!c->no_symbolize && !c->perf_map && npaths && !remote_is_url(paths[0])) {
+		err[0] = '\0';
+		if (perfmap_for_dump(paths[0], pm, err, sizeof(err)) == JH_ENOMEM) {
+			fprintf(stderr, "jheap: out of memory\n");
+			return EXIT_DATA;
+		}
+		if (err[0])
+			console_warn(con, err);
+	}
+	return EXIT_OK;
+}
+
+/* Symbolizes P with the caches of R (and the JIT names of
+ * open_perfmap()), folds it by symbol (by address for --addresses) and
+ * finishes --growth's series; *RANGES: whether P has the function ranges
+ * of --disasm.  Prints what the run should know (a wrong binary, a
+ * symbolized profile's names); returns an exit status. */
+static int symbolize_model(struct driver *r, struct profile *p, const char *binary,
+			   const char *const *paths, size_t npaths, const struct cli *c,
+			   bool *ranges)
+{
+	char err[1024];
+	struct symbolize_options so = {
+		.binary = binary, .lib_prefixes = c->lib_prefixes,
+		.cache = r->sym.dc, .note = console_debug_on("cache") ? cache_note : NULL,
+		.no_symbolize = c->no_symbolize, .warn = warn_line, .ctx = &r->con,
+		.progress = symbolize_progress,
+		.symcache_opts = { .debuginfo_dirs = c->debuginfo_dirs },
+		.ranges = driver_needs_ranges(c) || r->model.want_ranges,
+	};
+	struct perfmap *pm;
+	if (open_perfmap(&r->con, paths, npaths, c, &pm))
+		return EXIT_DATA;
+	so.perfmap = pm;
+	struct symbolize_stats st;
+	uint32_t *remap = NULL;
+	int src = symbolize_profile(p, r->sym.sc, &so, &st, err, sizeof(err));
+	perfmap_free(pm);
+	if (src ||
+	    (profile_fold_by_symbol(p, c->gran == GRAN_ADDRESSES, &remap) &&
+	     jh_err(err, sizeof(err), JH_ENOMEM, "out of memory")) ||
+	    (c->growth && growth_finish(&r->model.g, p, remap) &&
+	     jh_err(err, sizeof(err), JH_ENOMEM, "out of memory"))) {
+		fprintf(stderr, "jheap: %s\n", err);
+		free(remap);
+		return EXIT_DATA;
+	}
+	free(remap);
+	*ranges = so.ranges;
+	driver_stage_done(r, "symbolize");
+	if (c->drop_negative)
+		drop_negative(p);
+	if (c->growth && c->mode != MODE_TEXT)
+		growth_apply(&r->model.g, p);
+	if (st.binary_mismatch || st.resource_failed)
+		r->degraded = true;
+	if (binary && st.pcs_presym)
+		note_presym(&r->con, binary);
+	/* a stripped program that passes the call check is the right one:
+	 * a note says how to get its names */
+	if (st.main_pcs && !st.main_resolved && !c->no_symbolize && !st.binary_mismatch &&
+	    st.main_calls.verdict != CALLCHECK_MATCH && !st.main_stripped) {
+		const char *name = binary;
+		if (p->main_mapping != UINT32_MAX && p->maps[p->main_mapping].object)
+			name = strtab_get(&p->strs, p->maps[p->main_mapping].object);
+		fprintf(stderr, "jheap: warning: none of the %zu addresses in the main program resolve to a function in '%s': is it the binary that wrote the dump?\n",
+			st.main_pcs, name ? name : "?");
+		r->degraded = true;
+	}
+	console_clear(&r->con);
 	return EXIT_OK;
 }
 
@@ -346,7 +407,6 @@ int driver_load(struct driver *r, const char *binary, const char *const *paths,
 		fprintf(stderr, "jheap: out of memory\n");
 		return EXIT_DATA;
 	}
-	int rc = EXIT_OK;
 	/* the names reports give the profiles (load()) */
 	char **shown = calloc(npaths + 1, sizeof(*shown));
 	if (!shown) {
@@ -355,40 +415,29 @@ int driver_load(struct driver *r, const char *binary, const char *const *paths,
 		return EXIT_DATA;
 	}
 	if (c->growth) {
-		growth_release(&r->g);
-		growth_init(&r->g);
-		r->growth = &r->g;
+		growth_release(&r->model.g);
+		growth_init(&r->model.g);
+		r->model.growth = &r->model.g;
 	}
-	r->remote = (struct remote_options){
+	r->in.remote = (struct remote_options){
 		.binary = binary, .seconds = c->seconds, .lib_prefixes = c->lib_prefixes,
-		.note = info_cb, .warn = driver_warn, .progress = fetch_progress, .ctx = r,
+		.note = fetch_info, .warn = warn_line, .progress = fetch_progress, .ctx = &r->con,
 	};
 	char cache_why[1200];
-	bool first = !r->caches_open;
-	rc = open_caches(r, c, cache_why, sizeof(cache_why));
+	bool first = !r->sym.open;
+	int rc = open_caches(&r->sym, c, cache_why, sizeof(cache_why));
 	if (rc)
 		goto out;
 	if (first && !c->no_symbolize && binary) {
-		r->pre_sc = r->sc;
-		r->pre_dc = r->dc;
-		r->pre_binary = binary;
+		r->sym.pre_sc = r->sym.sc;
+		r->sym.pre_dc = r->sym.dc;
+		r->sym.pre_binary = binary;
 	}
-	for (size_t i = 0; i < npaths && !rc; i++) {
-		rc = load(r, &p, paths[i], 1, &shown[i]);
-		if (!rc && c->growth && growth_snapshot(&r->g, &p)) {
-			fprintf(stderr, "jheap: out of memory\n");
-			rc = EXIT_DATA;
-		}
-	}
-	for (size_t i = 0; i < c->nbases && !rc; i++)
-		rc = load(r, &p, c->bases[i], -1, NULL);
-	symbolize_preload_finish(r->pre);
-	r->pre = NULL;
-	r->pre_sc = NULL;
+	rc = parse_all(r, &p, paths, npaths, shown, c);
 	/* names from the server of the first URL, for files not here */
 	const char *url = rc || binary || c->no_symbolize ? NULL
 		: remote_first_url(paths, npaths, (const char *const *)c->bases, c->nbases);
-	if (url && remote_symbols(&p, url, &r->remote, err, sizeof(err))) {
+	if (url && remote_symbols(&p, url, &r->in.remote, err, sizeof(err))) {
 		fprintf(stderr, "jheap: %s\n", err);
 		rc = EXIT_DATA;
 	}
@@ -402,20 +451,9 @@ int driver_load(struct driver *r, const char *binary, const char *const *paths,
 		goto out;
 	driver_stage_done(r, "parse");
 	if (cache_why[0])
-		driver_warn(r, cache_why);
-	for (size_t i = 0; i < c->nadd_libs; i++) {
-		size_t moved;
-		if (addlib_apply(&p, c->add_libs[i], &moved, err, sizeof(err))) {
-			fprintf(stderr, "jheap: %s\n", err);
-			rc = EXIT_DATA;
-			goto out;
-		}
-		if (!moved) {
-			snprintf(err, sizeof(err), "--add_lib: no address of the profile that a mapping leaves uncovered lies in '%s'",
-				 c->add_libs[i]);
-			driver_warn(r, err);
-		}
-	}
+		console_warn(&r->con, cache_why);
+	if ((rc = add_libs(&r->con, &p, c)))
+		goto out;
 	if ((c->value == PF_ALLOC_SPACE || c->value == PF_ALLOC_OBJECTS) && !p.has_alloc &&
 	    p.nsamples) {
 		fprintf(stderr, "jheap: %s: the profile has no allocation counts (the program ran without MALLOC_CONF=prof_accum:true); use --inuse_space or --inuse_objects\n",
@@ -423,84 +461,25 @@ int driver_load(struct driver *r, const char *binary, const char *const *paths,
 		rc = EXIT_DATA;
 		goto out;
 	}
-	struct symbolize_options so = {
-		.binary = binary, .lib_prefixes = c->lib_prefixes,
-		.cache = r->dc, .note = driver_debug_on("cache") ? driver_note : NULL,
-		.no_symbolize = c->no_symbolize, .warn = driver_warn, .ctx = r,
-		.progress = symbolize_progress,
-		.symcache_opts = { .debuginfo_dirs = c->debuginfo_dirs },
-		.ranges = driver_needs_ranges(c) || r->want_ranges,
-	};
-	/* names of JIT code: --perf-map, else the first dump's own */
-	struct perfmap *pm = NULL;
-	if (!c->no_symbolize && c->perf_map &&
-	    perfmap_open(c->perf_map, (uid_t)-1, &pm, err, sizeof(err))) {
-		fprintf(stderr, "jheap: --perf-map: %s\n", err);
-		rc = EXIT_DATA;
+	bool ranges;
+	if ((rc = symbolize_model(r, &p, binary, paths, npaths, c, &ranges)))
 		goto out;
-	}
-	if (!c->no_symbolize && !c->perf_map && npaths && !remote_is_url(paths[0])) {
-		char why[1200];
-		if (perfmap_for_dump(paths[0], &pm, why, sizeof(why)) == JH_ENOMEM) {
-			fprintf(stderr, "jheap: out of memory\n");
-			rc = EXIT_DATA;
-			goto out;
-		}
-		if (why[0])
-			driver_warn(r, why);
-	}
-	so.perfmap = pm;
-	struct symbolize_stats st;
-	uint32_t *remap = NULL;
-	int src = symbolize_profile(&p, r->sc, &so, &st, err, sizeof(err));
-	perfmap_free(pm);
-	if (src ||
-	    (profile_fold_by_symbol(&p, c->gran == GRAN_ADDRESSES, &remap) &&
-	     jh_err(err, sizeof(err), JH_ENOMEM, "out of memory")) ||
-	    (c->growth && growth_finish(&r->g, &p, remap) && jh_err(err, sizeof(err), JH_ENOMEM, "out of memory"))) {
-		fprintf(stderr, "jheap: %s\n", err);
-		rc = EXIT_DATA;
-		free(remap);
-		goto out;
-	}
-	free(remap);
-	driver_stage_done(r, "symbolize");
-	if (c->drop_negative)
-		drop_negative(&p);
-	if (c->growth && c->mode != MODE_TEXT)
-		growth_apply(&r->g, &p);
-	if (st.binary_mismatch || st.resource_failed)
-		r->degraded = true;
-	if (binary && st.pcs_presym)
-		note_presym(r, binary);
-	/* a stripped program that passes the call check is the right one:
-	 * a note says how to get its names */
-	if (st.main_pcs && !st.main_resolved && !c->no_symbolize && !st.binary_mismatch &&
-	    st.main_calls.verdict != CALLCHECK_MATCH && !st.main_stripped) {
-		const char *name = binary;
-		if (p.main_mapping != UINT32_MAX && p.maps[p.main_mapping].object)
-			name = strtab_get(&p.strs, p.maps[p.main_mapping].object);
-		fprintf(stderr, "jheap: warning: none of the %zu addresses in the main program resolve to a function in '%s': is it the binary that wrote the dump?\n",
-			st.main_pcs, name ? name : "?");
-		r->degraded = true;
-	}
-	progress_clear(r);
 	/* the new model replaces the one before */
-	drop_cached(r);
-	if (r->loaded)
-		profile_release(&r->p);
-	r->p = p;
-	r->loaded = true;
-	r->binary = binary;
-	r->paths = paths;
-	r->npaths = npaths;
-	free_shown(r);
-	r->shown_paths = shown;
+	aggcache_clear(&r->aggs);
+	if (r->model.loaded)
+		profile_release(&r->model.p);
+	r->model.p = p;
+	r->model.loaded = true;
+	r->model.ranges = ranges;
+	r->model.by_address = c->gran == GRAN_ADDRESSES;
+	r->in.binary = binary;
+	r->in.paths = paths;
+	r->in.npaths = npaths;
+	free_shown(&r->in);
+	r->in.shown_paths = shown;
 	shown = NULL;
-	r->nbases = c->nbases;
-	r->ranges = so.ranges;
-	r->by_address = c->gran == GRAN_ADDRESSES;
-	r->noted = c->no_symbolize;
+	r->in.nbases = c->nbases;
+	r->out.noted = c->no_symbolize;
 	return EXIT_OK;
 out:
 	if (shown)
@@ -511,6 +490,19 @@ out:
 	return rc;
 }
 
+int driver_reload(struct driver *d, const struct cli *o)
+{
+	struct cli t = *o;
+	if (d->model.ranges && !driver_needs_ranges(&t))
+		t.mode = MODE_DISASM;   /* keep the function ranges */
+	return driver_load(d, d->in.binary, d->in.paths, d->in.npaths, &t);
+}
+
+const struct profile *driver_profile(const struct driver *d)
+{
+	return d->model.loaded ? &d->model.p : NULL;
+}
+
 bool driver_needs_ranges(const struct cli *o)
 {
 	return o->mode == MODE_DISASM || o->mode == MODE_WEBLIST;
@@ -518,8 +510,9 @@ bool driver_needs_ranges(const struct cli *o)
 
 bool driver_loaded_for(const struct driver *d, const struct cli *o)
 {
-	return d->loaded && d->nbases == o->nbases && (d->ranges || !driver_needs_ranges(o)) &&
-	       d->by_address == (o->gran == GRAN_ADDRESSES);
+	return d->model.loaded && d->in.nbases == o->nbases &&
+	       (d->model.ranges || !driver_needs_ranges(o)) &&
+	       d->model.by_address == (o->gran == GRAN_ADDRESSES);
 }
 
 /* The format of mode M (MODE_SYMBOLS is no report: run_symbols). */
@@ -553,10 +546,7 @@ static enum report_format format_of(enum output_mode m)
 /* report.note: jeprof's lines beside a report, unless --quiet. */
 static void report_note(void *ctx, const char *line)
 {
-	struct driver *r = ctx;
-	progress_clear(r);
-	if (!r->cli.quiet)
-		fprintf(stderr, "%s\n", line);
+	console_line(ctx, line);
 }
 
 static int report_one(struct driver *r, const struct cli *c, const struct profile *p,
@@ -595,11 +585,6 @@ static int report_thread(struct driver *r, const struct cli *c, const struct pro
 static int report_threads(struct driver *r, const struct cli *c, const struct profile *p,
 			  FILE *out)
 {
-	if (c->mode != MODE_TEXT && c->mode != MODE_DOT && c->mode != MODE_COLLAPSED &&
-	    c->mode != MODE_CALLGRIND && c->mode != MODE_TRACES && c->mode != MODE_TREE) {
-		fprintf(stderr, "jheap: --thread='*' writes one report per thread and works with --text, --traces, --tree, --dot, --collapsed and --callgrind; pick one thread for this format\n");
-		return EXIT_USAGE;
-	}
 	struct threadview tv;
 	if (threadview_init(&tv, p, NULL)) {
 		fprintf(stderr, "jheap: out of memory\n");
@@ -647,71 +632,6 @@ static const char *program_name(const struct profile *p, const char *binary)
 	return strtab_get(&p->strs, p->presym_binary);
 }
 
-static bool same_re(const char *a, const char *b)
-{
-	return a == b || (a && b && !strcmp(a, b));
-}
-
-/* The kept aggregate built with the options of AO, moved to the front,
- * or NULL. */
-static struct aggregate *cached_for(struct driver *r, const struct agg_options *ao)
-{
-	for (size_t i = 0; i < r->naggs; i++) {
-		const struct agg_options *k = &r->aggs[i].key;
-		if (k->value == ao->value && k->gran == ao->gran && k->full_names == ao->full_names &&
-		    k->keep_allocator == ao->keep_allocator && same_re(k->focus, ao->focus) &&
-		    same_re(k->ignore, ao->ignore) && same_re(k->retain, ao->retain) &&
-		    same_re(k->exclude, ao->exclude) && same_re(k->allocator, ao->allocator) &&
-		    k->one_thread == ao->one_thread &&
-		    (!k->one_thread || k->thread_uid == ao->thread_uid)) {
-			struct driver_agg hit = r->aggs[i];
-			memmove(r->aggs + 1, r->aggs, i * sizeof(*r->aggs));
-			r->aggs[0] = hit;
-			return &r->aggs[0].agg;
-		}
-	}
-	return NULL;
-}
-
-static void agg_release(struct driver_agg *e)
-{
-	aggregate_release(&e->agg);
-	for (int i = 0; i < 5; i++)
-		free(e->res[i]);
-}
-
-static void drop_cached(struct driver *r)
-{
-	for (size_t i = 0; i < r->naggs; i++)
-		agg_release(&r->aggs[i]);
-	r->naggs = 0;
-}
-
-/* The aggregate of the whole model for AO (a thread's share of it too) is
- * kept, in front of the others (the least recently used one goes), so
- * that the shell's next report with the same value, granularity, filters
- * and thread is written without summing again. */
-static void keep_cached(struct driver *r, struct aggregate *a, const struct agg_options *ao)
-{
-	struct driver_agg e = { .agg = *a, .key = *ao };
-	const char *res[5] = { ao->focus, ao->ignore, ao->retain, ao->exclude, ao->allocator };
-	for (int i = 0; i < 5; i++)
-		if (res[i] && !(e.res[i] = strdup(res[i]))) {
-			agg_release(&e);
-			return;
-		}
-	e.key.focus = e.res[0];
-	e.key.ignore = e.res[1];
-	e.key.retain = e.res[2];
-	e.key.exclude = e.res[3];
-	e.key.allocator = e.res[4];
-	if (r->naggs == DRIVER_AGGS)
-		agg_release(&r->aggs[--r->naggs]);
-	memmove(r->aggs + 1, r->aggs, r->naggs * sizeof(*r->aggs));
-	r->aggs[0] = e;
-	r->naggs++;
-}
-
 /* One report of P (the model, or a thread's profile of --thread='*')
  * labelled THREAD; with UID, of that thread's share of the model. */
 static int report_one(struct driver *r, const struct cli *c, const struct profile *p,
@@ -724,8 +644,8 @@ static int report_one(struct driver *r, const struct cli *c, const struct profil
 		.one_thread = uid != NULL, .thread_uid = uid ? *uid : 0,
 	};
 	struct aggregate own, *a = &own, *kept;
-	bool cacheable = p == &r->p && !r->growth;
-	if (cacheable && (kept = cached_for(r, &ao))) {
+	bool cacheable = p == &r->model.p && !r->model.growth;
+	if (cacheable && (kept = aggcache_find(&r->aggs, &ao))) {
 		a = kept;
 		if (aggregate_sort(a, c->cum)) {
 			fprintf(stderr, "jheap: out of memory\n");
@@ -740,24 +660,26 @@ static int report_one(struct driver *r, const struct cli *c, const struct profil
 		}
 	}
 	driver_stage_done(r, "aggregate");
-	if (!r->disasm_cache && driver_needs_ranges(c))
-		r->disasm_cache = disasm_cache_new();   /* NULL: objdump runs each time */
+	if (!r->out.disasm_cache && driver_needs_ranges(c))
+		r->out.disasm_cache = disasm_cache_new();   /* NULL: objdump runs each time */
 	/* once per model: which stripped objects hold unnamed code */
-	if (!r->noted && unnamed_notes(p, a, c->value, r->sc, note_line, r) >= 0)
-		r->noted = true;
+	if (!r->out.noted && unnamed_notes(p, a, c->value, r->sym.sc, note_line, &r->con) >= 0)
+		r->out.noted = true;
 	struct report rep = {
 		.p = p, .a = a, .value = c->value, .units = text_units(c->value, c->show_bytes),
 		.gran = c->gran, .full_names = c->full_names, .keep_allocator = c->keep_allocator,
-		.diff = r->nbases > 0, .no_symbolize = c->no_symbolize,
+		.diff = r->in.nbases > 0, .no_symbolize = c->no_symbolize,
 		.nodecount = c->nodecount, .nodefraction = c->nodefraction,
 		.edgefraction = c->edgefraction, .maxdegree = c->maxdegree,
-		.program = program_name(p, r->binary), .profile_paths = (const char *const *)r->shown_paths,
+		.program = program_name(p, r->in.binary),
+		.profile_paths = (const char *const *)r->in.shown_paths,
 		.thread = thread, .list = c->list, .disasm = c->disasm, .peek = c->peek,
-		.weblist = c->weblist, .growth = r->growth != NULL,
-		.series = c->mode == MODE_TEXT ? r->growth : NULL,
+		.weblist = c->weblist, .growth = r->model.growth != NULL,
+		.series = c->mode == MODE_TEXT ? r->model.growth : NULL,
 		.nodefraction_set = c->nodefraction_set,
 		.source_dirs = (const char *const *)c->source_dirs,
-		.disasm_cache = r->disasm_cache, .note = report_note, .ctx = r,
+		.disasm_cache = r->out.disasm_cache, .note = report_note, .warn = warn_line,
+		.ctx = &r->con,
 	};
 	char err[1024] = "";
 	int rc = EXIT_OK;
@@ -770,7 +692,7 @@ static int report_one(struct driver *r, const struct cli *c, const struct profil
 	}
 	if (a == &own) {
 		if (cacheable)
-			keep_cached(r, a, &ao);
+			aggcache_keep(&r->aggs, a, &ao);
 		else
 			aggregate_release(a);
 	}
@@ -779,11 +701,16 @@ static int report_one(struct driver *r, const struct cli *c, const struct profil
 
 int driver_write(struct driver *d, const struct cli *o, FILE *out)
 {
-	if (!d->loaded) {
+	char err[512];
+	if (cli_check_report(o, err, sizeof(err))) {
+		fprintf(stderr, "jheap: %s\n", err);
+		return EXIT_USAGE;
+	}
+	if (!d->model.loaded) {
 		fprintf(stderr, "jheap: no profile is loaded\n");
 		return EXIT_DATA;
 	}
-	int rc = report(d, o, &d->p, out);
+	int rc = report(d, o, &d->model.p, out);
 	driver_stage_done(d, "write");
 	return rc;
 }
@@ -836,7 +763,7 @@ int driver_show(struct driver *d, const struct cli *o, const char *path)
 	}
 	if (rc)
 		return rc;
-	if (!d->cli.quiet)
+	if (!d->con.quiet)
 		fprintf(stderr, "jheap: opening %s\n", path);
 	if (browser_open(path, err, sizeof(err))) {
 		fprintf(stderr, "jheap: %s\n", err);
@@ -847,21 +774,19 @@ int driver_show(struct driver *d, const struct cli *o, const char *path)
 
 void driver_release(struct driver *d)
 {
-	if (d->caches_open) {
-		diskcache_free(d->dc);
-		symcache_free(d->sc);
+	if (d->sym.open) {
+		diskcache_free(d->sym.dc);
+		symcache_free(d->sym.sc);
 	}
-	d->dc = NULL;
-	d->sc = NULL;
-	d->caches_open = false;
-	growth_release(&d->g);
-	d->growth = NULL;
-	drop_cached(d);
-	disasm_cache_free(d->disasm_cache);
-	d->disasm_cache = NULL;
-	if (d->loaded)
-		profile_release(&d->p);
-	d->loaded = false;
-	free_shown(d);
+	d->sym = (struct driver_symbols){ 0 };
+	growth_release(&d->model.g);
+	d->model.growth = NULL;
+	aggcache_clear(&d->aggs);
+	disasm_cache_free(d->out.disasm_cache);
+	d->out.disasm_cache = NULL;
+	if (d->model.loaded)
+		profile_release(&d->model.p);
+	d->model.loaded = false;
+	free_shown(&d->in);
 	driver_stage_done(d, "free");
 }

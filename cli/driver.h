@@ -13,17 +13,19 @@
  *                   report_write() (output/report.h), the one entry point
  *                   of every format.
  *
- * The driver is where messages are printed (errors, warnings, the progress
- * line on stderr) and where exit statuses are chosen; the stages below it
+ * The driver is where messages are printed (errors here; warnings,
+ * notes, the progress line and stage times through its console,
+ * cli/console.h) and where exit statuses are chosen; the stages below it
  * return negative codes with a message.
  *
- * For the shell it keeps the last DRIVER_AGGS (four) aggregates of the
- * whole profile, keyed by their options (value, granularity, names,
- * filters), so that moving between a few settings does not sum the profile
- * again, and objdump's answers (struct disasm_cache, output/disasm.h) for
- * the next disasm or weblist.  JHEAP_DEBUG=time prints each stage's wall
- * time (parse, symbolize, aggregate, write) with its CPU time and page
- * faults, to see where a slow run goes; JHEAP_DEBUG=cache what the
+ * struct driver holds one part per concern, and each function of
+ * driver.c takes the parts it uses: the inputs (what the model is loaded
+ * from, for a reload), the symbolization (the symbol caches, kept for a
+ * reload), the model with what it was loaded for, the analysis (the last
+ * AGGCACHE_SIZE aggregates of the model, analyzer/aggcache.h, so that
+ * moving between a few settings does not sum the profile again), the
+ * output (objdump's answers for the next disasm or weblist,
+ * output/disasm.h) and the console.  JHEAP_DEBUG=cache prints what the
  * persistent symbol cache did.
  */
 #ifndef JHEAP_DRIVER_H
@@ -31,10 +33,11 @@
 
 #include <stdbool.h>
 #include <stdio.h>
-#include <time.h>
+#include "analyzer/aggcache.h"
 #include "analyzer/aggregate.h"
 #include "analyzer/growth.h"
 #include "analyzer/profile.h"
+#include "cli/console.h"
 #include "cli/options.h"
 #include "cli/remote.h"
 #include "symbolize/diskcache.h"
@@ -45,68 +48,64 @@ enum { EXIT_OK = 0, EXIT_DATA = 1, EXIT_USAGE = 2 };
 struct symbolize_preload;
 struct disasm_cache;
 
-/* How many aggregates the driver keeps: a shell session moves between a
- * few settings (a focus and none, two values) and each costs a few MB. */
-#define DRIVER_AGGS 4
-
-/* An aggregate of the whole profile and what it was built with (res:
- * copies of its regular expressions, which key points to). */
-struct driver_agg {
-	struct aggregate agg;
-	struct agg_options key;
-	char *res[5];
+/* What the model is loaded from, kept for a reload. */
+struct driver_inputs {
+	const char *binary;             /* BINARY as typed, or NULL */
+	const char *const *paths;       /* the PROFILE arguments, NULL-terminated */
+	size_t npaths;
+	char **shown_paths;             /* the paths as reports name them (a URL's
+	                                   saved copy), NULL-terminated, malloc'd */
+	size_t nbases;                  /* --base profiles merged into the model */
+	struct remote_options remote;   /* for PROFILEs that are URLs */
 };
 
-struct driver {
-	struct cli cli;          /* the command line */
-	bool degraded;           /* the result is incomplete: exit status 1 */
-	/* the progress line: only on a terminal, after a second, not --quiet */
-	bool tty, shown;
-	struct timespec start;
-	struct timespec progress_from; /* the start, or of the shell's command */
-	double progress_after;   /* seconds; JHEAP_PROGRESS_AFTER, default 1 */
-	struct growth *growth;   /* --growth: the series, else NULL */
-	bool debug_time;         /* JHEAP_DEBUG=time: stage times on stderr */
-	struct timespec mark;    /* end of the previous timed stage */
-	double mark_cpu;         /* process CPU seconds at the mark */
-	long mark_flt;           /* minor page faults at the mark */
-	/* what to open beside the parse once it leaves a core idle: the
-	 * binary in pre_sc, its persistent cache from pre_dc (see
-	 * symbolize_preload_start); pre, once started */
+/* The symbol caches, opened before the dumps are read and kept for a
+ * reload; and what to open beside the parse once it leaves a core idle
+ * (the binary in pre_sc, its persistent cache from pre_dc:
+ * symbolize_preload_start), pre once started. */
+struct driver_symbols {
+	struct symcache *sc;
+	struct diskcache *dc;
+	bool open;
 	struct symcache *pre_sc;
 	struct diskcache *pre_dc;
 	const char *pre_binary;
 	struct symbolize_preload *pre;
+};
 
-	/* The model, once driver_load() has made it. */
-	const char *binary;      /* BINARY as typed, or NULL */
-	const char *const *paths; /* the PROFILE arguments, NULL-terminated */
-	size_t npaths;
-	char **shown_paths;      /* paths as reports name them (a URL's saved
-	                            copy), NULL-terminated, malloc'd */
+/* The model, once driver_load() has made it, and what it was made for. */
+struct driver_model {
 	struct profile p;
 	bool loaded;
-	size_t nbases;           /* --base profiles merged into p */
 	bool ranges;             /* p has the function ranges --disasm needs */
 	bool want_ranges;        /* load them whatever the report (the shell's
 	                            disasm and weblist come later: a few ms now
 	                            rather than loading again then) */
 	bool by_address;         /* p was folded for --addresses */
-	bool noted;              /* the notes about stripped objects are out */
-	struct remote_options remote; /* for PROFILEs that are URLs */
 	struct growth g;
-	struct symcache *sc;     /* the symbol caches, kept for a reload */
-	struct diskcache *dc;
-	bool caches_open;
-	/* the last aggregates of the whole profile, for the shell's next
-	 * commands: the most recently used first */
-	struct driver_agg aggs[DRIVER_AGGS];
-	size_t naggs;
-	struct disasm_cache *disasm_cache; /* objdump's answers, for the shell's next disasm */
+	struct growth *growth;   /* --growth: &g, the series, else NULL */
 };
 
-/* Sets D up for a run (the terminal, JHEAP_PROGRESS_AFTER, JHEAP_DEBUG)
- * with the parsed command line in d->cli. */
+/* What reports keep between them. */
+struct driver_output {
+	struct disasm_cache *disasm_cache; /* objdump's answers, for the shell's next disasm */
+	bool noted;              /* the notes about stripped objects are out */
+};
+
+struct driver {
+	struct cli cli;          /* the command line */
+	bool degraded;           /* the result is incomplete: exit status 1 */
+	struct console con;
+	struct driver_inputs in;
+	struct driver_symbols sym;
+	struct driver_model model;
+	struct aggcache aggs;    /* the last aggregates of the model */
+	struct driver_output out;
+};
+
+/* Sets D up for a run (the console: the terminal, --quiet,
+ * JHEAP_PROGRESS_AFTER, JHEAP_DEBUG) with the parsed command line in
+ * d->cli. */
 void driver_init(struct driver *d);
 /* Frees the model and the caches; d->cli stays (cli_release frees it). */
 void driver_release(struct driver *d);
@@ -119,6 +118,15 @@ void driver_release(struct driver *d);
  * before, on failure the one before stays. */
 int driver_load(struct driver *d, const char *binary, const char *const *paths,
 		size_t npaths, const struct cli *o);
+
+/* driver_load() again, of the profiles loaded last, with O's --base
+ * profiles and load options; the function ranges stay when the model had
+ * them.  Returns an exit status; on failure the model before stays. */
+int driver_reload(struct driver *d, const struct cli *o);
+
+/* The model driver_load() made (NULL before).  The driver owns it; it
+ * stays until the next driver_load() or driver_release(). */
+const struct profile *driver_profile(const struct driver *d);
 
 /* Whether O's report needs the function ranges of --disasm in the model. */
 bool driver_needs_ranges(const struct cli *o);
@@ -148,20 +156,17 @@ int driver_show(struct driver *d, const struct cli *o, const char *path);
  * it cannot be used). */
 struct diskcache *driver_open_cache(struct driver *d, const struct symcache *sc);
 
-/* Prints "jheap: warning: MSG" unless --quiet (after clearing the progress
- * line); CTX is the driver. */
+/* Callbacks for the stages below (a warn or note function and its ctx):
+ * console_warn() and "jheap: cache: MSG" (JHEAP_DEBUG=cache) on D's
+ * console; CTX is the driver. */
 void driver_warn(void *ctx, const char *msg);
-/* Diagnostics of the persistent cache (JHEAP_DEBUG=cache); CTX is the driver. */
 void driver_note(void *ctx, const char *msg);
 
-/* JHEAP_DEBUG=time: prints the time since the last mark under WHAT and
- * moves the mark to now; driver_mark() only moves it, and starts the
- * progress line's delay again (the shell, before a command, so that
- * waiting for the user is not counted). */
+/* console_stage_done() and console_mark() of D's console. */
 void driver_stage_done(struct driver *d, const char *what);
 void driver_mark(struct driver *d);
 
-/* Whether JHEAP_DEBUG names WHAT. */
+/* Whether JHEAP_DEBUG names WHAT (console_debug_on()). */
 bool driver_debug_on(const char *what);
 
 #endif

@@ -189,6 +189,7 @@ static int run(struct driver *r, int argc, char **argv)
 		fprintf(stderr, "jheap: %s\nTry 'jheap --help' for more information.\n", err);
 		return EXIT_USAGE;
 	}
+	driver_init(r);
 	if (c->help) {
 		cli_help(stdout);
 		return EXIT_OK;
@@ -219,38 +220,18 @@ static int run(struct driver *r, int argc, char **argv)
 	}
 	if (c->mode == MODE_SYMBOLS)
 		return run_symbols(r, binary);
-	if (c->http || c->pid || c->no_browser) {
+	if (cli_check(c, c->nargs - first, err, sizeof(err))) {
+		fprintf(stderr, "jheap: %s\n", err);
+		return EXIT_USAGE;
+	}
+	if (c->http) {
 		/* the web UI loads what it serves (a series, --pid) itself */
 		int wrc = webui_run(r, binary, (const char *const *)c->args + first, c->nargs - first);
 		driver_release(r);
 		return wrc ? wrc : r->degraded ? EXIT_DATA : EXIT_OK;
 	}
-	if (first >= c->nargs) {
-		fprintf(stderr, "jheap: no profile given\nUsage: jheap [OPTIONS] [BINARY] PROFILE...\n");
-		return EXIT_USAGE;
-	}
 	int rc = EXIT_OK;
-	if (c->interactive && (c->mode_set || c->output || c->growth)) {
-		fprintf(stderr, "jheap: --interactive opens the shell; it does not combine with an output format, -o or --growth\n");
-		rc = EXIT_USAGE;
-		goto out;
-	}
 	if (c->growth) {
-		if (c->nbases || c->thread) {
-			fprintf(stderr, "jheap: --growth reads a series of dumps of one process; it does not combine with --base or --thread\n");
-			rc = EXIT_USAGE;
-			goto out;
-		}
-		if (c->mode == MODE_RAW || c->mode == MODE_LIST) {
-			fprintf(stderr, "jheap: --growth works with --text, --collapsed, --flamegraph, --proto, --dot, --callgrind and --speedscope\n");
-			rc = EXIT_USAGE;
-			goto out;
-		}
-		if (c->nargs - first < 2) {
-			fprintf(stderr, "jheap: --growth needs at least two dumps, oldest first\n");
-			rc = EXIT_USAGE;
-			goto out;
-		}
 		/* a glob sorts a.10.i10 before a.2.i2: order jemalloc's dumps by
 		 * their sequence number when every name carries one */
 		bool all = true;
@@ -259,7 +240,7 @@ static int run(struct driver *r, int argc, char **argv)
 		if (all)
 			jh_qsort(c->args + first, c->nargs - first, sizeof(*c->args), cmp_sequence);
 	}
-	r->want_ranges = shell_wanted(c);
+	r->model.want_ranges = shell_wanted(c);
 	rc = driver_load(r, binary, (const char *const *)c->args + first, c->nargs - first, c);
 	if (rc)
 		goto out;
@@ -288,7 +269,6 @@ int main(int argc, char **argv)
 	struct driver r = { 0 };
 	fdlimit_raise();
 	sigbus_install();
-	driver_init(&r);
 	int rc = run(&r, argc, argv);
 	cli_release(&r.cli);
 	if (fflush(stdout) || ferror(stdout)) {

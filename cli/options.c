@@ -1,4 +1,5 @@
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include "cli/options.h"
 #include "lib/errors.h"
@@ -343,6 +344,64 @@ int cli_parse(struct cli *c, int argc, char **argv, char *err, size_t errlen)
 			return rc == JH_ENOMEM ? jh_err(err, errlen, rc, "out of memory") : rc;
 	}
 	return 0;
+}
+
+int cli_check_report(const struct cli *c, char *err, size_t errlen)
+{
+	if (c->thread && !strcmp(c->thread, "*") && c->mode != MODE_TEXT && c->mode != MODE_DOT &&
+	    c->mode != MODE_COLLAPSED && c->mode != MODE_CALLGRIND && c->mode != MODE_TRACES &&
+	    c->mode != MODE_TREE)
+		return jh_err(err, errlen, JH_EUSAGE,
+			      "--thread='*' writes one report per thread and works with --text, --traces, --tree, --dot, --collapsed and --callgrind; pick one thread for this format");
+	return 0;
+}
+
+/* --http, --pid, --no_browser: the web UI's own rules. */
+static int check_http(const struct cli *c, size_t nprofiles, char *err, size_t errlen)
+{
+	if (!c->http)
+		return jh_err(err, errlen, JH_EUSAGE, "--%s goes with --http=[HOST]:PORT",
+			      c->pid ? "pid" : "no_browser");
+	if (c->mode_set || c->output || c->growth || c->interactive)
+		return jh_err(err, errlen, JH_EUSAGE,
+			      "--http serves every view; it does not combine with an output format, -o, --growth or --interactive");
+	if (c->pid) {
+		const char *s = c->pid;
+		char *end;
+		errno = 0;
+		long v = *s >= '0' && *s <= '9' ? strtol(s, &end, 10) : -1;
+		if (nprofiles || c->nbases || v < 1 || v > INT_MAX || errno || *end)
+			return jh_err(err, errlen, JH_EUSAGE,
+				      "--pid=PID takes the dumps of process PID (a number), without PROFILE or --base");
+	} else if (!nprofiles) {
+		snprintf(err, errlen, "no profile given\nUsage: jheap --http=[HOST]:PORT [BINARY] PROFILE... | --pid=PID");
+		return JH_EUSAGE;
+	}
+	return 0;
+}
+
+int cli_check(const struct cli *c, size_t nprofiles, char *err, size_t errlen)
+{
+	if (c->http || c->pid || c->no_browser)
+		return check_http(c, nprofiles, err, errlen);
+	if (!nprofiles) {
+		/* two lines, the usage after the message (jh_err would escape
+		 * the newline; nothing here quotes input) */
+		snprintf(err, errlen, "no profile given\nUsage: jheap [OPTIONS] [BINARY] PROFILE...");
+		return JH_EUSAGE;
+	}
+	if (c->interactive && (c->mode_set || c->output || c->growth))
+		return jh_err(err, errlen, JH_EUSAGE,
+			      "--interactive opens the shell; it does not combine with an output format, -o or --growth");
+	if (c->growth && (c->nbases || c->thread))
+		return jh_err(err, errlen, JH_EUSAGE,
+			      "--growth reads a series of dumps of one process; it does not combine with --base or --thread");
+	if (c->growth && (c->mode == MODE_RAW || c->mode == MODE_LIST))
+		return jh_err(err, errlen, JH_EUSAGE,
+			      "--growth works with --text, --collapsed, --flamegraph, --proto, --dot, --callgrind and --speedscope");
+	if (c->growth && nprofiles < 2)
+		return jh_err(err, errlen, JH_EUSAGE, "--growth needs at least two dumps, oldest first");
+	return cli_check_report(c, err, errlen);
 }
 
 void cli_release(struct cli *c)

@@ -73,8 +73,25 @@ struct cli {
 };
 
 /* Parses ARGV into C.  Returns 0, or JH_EUSAGE with a message in err.
- * Arrays in C point into ARGV or are malloc'd; free them with cli_release. */
+ * Arrays in C point into ARGV or are malloc'd; free them with cli_release.
+ * One option's own value is checked here (a number, a thread, one format,
+ * one value, one granularity); which options combine, by cli_check(). */
 int cli_parse(struct cli *c, int argc, char **argv, char *err, size_t errlen);
+
+/* The one place for the rules of which options combine.
+ * cli_check_report(): those of one report's settings, which the shell
+ * and the web UI change (--thread='*' and the formats it works with).
+ * cli_check(): the whole command line with NPROFILES profiles (the
+ * arguments after BINARY): --pid and --no_browser go with --http, which
+ * takes no output format, -o, --growth or --interactive, and either
+ * profiles or --pid=PID alone; else a profile is given; --interactive
+ * takes no output format, -o or --growth; --growth takes no --base or
+ * --thread, not every format, and two dumps or more; then
+ * cli_check_report().
+ * Each returns 0 or JH_EUSAGE with the message (tests/t0012 is their
+ * table of valid and invalid command lines). */
+int cli_check_report(const struct cli *c, char *err, size_t errlen);
+int cli_check(const struct cli *c, size_t nprofiles, char *err, size_t errlen);
 void cli_release(struct cli *c);
 
 /* Writes the usage text (generated from the option table). */

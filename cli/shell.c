@@ -149,7 +149,7 @@ static bool bad_regex(const char *name, const char *re)
 /* Whether the model has the values V needs (accumulated counts). */
 static bool value_ok(struct shell *sh, enum pf_value v)
 {
-	const struct profile *p = &sh->d->p;
+	const struct profile *p = driver_profile(sh->d);
 	if ((v == PF_ALLOC_SPACE || v == PF_ALLOC_OBJECTS) && !p->has_alloc && p->nsamples) {
 		say("%s: the profile has no allocation counts (the program ran without MALLOC_CONF=prof_accum:true); use inuse_space or inuse_objects",
 		    value_name(v));
@@ -180,10 +180,7 @@ static void set_base(struct shell *sh, const char *file)
 		t.bases = NULL;
 		t.nbases = 0;
 	}
-	t.mode = sh->d->ranges ? MODE_DISASM : MODE_TEXT;   /* keep what was loaded */
-	struct driver *d = sh->d;
-	if (driver_load(d, d->binary, d->paths, d->npaths, &t) == EXIT_OK) {
-		t.mode = sh->set.mode;
+	if (driver_reload(sh->d, &t) == EXIT_OK) {
 		sh->set = t;
 		sh->names_made = false;
 	}
@@ -428,7 +425,7 @@ static void run_report(struct shell *sh, const struct command *cmd, long topn, c
 		return;
 	}
 	struct driver *d = sh->d;
-	if (!driver_loaded_for(d, &o) && driver_load(d, d->binary, d->paths, d->npaths, &o))
+	if (!driver_loaded_for(d, &o) && driver_reload(d, &o))
 		return;
 	if (file) {
 		if (driver_write_file(d, &o, file) == EXIT_OK && !d->cli.quiet)
@@ -616,7 +613,7 @@ static void make_names(struct shell *sh)
 	sh->names = NULL;
 	sh->nnames = 0;
 	sh->names_made = true;
-	const struct profile *p = &sh->d->p;
+	const struct profile *p = driver_profile(sh->d);
 	char **v = malloc((p->nfuncs + 1) * sizeof(*v));
 	if (!v)
 		return;

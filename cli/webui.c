@@ -95,7 +95,7 @@ struct swap {
 static int swap_in(struct webui *w, long dmp, long b, struct swap *sw)
 {
 	struct driver *d = w->d;
-	struct profile *p = &d->p;
+	struct profile *p = &d->model.p;
 	sw->on = false;
 	sw->saved = malloc((p->nsamples + 1) * sizeof(*sw->saved));
 	if (!sw->saved)
@@ -105,14 +105,14 @@ static int swap_in(struct webui *w, long dmp, long b, struct swap *sw)
 		memcpy(sw->saved[i][0], s->v, sizeof(s->v));
 		memcpy(sw->saved[i][1], s->base, sizeof(s->base));
 		for (int j = 0; j < PF_NVALUES; j++) {
-			double now = i < d->g.nsamples ? growth_value(&d->g, i, (size_t)dmp, j) : 0;
-			double was = b >= 0 && i < d->g.nsamples ? growth_value(&d->g, i, (size_t)b, j) : 0;
+			double now = i < d->model.g.nsamples ? growth_value(&d->model.g, i, (size_t)dmp, j) : 0;
+			double was = b >= 0 && i < d->model.g.nsamples ? growth_value(&d->model.g, i, (size_t)b, j) : 0;
 			s->v[j] = now - was;
 			s->base[j] = was;
 		}
 	}
-	sw->nbases = d->nbases;
-	d->nbases = b >= 0;
+	sw->nbases = d->in.nbases;
+	d->in.nbases = b >= 0;
 	sw->on = true;
 	return 0;
 }
@@ -121,12 +121,12 @@ static void swap_out(struct webui *w, struct swap *sw)
 {
 	if (!sw->on)
 		return;
-	struct profile *p = &w->d->p;
+	struct profile *p = &w->d->model.p;
 	for (size_t i = 0; i < p->nsamples; i++) {
 		memcpy(p->samples[i].v, sw->saved[i][0], sizeof(p->samples[i].v));
 		memcpy(p->samples[i].base, sw->saved[i][1], sizeof(p->samples[i].base));
 	}
-	w->d->nbases = sw->nbases;
+	w->d->in.nbases = sw->nbases;
 	free(sw->saved);
 	sw->on = false;
 }
@@ -249,7 +249,7 @@ static void run_view_of(struct webui *w, const struct web_params *wp, bool whole
 		reply_message(resp, 400, err);
 		return;
 	}
-	if (o->gran == GRAN_ADDRESSES && !w->d->by_address) {
+	if (o->gran == GRAN_ADDRESSES && !w->d->model.by_address) {
 		pthread_mutex_unlock(&w->lock);
 		reply_message(resp, 400, "parameter g=addresses: start the server with --addresses for one row per address\n");
 		return;
@@ -367,15 +367,15 @@ static void view_info(struct webui *w, struct httpd_response *resp)
 	put_array(f, "bases", c->bases, c->nbases);
 	put_array(f, "source_dirs", c->source_dirs, c->nsource);
 	fprintf(f, ",\"diff\":%s,\"has_alloc\":%s,\"series\":%s,\"live\":%s,\"pid\":%d,\"dumps\":%zu",
-		c->nbases ? "true" : "false", d->p.has_alloc ? "true" : "false",
+		c->nbases ? "true" : "false", d->model.p.has_alloc ? "true" : "false",
 		w->series ? "true" : "false", w->ser.pid ? "true" : "false", (int)w->ser.pid,
 		w->series ? w->ser.n : 0);
-	fprintf(f, ",\"addresses\":%s,\"version\":%lu", d->by_address ? "true" : "false", w->version);
+	fprintf(f, ",\"addresses\":%s,\"version\":%lu", d->model.by_address ? "true" : "false", w->version);
 	put_str(f, "allocator", c->allocator, true);
 	fputs(",\"threads\":[", f);
-	for (size_t i = 0; i < d->p.nthreads && i < 10000; i++) {
-		fprintf(f, "%s[%lld,", i ? "," : "", (long long)d->p.threads[i].uid);
-		json_str(f, strtab_get(&d->p.strs, d->p.threads[i].name));
+	for (size_t i = 0; i < d->model.p.nthreads && i < 10000; i++) {
+		fprintf(f, "%s[%lld,", i ? "," : "", (long long)d->model.p.threads[i].uid);
+		json_str(f, strtab_get(&d->model.p.strs, d->model.p.threads[i].name));
 		fputc(']', f);
 	}
 	fputs("]}\n", f);
@@ -402,12 +402,12 @@ static void view_timeline(struct webui *w, struct httpd_response *resp)
 	const struct driver *d = w->d;
 	fprintf(f, "{\"series\":%s,\"live\":%s,\"pid\":%d,\"has_alloc\":%s,\"version\":%lu,\"dumps\":[",
 		w->series ? "true" : "false", w->ser.pid ? "true" : "false", (int)w->ser.pid,
-		d->p.has_alloc ? "true" : "false", w->version);
-	for (size_t k = 0; w->series && k < w->ser.n && k < d->g.ndumps; k++) {
+		d->model.p.has_alloc ? "true" : "false", w->version);
+	for (size_t k = 0; w->series && k < w->ser.n && k < d->model.g.ndumps; k++) {
 		double tot[PF_NVALUES] = { 0 };
-		for (size_t s = 0; s < d->g.nsamples; s++)
+		for (size_t s = 0; s < d->model.g.nsamples; s++)
 			for (int j = 0; j < PF_NVALUES; j++)
-				tot[j] += growth_value(&d->g, s, k, j);
+				tot[j] += growth_value(&d->model.g, s, k, j);
 		const struct webseries_dump *dm = &w->ser.dumps[k];
 		const char *slash = strrchr(dm->path, '/');
 		fputs(k ? ",\n{" : "\n{", f);
@@ -619,14 +619,7 @@ int webui_run(struct driver *d, const char *binary, const char *const *paths, si
 {
 	const struct cli *c = &d->cli;
 	char err[1200];
-	if (!c->http) {
-		fprintf(stderr, "jheap: --%s goes with --http=[HOST]:PORT\n", c->pid ? "pid" : "no_browser");
-		return EXIT_USAGE;
-	}
-	if (c->mode_set || c->output || c->growth || c->interactive) {
-		fprintf(stderr, "jheap: --http serves every view; it does not combine with an output format, -o, --growth or --interactive\n");
-		return EXIT_USAGE;
-	}
+	/* the option rules are cli_check()'s (cli/options.c) */
 	if (httpd_check_address(c->http, err, sizeof(err))) {
 		print_error(err);
 		return EXIT_USAGE;
@@ -635,20 +628,14 @@ int webui_run(struct driver *d, const char *binary, const char *const *paths, si
 	w.ser.dirfd = -1;
 	int rc = EXIT_OK;
 	if (c->pid) {
-		pid_t pid;
-		if (npaths || c->nbases || control_parse_pid(c->pid, &pid)) {
-			fprintf(stderr, "jheap: --pid=PID takes the dumps of process PID (a number), without PROFILE or --base\n");
-			return EXIT_USAGE;
-		}
+		pid_t pid = 0;
+		control_parse_pid(c->pid, &pid);   /* checked by cli_check() */
 		if (webseries_watch(&w.ser, pid, err, sizeof(err))) {
 			print_error(err);
 			webseries_release(&w.ser);
 			return EXIT_DATA;
 		}
 		w.series = true;
-	} else if (!npaths) {
-		fprintf(stderr, "jheap: no profile given\nUsage: jheap --http=[HOST]:PORT [BINARY] PROFILE... | --pid=PID\n");
-		return EXIT_USAGE;
 	} else if (!c->nbases) {
 		int s = webseries_from_args(&w.ser, paths, npaths, err, sizeof(err));
 		if (s < 0) {
@@ -661,7 +648,7 @@ int webui_run(struct driver *d, const char *binary, const char *const *paths, si
 	w.load = *c;
 	w.load.growth = w.series;
 	w.load.mode = MODE_TEXT;
-	d->want_ranges = true;   /* disasm needs the functions' ranges */
+	d->model.want_ranges = true;   /* disasm needs the functions' ranges */
 	if (w.series)
 		rc = driver_load(d, binary, w.ser.paths, w.ser.n, &w.load);
 	else

@@ -1,6 +1,7 @@
 /*
  * --callgrind: the profile in valgrind's callgrind format, for KCachegrind
- * and callgrind_annotate (spec section 4.5 for what jeprof writes).
+ * and callgrind_annotate (jeprof's sub PrintCallgrind in bin/jeprof.in,
+ * /usr/bin/jeprof, for what jeprof writes).
  *
  * Every frame of the unreduced stacks (allocator frames cut, inline levels
  * expanded) is a position "function, file, line".  A sample's value is the

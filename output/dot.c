@@ -1,5 +1,6 @@
 /*
- * --dot: jeprof's call graph in graphviz's language (spec section 4.4), and
+ * --dot: jeprof's call graph in graphviz's language (sub PrintDot in
+ * jemalloc's bin/jeprof.in, /usr/bin/jeprof; tests/t0330-dot.sh), and
  * --svg/--pdf/--png: the same text rendered by graphviz's "dot" program.
  *
  * Nodes are the aggregate's keys (flat and cum with recursion counted once);
@@ -377,12 +378,13 @@ static int dot_write(FILE *out, const struct report *r, enum dot_target target,
 		rc = select_nodes(&g, err, errlen);
 	if (rc)
 		goto out;
-	if (g.nodelimit > 0 || g.edgelimit > 0) {
-		char nl[64], el[64];
+	if ((g.nodelimit > 0 || g.edgelimit > 0) && r->note) {
+		char nl[64], el[64], line[256];
 		text_format_value(nl, sizeof(nl), g.nodelimit, r->units);
 		text_format_value(el, sizeof(el), g.edgelimit, r->units);
-		fprintf(stderr, "Dropping nodes with <= %s %s; edges with <= %s abs(%s)\n",
-			nl, g.units, el, g.units);
+		snprintf(line, sizeof(line), "Dropping nodes with <= %s %s; edges with <= %s abs(%s)",
+			 nl, g.units, el, g.units);
+		r->note(r->ctx, line);
 	}
 	write_legend(out, &g);
 	write_nodes(out, &g);
@@ -408,9 +410,11 @@ int output_dot(FILE *out, const struct report *r, char *err, size_t errlen)
 /* ---- running graphviz ---------------------------------------------- */
 
 /* Runs "dot -TFORMAT" with IN[0..len) as its standard input and copies its
- * standard output to OUT (output/child.c: a time limit and a size cap). */
-static int run_dot(const char *in, size_t len, const char *format, FILE *out,
-		   char *err, size_t errlen)
+ * standard output to OUT (output/child.c: a time limit and a size cap);
+ * what graphviz says on its standard error when it succeeds goes to R's
+ * warn callback, a line at a time. */
+static int run_dot(const struct report *r, const char *in, size_t len, const char *format,
+		   FILE *out, char *err, size_t errlen)
 {
 	char targ[32], name[64];
 	snprintf(targ, sizeof(targ), "-T%s", format);
@@ -432,14 +436,16 @@ static int run_dot(const char *in, size_t len, const char *format, FILE *out,
 		return rc;
 	if (c.input_closed)
 		return jh_err(err, errlen, JH_EIO, "graphviz 'dot %s' stopped reading its input", targ);
-	if (c.nmsg) {
-		/* dot succeeded but had something to say: pass it on */
+	if (c.nmsg && r->warn) {
+		/* dot succeeded but had something to say: pass it on (the
+		 * warn callback escapes it) */
 		for (char *line = c.msg, *nl; *line; line = nl) {
 			nl = strchr(line, '\n');
 			nl = nl ? nl + 1 : line + strlen(line);
-			char shown[sizeof(c.msg) * 4];
-			escape_into(shown, sizeof(shown), line, (size_t)(nl - line) - (nl[-1] == '\n'));
-			fprintf(stderr, "jheap: graphviz: %s\n", shown);
+			char said[sizeof(c.msg) + 16];
+			snprintf(said, sizeof(said), "graphviz: %.*s",
+				 (int)((size_t)(nl - line) - (nl[-1] == '\n')), line);
+			r->warn(r->ctx, said);
 		}
 	}
 	if (fflush(out) || ferror(out))
@@ -473,7 +479,7 @@ int output_graphviz(FILE *out, const struct report *r, const char *format,
 	if (fclose(mem) && !rc)
 		rc = jh_err(err, errlen, JH_ENOMEM, "out of memory");
 	if (!rc)
-		rc = run_dot(buf, len, format, out, err, errlen);
+		rc = run_dot(r, buf, len, format, out, err, errlen);
 	free(buf);
 	return rc;
 }

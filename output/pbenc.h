@@ -1,8 +1,8 @@
 /*
  * pbenc: a small protocol-buffers encoder, just what profile.proto needs.
  *
- * Wire format (protobuf encoding spec): every field is a key varint
- * (field_number << 3 | wire_type) and a payload.  Wire type 0 (VARINT)
+ * Wire format (protobuf.dev/programming-guides/encoding): every field is
+ * a key varint (field_number << 3 | wire_type) and a payload.  Wire type 0 (VARINT)
  * carries uint64/int64/bool as a base-128 varint, low 7 bits first, high
  * bit set on every byte but the last; a negative int64 is its two's
  * complement as uint64, so always 10 bytes.  Wire type 2 (LEN) carries a

@@ -1,7 +1,9 @@
 /*
- * --proto: a gzipped pprof profile.proto, laid out as Go's own heap
- * profile (spec ecosystem.md section 1) so that go tool pprof, pprof and
- * profiling backends read it as a first-class heap profile.
+ * --proto: a gzipped pprof profile.proto (google/pprof's
+ * proto/profile.proto), laid out as Go's own heap profile (what Go's
+ * runtime/pprof writes; tests/t0320-proto.sh reads ours back with go
+ * tool pprof) so that go tool pprof, pprof and profiling backends read
+ * it as a first-class heap profile.
  *
  * Rules, each chosen so that "go tool pprof -top" agrees with "jheap --text":
  *

@@ -1,5 +1,6 @@
 /*
- * --raw (--symbolized): jeprof's symbolized profile (spec 4.6), so that a
+ * --raw (--symbolized): jeprof's symbolized profile (sub
+ * PrintSymbolizedProfile in bin/jeprof.in, /usr/bin/jeprof), so that a
  * profile symbolized once can be analyzed elsewhere, without the program
  * and its libraries, by jheap and by jeprof ("jeprof --text FILE"):
  *

@@ -9,9 +9,12 @@
  * are const here.  Which values it shows (a thread's share with
  * --thread=N, the value, the filters) was settled when the aggregate was
  * built; a writer reads a sample's values only through
- * aggregate_values() and aggregate_base().  Errors come back as a negative JH_ code with a
- * message; the lines jeprof prints beside a report ("Dropping nodes with
- * <= ...") go to the caller's note callback.
+ * aggregate_values() and aggregate_base().
+ *
+ * No writer prints to standard error: errors come back as a negative JH_
+ * code with a message, the lines jeprof prints beside a report
+ * ("Dropping nodes with <= ...") go to the caller's note callback and
+ * warnings to its warn callback.
  */
 #ifndef JHEAP_REPORT_H
 #define JHEAP_REPORT_H
@@ -76,10 +79,13 @@ struct report {
 	const struct growth *series; /* with growth: the series, for the text table */
 	const char *const *source_dirs; /* --source-dir, NULL-terminated, may be NULL */
 	struct disasm_cache *disasm_cache; /* objdump's answers kept between reports, or NULL */
-	/* A line jeprof prints on standard error beside the report (without
-	 * its newline); NULL: none is wanted. */
+	/* A line jeprof prints on standard error beside the report, without
+	 * its newline ("Dropping nodes with <= ..."); NULL: none is wanted. */
 	void (*note)(void *ctx, const char *line);
-	void *ctx;
+	/* A warning (graphviz had something to say), unescaped: the callee
+	 * escapes it; NULL: none is wanted. */
+	void (*warn)(void *ctx, const char *msg);
+	void *ctx;                   /* of note and warn */
 };
 
 /* Writes R in format FMT to OUT.  Returns 0, or a negative JH_ code with a

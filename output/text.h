@@ -1,4 +1,6 @@
-/* text: jeprof's --text table (spec section 4.2). */
+/* text: jeprof's --text table (sub PrintText in jemalloc's bin/jeprof.in,
+ * /usr/bin/jeprof; its numbers: Unparse, UnparseAlt, Percent, Units).
+ * The README's "How jheap differs from jeprof" says where it does. */
 #ifndef JHEAP_TEXT_H
 #define JHEAP_TEXT_H
 

@@ -17,6 +17,56 @@ static uint64_t dc_checksum_end(uint64_t h, uint64_t n)
 	return jh_mix64(h ^ n);
 }
 
+/* Each struct's size, then each field's offset and size. */
+#define DC_FIELD(type, f) offsetof(struct type, f), sizeof(((struct type *)0)->f)
+
+uint32_t dcfile_layout(void)
+{
+	static const size_t shape[] = {
+		sizeof(struct dc_header), DC_FIELD(dc_header, magic), DC_FIELD(dc_header, bom),
+		DC_FIELD(dc_header, version), DC_FIELD(dc_header, header_size),
+		DC_FIELD(dc_header, nentries), DC_FIELD(dc_header, nframes),
+		DC_FIELD(dc_header, nstrings), DC_FIELD(dc_header, strbytes),
+		DC_FIELD(dc_header, checksum), DC_FIELD(dc_header, object),
+		DC_FIELD(dc_header, build_id), DC_FIELD(dc_header, debug_path),
+		DC_FIELD(dc_header, layout), DC_FIELD(dc_header, object_size),
+		DC_FIELD(dc_header, object_ino), DC_FIELD(dc_header, object_mtime_sec),
+		DC_FIELD(dc_header, object_mtime_nsec), DC_FIELD(dc_header, debug_size),
+		DC_FIELD(dc_header, debug_mtime_sec), DC_FIELD(dc_header, debug_mtime_nsec),
+		DC_FIELD(dc_header, nunits), DC_FIELD(dc_header, ntops), DC_FIELD(dc_header, nseqs),
+		DC_FIELD(dc_header, nmapunits), DC_FIELD(dc_header, nmapranges),
+		DC_FIELD(dc_header, reserved2),
+		sizeof(struct dc_part_header), DC_FIELD(dc_part_header, magic),
+		DC_FIELD(dc_part_header, offset), DC_FIELD(dc_part_header, body_checksum),
+		DC_FIELD(dc_part_header, nentries), DC_FIELD(dc_part_header, nframes),
+		DC_FIELD(dc_part_header, nstrings), DC_FIELD(dc_part_header, nunits),
+		DC_FIELD(dc_part_header, ntops), DC_FIELD(dc_part_header, nseqs),
+		DC_FIELD(dc_part_header, strbytes), DC_FIELD(dc_part_header, checksum),
+		sizeof(struct dc_entry), DC_FIELD(dc_entry, vaddr), DC_FIELD(dc_entry, frame0),
+		DC_FIELD(dc_entry, nframes), DC_FIELD(dc_entry, status), DC_FIELD(dc_entry, reserved),
+		sizeof(struct dc_frame), DC_FIELD(dc_frame, name), DC_FIELD(dc_frame, linkage),
+		DC_FIELD(dc_frame, file), DC_FIELD(dc_frame, decl_file), DC_FIELD(dc_frame, line),
+		DC_FIELD(dc_frame, column), DC_FIELD(dc_frame, decl_line),
+		DC_FIELD(dc_frame, inlined),
+		sizeof(struct dc_unit), DC_FIELD(dc_unit, cuoff), DC_FIELD(dc_unit, top0),
+		DC_FIELD(dc_unit, ntops), DC_FIELD(dc_unit, seq0), DC_FIELD(dc_unit, nseqs),
+		sizeof(struct cuindex_top), DC_FIELD(cuindex_top, lo), DC_FIELD(cuindex_top, hi),
+		DC_FIELD(cuindex_top, die),
+		sizeof(struct cuindex_seq), DC_FIELD(cuindex_seq, lo), DC_FIELD(cuindex_seq, hi),
+		DC_FIELD(cuindex_seq, off), DC_FIELD(cuindex_seq, trail),
+		sizeof(struct cumap_range), DC_FIELD(cumap_range, lo), DC_FIELD(cumap_range, hi),
+		DC_FIELD(cumap_range, cuoff),
+	};
+	/* FNV-1a over the numbers */
+	uint32_t h = 2166136261u;
+	for (size_t i = 0; i < sizeof shape / sizeof shape[0]; i++)
+		for (int b = 0; b < 4; b++) {
+			h ^= (uint32_t)(shape[i] >> (8 * b)) & 0xffu;
+			h *= 16777619u;
+		}
+	return h;
+}
+
 uint64_t dcfile_checksum(const char *p, size_t n)
 {
 	return dc_checksum_end(jh_hash_fast(p, n, 0), n);
@@ -231,6 +281,10 @@ int dcfile_parse(struct dcmodule *m, size_t len,
 			      h.version, DC_VERSION);
 	if (h.header_size != sizeof h)
 		return jh_err(why, whylen, JH_EFORMAT, "bad header size");
+	if (h.layout != dcfile_layout())
+		return jh_err(why, whylen, JH_EFORMAT,
+			      "its records have other layouts (fingerprint %08x, this jheap's %08x)",
+			      h.layout, dcfile_layout());
 	uint64_t body = dcfile_part_size(h.nentries, h.nframes, h.nunits, h.ntops, h.nseqs,
 				     h.strbytes);
 	if (body != UINT64_MAX)
@@ -596,7 +650,8 @@ int dcfile_whole(struct dcmodule *m, size_t keep_old, const struct dcfile_identi
 		jh_err(err, errlen, JH_ENOMEM, "out of memory");
 		goto out;
 	}
-	struct dc_header h = { .bom = DC_BOM, .version = DC_VERSION, .header_size = sizeof h };
+	struct dc_header h = { .bom = DC_BOM, .version = DC_VERSION, .header_size = sizeof h,
+			       .layout = dcfile_layout() };
 	memcpy(h.magic, DC_MAGIC, sizeof h.magic);
 	size_t fi = 0;
 	for (size_t i = 0; i < n; i++) {

@@ -5,6 +5,17 @@
  * files live, which one is read and whether it may be trusted, the
  * locking and the renaming are diskcache.c's.
  *
+ * The records are the in-memory structs, written as they are: the
+ * dc_* structs below and three of the index's own, struct cuindex_top,
+ * struct cuindex_seq (symbolize/cuindex.h) and struct cumap_range
+ * (symbolize/cumap.h).  So a change to one of those structs is a change
+ * of this format.  The header carries a fingerprint of all their layouts
+ * (dcfile_layout(): each one's size and each field's offset and size),
+ * and a file whose fingerprint is not this build's is refused and
+ * rewritten like one of another version (tests/unit/test_diskcache.c);
+ * DC_VERSION is for changes the fingerprint cannot see (what a field
+ * means, the answers symcache gives).
+ *
  * File layout, host byte order (the magic holds a byte-order mark, so a
  * file from another kind of machine is just "foreign"):
  *
@@ -66,8 +77,8 @@
 #include "symbolize/diskcache.h"
 
 /* Bump whenever the format or any answer symcache gives changes: files of
- * another version are ignored and rewritten. */
-#define DC_VERSION 5u
+ * another version are ignored and rewritten.  6: the layout fingerprint. */
+#define DC_VERSION 6u
 #define DC_MAGIC "JHSYMC\x01\x00"
 #define DC_BOM 0x01020304u
 
@@ -85,7 +96,7 @@ struct dc_header {
 	uint32_t object;        /* path of the object when written */
 	uint32_t build_id;      /* hex */
 	uint32_t debug_path;    /* the file the DWARF came from, 0: no DWARF */
-	uint32_t reserved;
+	uint32_t layout;        /* dcfile_layout() of the build that wrote it */
 	uint64_t object_size, object_ino;
 	int64_t object_mtime_sec, object_mtime_nsec;
 	uint64_t debug_size;
@@ -208,6 +219,11 @@ struct dcfile_identity {
 	uint64_t debug_size;
 	int64_t debug_mtime_sec, debug_mtime_nsec;
 };
+
+/* The fingerprint of the layouts of every struct the file holds as it
+ * is in memory (see above): the same for every build of the same
+ * structs on the same kind of machine. */
+uint32_t dcfile_layout(void);
 
 /* The checksum of the N bytes at P, as the headers hold it. */
 uint64_t dcfile_checksum(const char *p, size_t n);

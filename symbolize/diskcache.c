@@ -65,7 +65,8 @@ struct diskcache *diskcache_new(const char *dir, const char *const *debuginfo_di
 	if (dir) {
 		snprintf(base, sizeof base, "%s", dir);
 	} else if (xdg && xdg[0] == '/') {
-		/* the XDG spec: a relative value is ignored */
+		/* the XDG Base Directory Specification: a relative value
+		 * is ignored */
 		snprintf(base, sizeof base, "%s", xdg);
 	} else if (home && home[0] == '/') {
 		snprintf(base, sizeof base, "%s/.cache", home);

@@ -15,6 +15,9 @@ test_description='includes point one way; no source file is past 1,000 lines'
 #   preload/    the control library loaded into a profiled program, a
 #               shared library of its own: preload/ only
 #
+# Only cli/ prints: the other folders return codes with messages and
+# pass warnings to callbacks (check_quiet).
+#
 # System headers (<...>) are free.  A quoted include must name its folder
 # ("analyzer/profile.h"), so that where it points can be told; so must an
 # angle-bracket one that names one of the folders above.  And no .c or .h
@@ -164,6 +167,31 @@ test_expect_success 'jheap keeps the include rules' '
 
 test_expect_success 'no source file is past 1,000 lines' '
 	check_sizes "$SRCDIR"
+'
+
+# check_quiet ROOT: only cli/ prints: a file of lib/, analyzer/,
+# symbolize/ or output/ that names stderr (or perror) fails, since what
+# goes wrong goes up as a code with a message, and warnings and notes
+# through a callback.
+check_quiet() {
+	local dir found bad=0
+	for dir in lib analyzer symbolize output; do
+		# (grep's status is 2 when a pattern of files matches none)
+		found=$(grep -n -w -s -e stderr -e perror "$1/$dir"/*.c "$1/$dir"/*.h)
+		[ -z "$found" ] || { echo "$found"; bad=1; }
+	done
+	return $bad
+}
+
+test_expect_success 'the check for printing fails a library file that prints' '
+	tree loud &&
+	printf "void f(void) { fputs(\"x\", stderr); }\n" >>loud/output/o.c &&
+	! check_quiet loud >out &&
+	grep "output/o.c:4:" out
+'
+
+test_expect_success 'only cli/ prints to standard error' '
+	check_quiet "$SRCDIR"
 '
 
 test_done

@@ -259,6 +259,13 @@ test_expect_success 'the Dropping note gives both limits on stderr' '
 	test_must_be_empty_ err
 '
 
+test_expect_success '--quiet: no Dropping note, as for --text' '
+	"$JHEAP" -q --dot --show_bytes --nodefraction=0.05 "$W" "$WH" >g.dot 2>err &&
+	test_must_be_empty_ err &&
+	"$JHEAP" --dot --show_bytes --nodefraction=0.05 "$W" "$WH" >g2.dot &&
+	test_cmp g2.dot g.dot
+'
+
 test_expect_success 'edges: each caller -> callee pair once, from the unreduced stacks' '
 	"$JHEAP" --dot --show_bytes --nodefraction=0 "$W" "$WH" >g.dot 2>err &&
 	dot_edges g.dot >edges &&

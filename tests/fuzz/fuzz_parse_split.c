@@ -43,8 +43,8 @@ static void run(struct run *r, const char *buf, size_t len, size_t split_at)
 {
 	memset(r, 0, sizeof(*r));
 	profile_init(&r->p);
-	struct parse_options o = { .warn = on_warn, .ctx = &r->w, .split_at = split_at,
-				   .split_done = &r->split, .split_min = SIZE_MAX };
+	struct parse_split_options so = { .at = split_at, .done = &r->split, .min = SIZE_MAX };
+	struct parse_options o = { .warn = on_warn, .ctx = &r->w, .split = &so };
 	r->rc = parse_buffer(&r->p, "fuzz.heap", buf, len, &o, r->err, sizeof(r->err));
 }
 

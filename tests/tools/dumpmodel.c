@@ -19,7 +19,7 @@ int main(int argc, char **argv)
 		struct profile one;
 		char err[512];
 		bool split = false;
-		struct parse_options o = { .warn = warn, .split_done = &split };
+		struct parse_options o = { .warn = warn, .split = &(struct parse_split_options){ .done = &split } };
 		profile_init(&one);
 		int prc = parse_file(&one, argv[i], &o, err, sizeof(err));
 		if (split)

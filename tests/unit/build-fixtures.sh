@@ -1,5 +1,5 @@
 #!/bin/sh
-# Build the object files tests/unit/test_symcache.c looks at.
+# Build the object files tests/unit/test_symcache.c and test_cuindex.c look at.
 # Usage: build-fixtures.sh OUTDIR [SRCDIR]
 # SRCDIR defaults to testdata/unit next to this script.  Variants a compiler
 # on this machine cannot build are left out; the test skips what is missing.

@@ -129,7 +129,7 @@ TEST(large_dump_in_one_and_two_threads)
 	struct profile one, two;
 	char err[256];
 	bool split = false;
-	struct parse_options o = { .split_done = &split };
+	struct parse_options o = { .split = &(struct parse_split_options){ .done = &split } };
 	setenv("JHEAP_THREADS", "1", 1);
 	profile_init(&one);
 	CHECK_INT(parse_buffer(&one, "t.heap", buf, len, &o, err, sizeof(err)), 0);

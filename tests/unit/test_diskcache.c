@@ -418,6 +418,8 @@ TEST(bad_fields)
 	CHECK(h.nentries == npcs && h.nframes > 0);
 	struct { const char *what; size_t off; uint32_t val; const char *reason; } cases[] = {
 		{ "version", offsetof(struct dc_header, version), 1, "format version 1" },
+		{ "layout", offsetof(struct dc_header, layout), dcfile_layout() ^ 0x100,
+		  "its records have other layouts" },
 		/* a body shorter than the file: the rest is no part, and the
 		 * body's sections are out of place */
 		{ "units", offsetof(struct dc_header, nunits), 0, "" },
@@ -781,6 +783,59 @@ TEST(parts)
 	free(first);
 }
 
+/* A file of an older jheap is refused cleanly, by its version or by the
+ * fingerprint of its record layouts (the records are in-memory structs:
+ * a build whose structs differ must not read them), and the next save
+ * writes it anew in this build's layout. */
+TEST(old_file_refused)
+{
+	size_t len = 0;
+	char *good = make_file(&len), why[1100];
+	struct dc_header h;
+	memcpy(&h, good, sizeof h);
+	CHECK_INT(h.version, DC_VERSION);
+	CHECK_INT(h.layout, dcfile_layout());
+	CHECK(dcfile_layout() != 0 && dcfile_layout() == dcfile_layout());
+	/* the version before this one: every field else as it was */
+	h.version = DC_VERSION - 1;
+	memcpy(good, &h, sizeof h);
+	CHECK(load(good, len, why, sizeof why) == -1);
+	char expect[100];
+	snprintf(expect, sizeof expect, "format version %u, this jheap writes %u", DC_VERSION - 1,
+		 DC_VERSION);
+	CHECK(strstr(why, expect) != NULL);
+	/* this version, other layouts (a field grown, a struct reordered) */
+	h.version = DC_VERSION;
+	h.layout = 0;
+	memcpy(good, &h, sizeof h);
+	CHECK(load(good, len, why, sizeof why) == -1);
+	CHECK(strstr(why, "its records have other layouts (fingerprint 00000000") != NULL);
+	/* refused means ignored: the old file (still in place from load())
+	 * is written anew by a run that saves answers, and then loads */
+	char err[512];
+	struct diskcache *dc = diskcache_new(dir, NULL, err, sizeof err);
+	struct dcmodule *m = diskcache_module(dc, mod, self);
+	CHECK(strncmp(m->state, "loaded ", 7) != 0);
+	for (size_t i = 0; i < npcs; i++) {
+		struct symresult r;
+		symmodule_lookup(mod, pcs[i], &r);
+		dcmodule_add(m, pcs[i], &r);
+	}
+	CHECK_INT(dcmodule_save(dc, m, mod, err, sizeof err), 0);
+	size_t len2 = 0;
+	char *fresh = slurp(cache_path(m), &len2);
+	diskcache_free(dc);
+	CHECK(fresh && len2 >= sizeof h);
+	if (fresh) {
+		memcpy(&h, fresh, sizeof h);
+		CHECK_INT(h.version, DC_VERSION);
+		CHECK_INT(h.layout, dcfile_layout());
+		CHECK(load(fresh, len2, why, sizeof why) == (long)npcs);
+	}
+	free(fresh);
+	free(good);
+}
+
 /* An address of PROG (a module of SC) that symcache names NAME; 0 if none. */
 static uint64_t find_named(struct symmodule *pm, const char *name)
 {
@@ -920,6 +975,7 @@ int main(void)
 	RUN(parts);
 	RUN(bad_fields);
 	RUN(random_damage);
+	RUN(old_file_refused);
 	RUN(stale_without_build_id);
 	nftw(dir, rm_one, 8, FTW_DEPTH | FTW_PHYS);
 	symcache_free(sc);

@@ -1,4 +1,5 @@
-/* Short names (jeprof's ShortFunctionName; examples from spec section 3.3),
+/* Short names (jeprof's ShortFunctionName and its use in MapToSymbols,
+ * bin/jeprof.in, /usr/bin/jeprof),
  * the allocator-frame test and the address conversions. */
 #include <elf.h>
 #define PCRE2_CODE_UNIT_WIDTH 8
@@ -152,7 +153,8 @@ TEST(address_conversions)
 	uint64_t v;
 	CHECK_INT(addr_pc(0x5634a11561a7, false), 0x5634a11561a6);
 	CHECK_INT(addr_pc(0x5634a11561a7, true), 0x5634a11561a7);
-	/* spec 3.2: 0x5634a11561a6 - 0x5634a1156000 + 0x1000 = 0x11a6 */
+	/* a pc in its mapping, as jeprof's ParseLibraries and MapToSymbols
+	 * place it: 0x5634a11561a6 - 0x5634a1156000 + 0x1000 = 0x11a6 */
 	CHECK_INT(addr_rel(0x5634a11561a6, 0x5634a1156000, 0x1000), 0x11a6);
 	CHECK_INT(addr_rel_to_vaddr(segs, 3, 0x11a6, &v), 0);
 	CHECK_INT(v, 0x11a6);

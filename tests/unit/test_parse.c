@@ -1,5 +1,6 @@
-/* Parser and unsampling: values checked against jeprof's figures in
- * spec/jeprof-format.md section 2 and against hand-computed expectations. */
+/* Parser and unsampling: values checked against jeprof's figures (its
+ * AdjustSamples, in jemalloc's bin/jeprof.in, installed as
+ * /usr/bin/jeprof) and against hand-computed expectations. */
 #include <math.h>
 #include "analyzer/parse.h"
 #include "analyzer/unsample.h"

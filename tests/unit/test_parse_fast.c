@@ -63,6 +63,8 @@ static int compare(const char *text, size_t len, size_t at, size_t line_end)
 			    .err = err1, .errlen = sizeof(err1) };
 	struct parser b = a;
 	b.err = err2;
+	parser_report_to(&a, NULL);
+	parser_report_to(&b, NULL);
 	const char *s1 = buf + at, *s2 = buf + at, *e = buf + line_end;
 	uint64_t v1 = 1, v2 = 1;
 	int r1 = read_addr(&a, &s1, e, &v1);
@@ -602,7 +604,8 @@ TEST(split_parse_leaves_usable_indexes)
 	char err[256] = "";
 	/* the second half starts at the third stack */
 	const char *cut = strstr(dump, "@ 0x1 0x2 0x3\n t*: 1: 1 [0: 0]\n@ 0x5");
-	struct parse_options o = { .split_at = (size_t)(cut - dump), .split_done = &split };
+	struct parse_split_options so = { .at = (size_t)(cut - dump), .done = &split };
+	struct parse_options o = { .split = &so };
 	profile_init(&p);
 	CHECK_INT(parse_buffer(&p, "t.heap", dump, sizeof(dump) - 1, &o, err, sizeof(err)), 0);
 	CHECK(split);

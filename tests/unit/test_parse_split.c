@@ -67,10 +67,8 @@ static void run(struct result *r, const char *buf, size_t len, size_t split_at)
 		exit(1);
 	}
 	memcpy(copy, buf, len);
-	struct parse_options o = {
-		.warn = on_warn, .ctx = r, .split_at = split_at, .split_done = &r->split,
-		.core_idle = on_idle,
-	};
+	struct parse_split_options so = { .at = split_at, .done = &r->split };
+	struct parse_options o = { .warn = on_warn, .ctx = r, .core_idle = on_idle, .split = &so };
 	r->rc = parse_buffer(&r->p, "t.heap", copy, len, &o, r->err, sizeof(r->err));
 	/* once for a parse in two threads, by the half done first; never
 	 * for one thread */
@@ -315,7 +313,8 @@ TEST(damaged_second_halves)
 TEST(only_large_heap_v2_bodies_split)
 {
 	struct result r;
-	struct parse_options o = { .split_done = &r.split };
+	struct parse_split_options so = { .done = &r.split };
+	struct parse_options o = { .split = &so };
 	char err[256];
 	/* the default threshold: a small dump stays in one thread */
 	unsetenv("JHEAP_THREADS");
@@ -323,9 +322,9 @@ TEST(only_large_heap_v2_bodies_split)
 	CHECK_INT(parse_buffer(&r.p, "t.heap", dump, sizeof(dump) - 1, &o, err, sizeof(err)), 0);
 	CHECK(!r.split);
 	profile_release(&r.p);
-	/* split_min 1 and JHEAP_THREADS=2: at the first stack after the middle */
+	/* split.min 1 and JHEAP_THREADS=2: at the first stack after the middle */
 	setenv("JHEAP_THREADS", "2", 1);
-	o.split_min = 1;
+	so.min = 1;
 	profile_init(&r.p);
 	CHECK_INT(parse_buffer(&r.p, "t.heap", dump, sizeof(dump) - 1, &o, err, sizeof(err)), 0);
 	CHECK(r.split);
@@ -336,10 +335,10 @@ TEST(only_large_heap_v2_bodies_split)
 	CHECK_INT(parse_buffer(&r.p, "t.heap", dump, sizeof(dump) - 1, &o, err, sizeof(err)), 0);
 	CHECK(!r.split);
 	profile_release(&r.p);
-	/* JHEAP_PARSE_SPLIT_MIN when split_min is 0 */
+	/* JHEAP_PARSE_SPLIT_MIN when split.min is 0 */
 	setenv("JHEAP_THREADS", "2", 1);
 	setenv("JHEAP_PARSE_SPLIT_MIN", "1", 1);
-	o.split_min = 0;
+	so.min = 0;
 	profile_init(&r.p);
 	CHECK_INT(parse_buffer(&r.p, "t.heap", dump, sizeof(dump) - 1, &o, err, sizeof(err)), 0);
 	CHECK(r.split);

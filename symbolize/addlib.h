@@ -2,7 +2,9 @@
  * addlib: --add_lib=FILE, jeprof's "additional library": an object whose
  * code was loaded at its link-time addresses (not relocated), so the
  * addresses of the profile that no executable mapping covers and that lie
- * in FILE's executable segments are looked up in FILE as they are.
+ * in FILE's executable segments are looked up in FILE as they are.  This
+ * file reads FILE's program headers (libelf) and adds its mappings to
+ * the model; the option itself is the driver's (cli/driver.c).
  */
 #ifndef JHEAP_ADDLIB_H
 #define JHEAP_ADDLIB_H

@@ -4,7 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cli/addlib.h"
+#include "symbolize/addlib.h"
 #include "lib/errors.h"
 
 int addlib_apply(struct profile *p, const char *path, size_t *moved, char *err, size_t errlen)
