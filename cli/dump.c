@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cli/attachctl.h"
 #include "cli/control.h"
 #include "cli/subcmd.h"
 
@@ -135,7 +136,11 @@ int dump_main(int argc, char **argv, int *new_argc, char ***new_argv)
 		free(rest);
 		return rc;
 	}
-	if (control_request(pid, "dump", timeout, path, sizeof(path), err, sizeof(err))) {
+	char note[1024];
+	rc = attachctl_request(pid, "dump", timeout, path, sizeof(path), note, sizeof(note), err, sizeof(err));
+	if (note[0] && (rc || nrest == 1))
+		fprintf(stderr, "jheap: %s\n", note);
+	if (rc) {
 		fprintf(stderr, "jheap: %s\n", err);
 		free(rest);
 		return EXIT_DATA;
@@ -152,6 +157,8 @@ int dump_main(int argc, char **argv, int *new_argc, char ***new_argv)
 		quiet |= !strcmp(rest[i], "-q") || !strcmp(rest[i], "--quiet");
 	rest[nrest++] = path;
 	rest[nrest] = NULL;
+	if (!quiet && note[0])
+		fprintf(stderr, "jheap: %s\n", note);
 	if (!quiet)
 		fprintf(stderr, "jheap: process %d dumped its heap to %s\n", (int)pid, path);
 	free(analysis);
@@ -167,7 +174,7 @@ int ctl_main(int argc, char **argv)
 	int nrest, rc;
 	double timeout;
 	pid_t pid;
-	char err[1024], reply[16384], cmd[64];
+	char err[1024], reply[16384], cmd[64], note[1024];
 	if ((rc = parse(argc, argv, "ctl", &timeout, rest, &nrest, ctl_help)) >= 0 ||
 	    (rc = need_pid("ctl", nrest, rest, &pid)))
 		return rc;
@@ -192,7 +199,10 @@ int ctl_main(int argc, char **argv)
 				*c ? "unknown command '" : "which command?", c, *c ? "'" : "");
 		return EXIT_USAGE;
 	}
-	if (control_request(pid, cmd, timeout, reply, sizeof(reply), err, sizeof(err))) {
+	rc = attachctl_request(pid, cmd, timeout, reply, sizeof(reply), note, sizeof(note), err, sizeof(err));
+	if (note[0])
+		fprintf(stderr, "jheap: %s\n", note);
+	if (rc) {
 		fprintf(stderr, "jheap: %s\n", err);
 		return EXIT_DATA;
 	}
