@@ -375,6 +375,30 @@ static int list_threads(pid_t pid, struct cand *c, int max)
 
 enum try_result { TRY_OK, TRY_SKIP, TRY_FATAL };
 
+/* Whether the stopped thread TID is inside a restartable sequence (rseq)
+ * critical section at IP.  The kernel moves such a thread to the
+ * section's abort handler when it next returns to user space, but only
+ * while the thread's rseq_cs names the section, and the kernel clears it
+ * when the thread returns to mallctl instead: given back, the section
+ * would run on unaborted, perhaps on another CPU.  Such a thread is left
+ * for a later look. */
+static bool in_rseq(struct attach *a, pid_t tid, uint64_t ip)
+{
+	struct __ptrace_rseq_configuration conf;
+	memset(&conf, 0, sizeof(conf));
+	if (ptrace(PTRACE_GET_RSEQ_CONFIGURATION, tid, (void *)sizeof(conf), &conf) <= 0 ||
+	    !conf.rseq_abi_pointer)
+		return false;   /* no rseq, or a kernel too old to say (before 5.13) */
+	uint64_t cs = 0, desc[4];   /* struct rseq's rseq_cs, at offset 8 */
+	if (mem_read(a, conf.rseq_abi_pointer + 8, &cs, 8) != 8 || !cs)
+		return false;
+	/* struct rseq_cs: version and flags, start_ip, post_commit_offset,
+	 * abort_ip */
+	if (mem_read(a, cs, desc, sizeof(desc)) != (ssize_t)sizeof(desc))
+		return true;   /* unreadable: assume the worst */
+	return ip >= desc[1] && ip - desc[1] < desc[2];
+}
+
 static void dwarf_regs(const struct user_regs_struct *r, uint64_t *d)
 {
 	const uint64_t v[17] = { r->rax, r->rdx, r->rcx, r->rbx, r->rsi, r->rdi, r->rbp, r->rsp,
@@ -492,6 +516,12 @@ static enum try_result try_thread(struct attach *a, struct cand *c, char *err, s
 	dwarf_regs(&s->regs, dregs);
 	a->tid = tid;
 	a->stopped = true;
+	if (in_rseq(a, tid, s->regs.rip)) {
+		snprintf(c->why, sizeof(c->why), "it was inside a restartable sequence (rseq)");
+		a->stopped = false;
+		ptrace(PTRACE_DETACH, tid, NULL, NULL);
+		return TRY_SKIP;
+	}
 	enum procmods_verdict v = procmods_check_thread(a->pm, tid, dregs, 17, s->regs.rip, mem_read, a, &where);
 	if (v != PROCMODS_CLEAN) {
 		char d[120];

@@ -339,8 +339,17 @@ int attachctl_attach(pid_t pid, const char *command, double timeout, char *reply
 	bool other = perm.target_uid[0] != perm.uid || perm.target_uid[1] != perm.uid ||
 		     perm.target_uid[2] != perm.uid;
 	if (other && !perm.cap_ptrace) {
-		char why[1024];
+		/* its maps are closed to jheap too: whether it has the control
+		 * library is not known, and its socket would not answer */
+		char why[1024], maps[64];
 		attach_refusal(&perm, why, sizeof(why));
+		snprintf(maps, sizeof(maps), "/proc/%d/maps", (int)pid);
+		int fd = open(maps, O_RDONLY | O_CLOEXEC);   /* access() goes by the file's mode */
+		if (fd >= 0)
+			close(fd);
+		if (fd < 0)
+			return jh_err(err, errlen, JH_EIO, "jheap can neither ask %s through a control socket (which answers its own user and root) nor attach to it: %s",
+				      lab, why);
 		return jh_err(err, errlen, JH_EIO, "%s has no control library, and jheap cannot attach to it: %s",
 			      lab, why);
 	}

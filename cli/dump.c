@@ -1,7 +1,8 @@
 /*
  * dump.c: `jheap dump PID [REPORT OPTIONS]` and `jheap ctl PID COMMAND`,
  * the commands that talk to a running program's control library
- * (cli/control.c does the talking).
+ * (cli/control.c does the talking) or, without one, attach to it
+ * (cli/attachctl.c).
  *
  * `jheap dump PID` prints the new dump's path.  With any further argument
  * the dump is analyzed at once by the ordinary analysis: the command line
@@ -33,9 +34,12 @@ static void dump_help(FILE *out)
 	fputs("Usage: jheap dump [OPTIONS] PID [REPORT OPTIONS] [BINARY]\n"
 	      "Ask process PID for a heap dump now and print the dump's path.  The process\n"
 	      "runs jheap's control library: it was started with 'jheap record', or with\n"
-	      "LD_PRELOAD naming libjheapctl.so and MALLOC_CONF=prof:true.  With any other\n"
-	      "argument (--text, --base=FILE --flamegraph -o FILE, ...) the dump is analyzed\n"
-	      "at once, as 'jheap ARGUMENTS DUMP' would; its path then goes to standard error.\n\n", out);
+	      "LD_PRELOAD naming libjheapctl.so and MALLOC_CONF=prof:true.  Without it, jheap\n"
+	      "attaches with ptrace and calls its jemalloc's mallctl on one thread (the\n"
+	      "program was started with MALLOC_CONF=prof:true; the dump goes to ./jheap-PID/).\n"
+	      "With any other argument (--text, --base=FILE --flamegraph -o FILE, ...) the\n"
+	      "dump is analyzed at once, as 'jheap ARGUMENTS DUMP' would; its path then goes\n"
+	      "to standard error.\n\n", out);
 	subopt_help(out, dump_options, NDUMP);
 	fputs("\nExit status: 0 success, 1 no dump (no such process, no answer, an error\n"
 	      "in the process) or a data error of the report, 2 usage error.\n", out);
@@ -44,8 +48,8 @@ static void dump_help(FILE *out)
 static void ctl_help(FILE *out)
 {
 	fputs("Usage: jheap ctl [OPTIONS] PID COMMAND\n"
-	      "Control heap profiling in a running process that has jheap's control library\n"
-	      "(see 'jheap dump --help').  Commands:\n"
+	      "Control heap profiling in a running process, through jheap's control library\n"
+	      "or, without it, by attaching with ptrace (see 'jheap dump --help').  Commands:\n"
 	      "  on            sample allocations from now on (prof.active)\n"
 	      "  off           stop sampling; dumps still show what was sampled before\n"
 	      "  reset         forget every sample so far: later dumps show what is new\n"

@@ -233,10 +233,10 @@ test_expect_success OTHER_USER 'another user'"'"'s process is refused; it runs o
 	pid=$(cat o.pid) &&
 	$AS_OTHER "$JHEAP" dump $pid >out 2>err; test $? = 1 &&
 	cat err &&
-	grep "^jheap: process $pid (w_attach) has no control library, and jheap cannot attach to it: process $pid runs as user root (uid 0) and jheap as $OTHER (uid $(id -u $OTHER)): attaching needs the process.s own user or root (CAP_SYS_PTRACE); run jheap as that user, or with sudo\$" err &&
+	grep "^jheap: jheap can neither ask process $pid (w_attach) through a control socket (which answers its own user and root) nor attach to it: process $pid runs as user root (uid 0) and jheap as $OTHER (uid $(id -u $OTHER)): attaching needs the process.s own user or root (CAP_SYS_PTRACE); run jheap as that user, or with sudo\$" err &&
 	! test -s out && ! test -e jheap-$pid &&
 	$AS_OTHER "$JHEAP" ctl $pid on 2>err; test $? = 1 &&
-	grep "cannot attach to it: process $pid runs as user root" err &&
+	grep "nor attach to it: process $pid runs as user root" err &&
 	test "$(traced $pid)" = 0 &&
 	"$JHEAP" ctl $pid status 2>/dev/null | grep "^active: no\$" &&
 	w_ok o
@@ -284,7 +284,7 @@ plant() {
 	cat "$name.res"
 }
 
-test_expect_success OTHER_USER 'the dump folder: a planted link, FIFO or folder is never read; a dump of the process is taken' '
+test_expect_success OTHER_USER 'the dump folder: a planted link, FIFO, folder or hard link is never read; a dump of the process is taken' '
 	echo root-only >secret && chmod 600 secret &&
 	plant h1 "ln -s \"\$2/secret\" \"\$1\"" &&
 	grep "^refused process [0-9]* wrote no dump to .*/dump.heap (a symbolic link is there: not followed)\$" h1.res &&
@@ -293,6 +293,8 @@ test_expect_success OTHER_USER 'the dump folder: a planted link, FIFO or folder 
 	grep "^refused .*/dump.heap is not the file jemalloc writes" h2.res &&
 	plant h3 "mkdir \"\$1\"" &&
 	grep "^refused .*/dump.heap is not the file jemalloc writes" h3.res &&
+	plant h5 "echo x >\"\${1%/*}/a\" && ln \"\${1%/*}/a\" \"\$1\"" &&
+	grep "^refused .*/dump.heap is not the file jemalloc writes" h5.res &&
 	plant h4 "echo heap_v2/1 >\"\$1\" && touch \"\${1%/*}/extra\"" &&
 	grep "^dump $TRASH_DIRECTORY/jheap-[0-9]*/w.[0-9]*.0.a0.heap\$" h4.res &&
 	d=$(sed -n "s/^dump //p" h4.res) &&
