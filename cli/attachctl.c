@@ -383,7 +383,8 @@ int attachctl_attach(pid_t pid, const char *command, double timeout, char *reply
 		signal(SIGQUIT, SIG_IGN);
 		signal(SIGPIPE, SIG_IGN);
 		static struct result r;
-		double select_by = start + (timeout < 5 ? timeout : 5);
+		/* the search for a thread ends in time for the answer */
+		double select_by = start + (timeout * 0.75 < 5 ? timeout * 0.75 : 5);
 		run(pid, command, select_by, dir.target, p[1], &r);
 		char s = 'S';
 		write_all(p[1], &s, 1);
@@ -444,7 +445,7 @@ int attachctl_attach(pid_t pid, const char *command, double timeout, char *reply
 			 lab, (int)r.tid, r.held_ms, r.notice[0] ? "; " : "", r.notice);
 	if (r.rc) {
 		attachdir_release(&dir);
-		if (!strncmp(r.err, "process ", 8))
+		if (strstr(r.err, lab) || !strncmp(r.err, "process ", 8))
 			return jh_err(err, errlen, JH_EIO, "%s", r.err);
 		return jh_err(err, errlen, JH_EIO, "%s: %s", lab, r.err);
 	}

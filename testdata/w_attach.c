@@ -3,6 +3,7 @@
  * Built -O2 -g -pthread.
  *
  *   w_attach [THREADS [busy]]   (default 4 threads)
+ *   w_attach stats               one thread, asleep inside jemalloc
  *
  * Each thread keeps 256 blocks of 16 bytes to 16 KiB (now and then 64
  * KiB), each filled with a pattern drawn from its own seed; before a block
@@ -17,8 +18,16 @@
  * waits in pthread_join (a futex wait) meanwhile; with "busy" it is the
  * last of the THREADS itself, so that every thread is always running,
  * much of the time inside the allocator.
+ *
+ * "w_attach stats" has no other thread: it calls jemalloc's
+ * malloc_stats_print (found with dlsym: jemalloc is preloaded; built with
+ * -DJEMALLOC_MANGLE and a prefixed jemalloc's header, that one's) with a
+ * callback that prints "in stats" and sleeps in pause() until SIGUSR1,
+ * so its only thread waits with jemalloc's frames (and its stats lock)
+ * below it; then it prints "ok" and exits 0.
  */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -127,6 +136,36 @@ static void on_usr2(int sig)
 	usr2++;
 }
 
+static void stats_cb(void *arg, const char *s)
+{
+	static bool once;
+	if (once)
+		return;
+	once = true;
+	if (write(1, "in stats\n", 9) != 9)
+		return;
+	while (!stop)
+		pause();
+}
+
+static int in_stats(void)
+{
+#ifdef JEMALLOC_MANGLE
+	/* built with a prefixed jemalloc's header, linked in */
+	malloc_stats_print(stats_cb, NULL, NULL);
+#else
+	void (*print)(void (*)(void *, const char *), void *, const char *) =
+		(void (*)(void (*)(void *, const char *), void *, const char *))dlsym(RTLD_DEFAULT, "malloc_stats_print");
+	if (!print) {
+		printf("no malloc_stats_print\n");
+		return 2;
+	}
+	print(stats_cb, NULL, NULL);
+#endif
+	printf("ok\n");
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	int n = argc > 1 ? atoi(argv[1]) : 4;
@@ -140,6 +179,8 @@ int main(int argc, char **argv)
 	sigaction(SIGUSR1, &sa, NULL);
 	sa.sa_handler = on_usr2;
 	sigaction(SIGUSR2, &sa, NULL);
+	if (argc > 1 && !strcmp(argv[1], "stats"))
+		return in_stats();
 	static struct worker w[MAXTHREADS];
 	pthread_t t[MAXTHREADS];
 	for (int i = 0; i < n; i++) {

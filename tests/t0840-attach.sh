@@ -61,16 +61,16 @@ w_ok() {
 	! grep -v "^ready\$\|^ok\$\|^thread [0-9]*: [0-9]* allocations, 0 bad blocks\$" "$1.out"
 }
 
-# dumps NAME N: N dumps of workload NAME, each read back: jheap's total
+# dumps NAME N [PROGRAM]: N dumps of workload NAME, each read back: jheap's total
 # is jeprof's unsampling of the file (tests/lib.sh heap_sum), under 200
 # MiB; prints how many name churn_alloc.  The notes (held times) go to
 # NAME.notes.
 dumps() {
-	local pid i d t sum named=0
+	local pid i d t sum named=0 prog=${3:-w_attach}
 	pid=$(cat "$1.pid")
 	for ((i = 0; i < $2; i++)); do
 		d=$("$JHEAP" dump "$pid" 2>>"$1.notes") || { echo "dump $i failed:"; tail -n 3 "$1.notes"; return 1; }
-		case $d in "$TRASH_DIRECTORY/jheap-$pid/w_attach.$pid.$i.a$i.heap") ;; *) echo "dump $i: $d"; return 1 ;; esac
+		case $d in "$TRASH_DIRECTORY/jheap-$pid/$prog.$pid.$i.a$i.heap") ;; *) echo "dump $i: $d"; return 1 ;; esac
 		"$JHEAP" --show_bytes "$d" >r 2>e || { echo "jheap cannot read $d:"; cat e; return 1; }
 		# equal but for the rounding of a sum of doubles
 		t=$(report_total r) sum=$(heap_sum "$d" inuse_space) && sum=${sum%.*} &&
@@ -82,7 +82,7 @@ dumps() {
 }
 
 test_expect_success 'build the workloads' '
-	cc -O2 -g -pthread -o w_attach "$SRCDIR/testdata/w_attach.c" &&
+	cc -O2 -g -pthread -o w_attach "$SRCDIR/testdata/w_attach.c" -ldl &&
 	cc -O0 -g -o w_ctl "$SRCDIR/testdata/w_ctl.c"
 '
 
@@ -141,6 +141,16 @@ test_expect_success '100 dumps with every thread busy in the allocator: threads 
 	test "$(echo "$named" | tail -n 1)" -ge 90 &&
 	test "$(traced $(cat b.pid))" = 0 &&
 	w_ok b
+'
+
+test_expect_success 'a thread asleep inside jemalloc (its only thread) is never used; the program ends well' '
+	bg st env LD_PRELOAD="$JEMALLOC" MALLOC_CONF=prof:true ./w_attach stats &&
+	wait_line st.out "^in stats\$" &&
+	pid=$(cat st.pid) &&
+	expect_fail 1 "^jheap: no thread of process $pid \(w_attach\) could be used in [0-9.]* s \([0-9]* tries\): thread $pid: it was inside the allocator \(libjemalloc.so.2\+0x[0-9a-f]*\); try again" dump --timeout=1 $pid &&
+	! test -e jheap-$pid &&
+	test "$(traced $pid)" = 0 &&
+	kill -USR1 $pid && wait_line st.out "^ok\$"
 '
 
 test_expect_success 'exact counts (every allocation sampled): on, off, reset, sample' '
@@ -319,6 +329,28 @@ test_expect_success JESRC 'a program with a static je_ jemalloc: je_mallctl from
 	bg k env MALLOC_CONF=prof:true ./w_ctl_je &&
 	wait_line k.out "^ready\$" &&
 	expect_fail 1 "jemalloc reads JE_MALLOC_CONF=prof:true only when the program starts" dump $(cat k.pid)
+'
+
+# In a program, jemalloc's code is told by its names (je_*) and its
+# source files' local functions: the same two checks as above.
+test_expect_success JESRC 'static je_: a thread asleep in je_malloc_stats_print is never used' '
+	je=$(bash "$BUILD_JE") &&
+	cc -O2 -g -pthread -DJEMALLOC_MANGLE -include jemalloc/jemalloc.h -I"$je/include" \
+		-o w_attach_je "$SRCDIR/testdata/w_attach.c" "$je/lib/libjemalloc_pic.a" -lpthread -ldl -lm &&
+	bg js env JE_MALLOC_CONF=prof:true ./w_attach_je stats &&
+	wait_line js.out "^in stats\$" &&
+	pid=$(cat js.pid) &&
+	expect_fail 1 "^jheap: no thread of process $pid \(w_attach_je\) could be used in [0-9.]* s \([0-9]* tries\): thread $pid: it was inside the allocator \(je_[a-z_]*\+0x[0-9a-f]* \(in $TRASH_DIRECTORY/w_attach_je\)\)" dump --timeout=1 $pid &&
+	kill -USR1 $pid && wait_line js.out "^ok\$"
+'
+
+test_expect_success JESRC 'static je_: 100 dumps with every thread busy in the allocator' '
+	bg jb env JE_MALLOC_CONF=prof:true,lg_prof_sample:14 ./w_attach_je 3 busy &&
+	wait_line jb.out "^ready\$" &&
+	named=$(dumps jb 100 w_attach_je) &&
+	echo "$named" &&
+	test "$(echo "$named" | tail -n 1)" -ge 90 &&
+	w_ok jb
 '
 
 test_expect_success CARGO 'a Rust program (_rjem_mallctl): its one thread waits in sigwait, and carries on' '
