@@ -614,8 +614,13 @@ int attach_stop(struct attach *a, double deadline, char *err, size_t errlen)
 				      c[i].why[0] ? c[i].why : "not tried");
 	if (n > 6 && k + 1 < sizeof(why))
 		snprintf(why + k, sizeof(why) - k, "; and %d more", n - 6);
-	return jh_err(err, errlen, JH_EIO, "no thread of %s could be used in %.1f s (%d tries): %s; try again (a thread inside the allocator leaves it soon)",
-		      a->label, now() - start, rounds, why);
+	bool inside = false;
+	for (int i = 0; i < n; i++)
+		inside |= strstr(c[i].why, "inside") != NULL;
+	return jh_err(err, errlen, JH_EIO, "no thread of %s could be used in %.1f s (%d tries): %s; %s",
+		      a->label, now() - start, rounds, why,
+		      inside ? "try again: a thread leaves the allocator soon, unless it waits in it" :
+		      "try again when a thread is free");
 }
 
 /* ---- the call ---- */

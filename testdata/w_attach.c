@@ -4,6 +4,7 @@
  *
  *   w_attach [THREADS [busy]]   (default 4 threads)
  *   w_attach stats               one thread, asleep inside jemalloc
+ *   w_attach vfork               one thread, waiting for a vfork child
  *
  * Each thread keeps 256 blocks of 16 bytes to 16 KiB (now and then 64
  * KiB), each filled with a pattern drawn from its own seed; before a block
@@ -25,6 +26,11 @@
  * callback that prints "in stats" and sleeps in pause() until SIGUSR1,
  * so its only thread waits with jemalloc's frames (and its stats lock)
  * below it; then it prints "ok" and exits 0.
+ *
+ * "w_attach vfork": its one thread vforks a child that prints "child PID"
+ * and sleeps; the parent waits for it in the kernel, in a sleep no signal
+ * but SIGKILL interrupts (state D).  When the child is killed the parent
+ * prints "ok" and exits 0.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -35,6 +41,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #define NOINLINE __attribute__((noinline))
@@ -166,6 +174,23 @@ static int in_stats(void)
 	return 0;
 }
 
+static int in_vfork(void)
+{
+	pid_t c = vfork();
+	if (c == 0) {
+		/* only system calls here: the parent's memory is shared */
+		char line[32];
+		int n = snprintf(line, sizeof(line), "child %d\n", (int)syscall(SYS_getpid));
+		if (write(1, line, (size_t)n) != n)
+			_exit(1);
+		struct timespec t = { 600, 0 };
+		syscall(SYS_nanosleep, &t, NULL);
+		_exit(0);
+	}
+	printf("ok\n");
+	return c > 0 ? 0 : 2;
+}
+
 int main(int argc, char **argv)
 {
 	int n = argc > 1 ? atoi(argv[1]) : 4;
@@ -181,6 +206,8 @@ int main(int argc, char **argv)
 	sigaction(SIGUSR2, &sa, NULL);
 	if (argc > 1 && !strcmp(argv[1], "stats"))
 		return in_stats();
+	if (argc > 1 && !strcmp(argv[1], "vfork"))
+		return in_vfork();
 	static struct worker w[MAXTHREADS];
 	pthread_t t[MAXTHREADS];
 	for (int i = 0; i < n; i++) {

@@ -147,10 +147,20 @@ test_expect_success 'a thread asleep inside jemalloc (its only thread) is never 
 	bg st env LD_PRELOAD="$JEMALLOC" MALLOC_CONF=prof:true ./w_attach stats &&
 	wait_line st.out "^in stats\$" &&
 	pid=$(cat st.pid) &&
-	expect_fail 1 "^jheap: no thread of process $pid \(w_attach\) could be used in [0-9.]* s \([0-9]* tries\): thread $pid: it was inside the allocator \(libjemalloc.so.2\+0x[0-9a-f]*\); try again" dump --timeout=1 $pid &&
+	expect_fail 1 "^jheap: no thread of process $pid \(w_attach\) could be used in [0-9.]* s \([0-9]* tries\): thread $pid: it was inside the allocator \(libjemalloc.so.2\+0x[0-9a-f]*\); try again: a thread leaves the allocator soon, unless it waits in it\$" dump --timeout=1 $pid &&
 	! test -e jheap-$pid &&
 	test "$(traced $pid)" = 0 &&
 	kill -USR1 $pid && wait_line st.out "^ok\$"
+'
+
+test_expect_success 'a thread that cannot be stopped (waiting for its vfork child) is not touched' '
+	bg v env LD_PRELOAD="$JEMALLOC" MALLOC_CONF=prof:true ./w_attach vfork &&
+	wait_line v.out "^child [0-9]*\$" &&
+	pid=$(cat v.pid) child=$(sed -n "s/^child //p" v.out) &&
+	forget_pid $child &&
+	expect_fail 1 "^jheap: no thread of process $pid \(w_attach\) could be used in [0-9.]* s \([0-9]* tries\): thread $pid: it was in uninterruptible sleep \(state D\); try again when a thread is free\$" dump --timeout=1 $pid &&
+	test "$(traced $pid)" = 0 &&
+	kill -KILL $child && wait_line v.out "^ok\$"
 '
 
 test_expect_success 'exact counts (every allocation sampled): on, off, reset, sample' '
