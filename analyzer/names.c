@@ -108,6 +108,12 @@ static void rust_short(const char *s, char *out, size_t outlen)
 	}
 }
 
+#define ANON_NS "(anonymous namespace)"
+/* stand-ins for its parentheses while groups are stripped: control
+ * characters no demangled name holds */
+#define ANON_OPEN '\x01'
+#define ANON_CLOSE '\x02'
+
 void names_short(const char *full, char *out, size_t outlen)
 {
 	if (!outlen)
@@ -121,10 +127,23 @@ void names_short(const char *full, char *out, size_t outlen)
 		n = outlen - 1;
 	memcpy(out, full, n);
 	out[n] = 0;
+	/* "(anonymous namespace)" is a namespace, not an argument list: its
+	 * parentheses are kept out of the stripping and put back after
+	 * ("v8::internal::(anonymous namespace)::ConstructBuffer") */
+	bool anon = !strchr(out, ANON_OPEN) && !strchr(out, ANON_CLOSE);
+	for (char *a = out; anon && (a = strstr(a, ANON_NS)); a += sizeof(ANON_NS) - 1) {
+		a[0] = ANON_OPEN;
+		a[sizeof(ANON_NS) - 2] = ANON_CLOSE;
+	}
 	while (strip_groups(out, '(', ')', true))
 		;
 	while (strip_groups(out, '<', '>', false))
 		;
+	for (char *a = out; anon && *a; a++)
+		if (*a == ANON_OPEN)
+			*a = '(';
+		else if (*a == ANON_CLOSE)
+			*a = ')';
 	/* s/^.*\s+(\w+::)/$1/: the last whitespace run followed by word:: */
 	char *cut = NULL;
 	for (char *p = out; *p; p++) {

@@ -10,6 +10,7 @@
  * root), they take that stack's location ids without being read again
  * (read_stack).
  */
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -131,6 +132,9 @@ int adjust(struct parser *ps, double v[PF_NVALUES])
 	memcpy(raw, v, sizeof(raw));
 	unsample_pair(ps->uk, ps->rate, &v[PF_INUSE_OBJECTS], &v[PF_INUSE_SPACE]);
 	unsample_pair(ps->uk, ps->rate, &v[PF_ALLOC_OBJECTS], &v[PF_ALLOC_SPACE]);
+	if (ps->whole)
+		for (int j = 0; j < PF_NVALUES; j++)
+			v[j] = trunc(v[j]);
 	for (int j = 0; j < PF_NVALUES; j += 2) {
 		if (v[j] <= PARSE_MAX_VALUE && v[j + 1] <= PARSE_MAX_VALUE)
 			continue;

@@ -5,7 +5,10 @@
  * The header line holds the totals and, after '@', the kind and the
  * sampling period ("heap_v2/524288", "heap/1048576", "heapprofile"),
  * which decide how the counts are unsampled: spec/jeprof-format.md
- * section 2, and Go's rule below.  Each record is one line, the counts
+ * section 2, and Go's rule below.  pprof is the reference reader of
+ * these files (jeprof of jemalloc's): as it does, each record's
+ * unsampled values are truncated to integers, one by one, before any
+ * sum (jemalloc's heap_v2 dumps keep jeprof's doubles).  Each record is one line, the counts
  * then '@' and the stack, every frame of which is a return address.
  * The maps section follows, as in a heap_v2 dump.
  */
@@ -30,6 +33,7 @@ int parse_gperf(struct parser *ps, const char *hdr, size_t hlen)
 	memcpy(p->header_total, hv, sizeof(hv));
 	p->format = PF_FMT_GPERF;
 	ps->all_return = true;
+	ps->whole = true;
 	skip_sp(&s, e);
 	if (s < e && *s == '@') {
 		s++;
@@ -57,7 +61,7 @@ int parse_gperf(struct parser *ps, const char *hdr, size_t hlen)
 			 * as a Poisson process; pprof unsamples them as v2 at
 			 * N/2 (jeprof as v1, for a tcmalloc format gone since) */
 			ps->uk = UNSAMPLE_V2;
-			ps->rate = (double)period / 2;
+			ps->rate = (double)(period / 2);
 		} else {
 			ps->uk = UNSAMPLE_V1;
 			ps->rate = has_period ? (double)period / 2 : 131072;

@@ -39,6 +39,8 @@ struct parser {
 	size_t errlen;
 	enum unsample_kind uk;
 	double rate;
+	bool whole;              /* each unsampled value truncated to an integer,
+	                            as pprof reads gperftools' and Go's profiles */
 	/* a stack's text, addresses, location ids and where each address is
 	 * in the text: stk[cur] the one being read, the other the one before
 	 * it */

@@ -320,6 +320,102 @@ int64_t profile_cover_unmapped(struct profile *p, const struct pf_mapping *m)
 	return moved;
 }
 
+/* Calls FN(P, STACK, J, CTX) for each entry J of every stack that is a
+ * signal trampoline's (SIGFRAME[0..n)) or the interrupted pc after one. */
+static int each_exact(struct profile *p, const uint8_t *sigframe, size_t n,
+		      int (*fn)(struct profile *, uint32_t *, uint32_t, void *), void *ctx)
+{
+	for (size_t i = 0; i < p->nsamples; i++) {
+		const struct pf_sample *x = &p->samples[i];
+		uint32_t *st = p->stacks + x->stack0;
+		for (uint32_t j = 0; j < x->depth; j++) {
+			if (st[j] >= n || !sigframe[st[j]] || p->locs[st[j]].leaf)
+				continue;
+			int rc = fn(p, st, j, ctx);
+			if (!rc && j + 1 < x->depth && !p->locs[st[j + 1]].leaf)
+				rc = fn(p, st, j + 1, ctx);
+			if (rc)
+				return rc;
+			j++;
+		}
+	}
+	return 0;
+}
+
+struct exact_count { uint32_t *refs, *exact; };
+
+static int count_exact(struct profile *p, uint32_t *st, uint32_t j, void *ctx)
+{
+	struct exact_count *k = ctx;
+	k->exact[st[j]]++;
+	return 0;
+}
+
+/* For entry J: the location that replaces it (exact[] now holds the new
+ * id + 1 of a location that must be split, 0 for one flipped whole). */
+static int rewrite_exact(struct profile *p, uint32_t *st, uint32_t j, void *ctx)
+{
+	struct exact_count *k = ctx;
+	if (k->exact[st[j]])
+		st[j] = k->exact[st[j]] - 1;
+	return 0;
+}
+
+int64_t profile_exact_pcs(struct profile *p, const uint8_t *sigframe, size_t n)
+{
+	if (n > p->nlocs)
+		n = p->nlocs;
+	struct exact_count k = { calloc(n + 1, sizeof(uint32_t)), calloc(n + 1, sizeof(uint32_t)) };
+	uint8_t *flip = calloc(n + 1, 1);
+	int64_t changed = 0;
+	int rc = k.refs && k.exact && flip ? 0 : JH_ENOMEM;
+	for (size_t i = 0; !rc && i < p->nstacks; i++)
+		if (p->stacks[i] < n)
+			k.refs[p->stacks[i]]++;
+	if (!rc)
+		rc = each_exact(p, sigframe, n, count_exact, &k);
+	/* A location found only where a signal frame makes it exact becomes
+	 * exact itself; one also found elsewhere (a return address there)
+	 * is split: a new exact location for those entries. */
+	bool split = false;
+	for (size_t i = 0; !rc && i < n; i++) {
+		if (!k.exact[i])
+			continue;
+		changed += k.exact[i];
+		if (k.exact[i] == k.refs[i]) {
+			flip[i] = 1;
+			k.exact[i] = 0;
+			continue;
+		}
+		struct pf_location l = p->locs[i];
+		int64_t id = profile_location_append(p, l.addr, true, l.mapping);
+		if (id < 0)
+			rc = (int)id;
+		else
+			k.exact[i] = (uint32_t)id + 1;
+		split = true;
+	}
+	/* the leaf flags tell which entries are exact until all are found */
+	if (!rc && split)
+		rc = each_exact(p, sigframe, n, rewrite_exact, &k);
+	for (size_t i = 0; !rc && i < n; i++)
+		if (flip[i])
+			p->locs[i].leaf = true;
+	if (!rc && changed) {
+		/* both indexes' keys changed */
+		idmap_release(&p->loc_index);
+		idmap_init(&p->loc_index);
+		idmap_release(&p->sample_index);
+		idmap_init(&p->sample_index);
+		if (index_locations(p) || index_samples(p))
+			rc = JH_ENOMEM;
+	}
+	free(k.refs);
+	free(k.exact);
+	free(flip);
+	return rc ? rc : changed;
+}
+
 static int looks_like_shared_object(const char *path)
 {
 	const char *base = strrchr(path, '/');

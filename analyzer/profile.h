@@ -87,7 +87,8 @@ struct pf_location {
 	uint32_t mapping;        /* mapping id or UINT32_MAX when none covers it */
 	bool leaf;               /* frame 0 of its stack: the lookup pc is addr, not addr-1
 	                            (every location of a pprof input: its addresses
-	                            are lookup pcs already) */
+	                            are lookup pcs already; a signal trampoline and
+	                            the pc it interrupted: profile_exact_pcs) */
 	uint8_t sym;             /* enum pf_sym_state */
 	uint32_t line0, nlines;  /* lines[line0 .. line0+nlines), innermost first */
 	uint64_t vaddr;          /* link-time address of the lookup pc in its object
@@ -245,6 +246,16 @@ uint32_t profile_find_mapping(const struct profile *p, uint64_t addr);
  * that no executable mapping of the profile covers.  The main executable
  * stays what it was.  Returns how many locations moved, or JH_ENOMEM. */
 int64_t profile_cover_unmapped(struct profile *p, const struct pf_mapping *m);
+
+/* Signal frames, as gdb and libunwind read them: a stack entry whose
+ * location L has SIGFRAME[L] set (L < N: a return address into the
+ * signal trampoline, which the kernel made the handler's return address)
+ * and the entry after it (the pc the signal interrupted, which is no
+ * return address) are looked up at their addresses, not minus one: each
+ * is replaced by the location of the same address and mapping with the
+ * leaf flag, added when new.  Stacks are rewritten in place, and the
+ * sample index rebuilt.  Returns how many entries changed, or JH_ENOMEM. */
+int64_t profile_exact_pcs(struct profile *p, const uint8_t *sigframe, size_t n);
 
 /* Points every location at the mapping that contains it and picks the main
  * executable's mapping.  Called by the parser once the maps are known.

@@ -17,6 +17,7 @@
 #include "cli/browser.h"
 #include "cli/driver.h"
 #include "cli/remote.h"
+#include "cli/url.h"
 #include "output/disasm.h"
 #include "output/outfile.h"
 #include "output/output.h"
@@ -207,10 +208,31 @@ static void core_idle(void *ctx)
 
 static const char *program_name(const struct profile *p, const char *binary);
 
-static int load(struct driver *r, struct profile *dst, const char *path, double sign)
+static void free_shown(struct driver *r)
+{
+	for (size_t i = 0; r->shown_paths && r->shown_paths[i]; i++)
+		free(r->shown_paths[i]);
+	free(r->shown_paths);
+	r->shown_paths = NULL;
+}
+
+/* Reads PATH (a file, "-" or a URL) and merges it into DST with SIGN.
+ * *SHOWN, when SHOWN is not NULL, gets the name reports give PATH: a
+ * URL's saved copy (which --raw reads again), or the URL without user
+ * information when it was not saved; else PATH; malloc'd. */
+static int load(struct driver *r, struct profile *dst, const char *path, double sign,
+		char **shown)
 {
 	struct profile one;
-	char err[1024];
+	char err[1024], saved[4096] = "";
+	bool url = remote_is_url(path);
+	char name[URL_MAX];   /* PATH in messages: a URL without user information */
+	if (url)
+		url_redact(name, sizeof(name), path);
+	else
+		snprintf(name, sizeof(name), "%s", path);
+	if (shown)
+		*shown = NULL;
 	if (profile_init(&one)) {
 		fprintf(stderr, "jheap: out of memory\n");
 		return EXIT_DATA;
@@ -218,12 +240,14 @@ static int load(struct driver *r, struct profile *dst, const char *path, double 
 	bool truncated = false;
 	struct parse_options po = { .warn = driver_warn, .ctx = r, .progress = parse_progress,
 				    .core_idle = core_idle, .truncated = &truncated };
-	int rc = remote_is_url(path)
-		? remote_load(&one, path, &r->remote, &po, err, sizeof(err))
+	int rc = url
+		? remote_load(&one, path, &r->remote, &po, saved, sizeof(saved), err, sizeof(err))
 		: parse_file(&one, strcmp(path, "-") ? path : "/dev/stdin", &po, err, sizeof(err));
 	progress_clear(r);
 	if (truncated)
 		r->degraded = true;   /* the report is of what the file holds: exit status 1 */
+	if (!rc && shown && !(*shown = strdup(saved[0] ? saved : name)))
+		rc = jh_err(err, sizeof(err), JH_ENOMEM, "out of memory");
 	if (rc) {
 		fprintf(stderr, "jheap: %s\n", err);
 		profile_release(&one);
@@ -232,15 +256,15 @@ static int load(struct driver *r, struct profile *dst, const char *path, double 
 	if (sign < 0 && r->cli.thread && one.nsamples && !one.ntvals) {
 		/* its values cannot be taken from each thread's share */
 		fprintf(stderr, "jheap: --thread: the --base profile '%s' has no per-thread values (%s): it cannot be subtracted thread by thread; leave out --thread or --base\n",
-			path, one.format == PF_FMT_PPROF ? "a pprof profile" : "no 't' lines");
+			name, one.format == PF_FMT_PPROF ? "a pprof profile" : "no 't' lines");
 		profile_release(&one);
 		return EXIT_DATA;
 	}
 	const char *was = program_name(dst, NULL), *base = program_name(&one, NULL);
 	if (sign < 0 && *was && *base && strcmp(was, base)) {
-		char msg[1200];
+		char msg[URL_MAX + 2400];
 		snprintf(msg, sizeof(msg), "the base profile '%s' is of '%s', the profile of '%s': the difference is between two programs",
-			 path, base, was);
+			 name, base, was);
 		driver_warn(r, msg);
 	}
 	if (sign > 0 && dst->format == PF_FMT_NONE && !dst->nsamples && !dst->nmaps &&
@@ -325,6 +349,13 @@ int driver_load(struct driver *r, const char *binary, const char *const *paths,
 		return EXIT_DATA;
 	}
 	int rc = EXIT_OK;
+	/* the names reports give the profiles (load()) */
+	char **shown = calloc(npaths + 1, sizeof(*shown));
+	if (!shown) {
+		fprintf(stderr, "jheap: out of memory\n");
+		profile_release(&p);
+		return EXIT_DATA;
+	}
 	if (c->growth) {
 		growth_release(&r->g);
 		growth_init(&r->g);
@@ -345,14 +376,14 @@ int driver_load(struct driver *r, const char *binary, const char *const *paths,
 		r->pre_binary = binary;
 	}
 	for (size_t i = 0; i < npaths && !rc; i++) {
-		rc = load(r, &p, paths[i], 1);
+		rc = load(r, &p, paths[i], 1, &shown[i]);
 		if (!rc && c->growth && growth_snapshot(&r->g, &p)) {
 			fprintf(stderr, "jheap: out of memory\n");
 			rc = EXIT_DATA;
 		}
 	}
 	for (size_t i = 0; i < c->nbases && !rc; i++)
-		rc = load(r, &p, c->bases[i], -1);
+		rc = load(r, &p, c->bases[i], -1, NULL);
 	symbolize_preload_finish(r->pre);
 	r->pre = NULL;
 	r->pre_sc = NULL;
@@ -402,9 +433,30 @@ int driver_load(struct driver *r, const char *binary, const char *const *paths,
 		.symcache_opts = { .debuginfo_dirs = c->debuginfo_dirs },
 		.ranges = driver_needs_ranges(c) || r->want_ranges,
 	};
+	/* names of JIT code: --perf-map, else the first dump's own */
+	struct perfmap *pm = NULL;
+	if (!c->no_symbolize && c->perf_map &&
+	    perfmap_open(c->perf_map, (uid_t)-1, &pm, err, sizeof(err))) {
+		fprintf(stderr, "jheap: --perf-map: %s\n", err);
+		rc = EXIT_DATA;
+		goto out;
+	}
+	if (!c->no_symbolize && !c->perf_map && npaths && !remote_is_url(paths[0])) {
+		char why[1200];
+		if (perfmap_for_dump(paths[0], &pm, why, sizeof(why)) == JH_ENOMEM) {
+			fprintf(stderr, "jheap: out of memory\n");
+			rc = EXIT_DATA;
+			goto out;
+		}
+		if (why[0])
+			driver_warn(r, why);
+	}
+	so.perfmap = pm;
 	struct symbolize_stats st;
 	uint32_t *remap = NULL;
-	if (symbolize_profile(&p, r->sc, &so, &st, err, sizeof(err)) ||
+	int src = symbolize_profile(&p, r->sc, &so, &st, err, sizeof(err));
+	perfmap_free(pm);
+	if (src ||
 	    (profile_fold_by_symbol(&p, c->gran == GRAN_ADDRESSES, &remap) &&
 	     jh_err(err, sizeof(err), JH_ENOMEM, "out of memory")) ||
 	    (c->growth && growth_finish(&r->g, &p, remap) && jh_err(err, sizeof(err), JH_ENOMEM, "out of memory"))) {
@@ -444,12 +496,19 @@ int driver_load(struct driver *r, const char *binary, const char *const *paths,
 	r->binary = binary;
 	r->paths = paths;
 	r->npaths = npaths;
+	free_shown(r);
+	r->shown_paths = shown;
+	shown = NULL;
 	r->nbases = c->nbases;
 	r->ranges = so.ranges;
 	r->by_address = c->gran == GRAN_ADDRESSES;
 	r->noted = c->no_symbolize;
 	return EXIT_OK;
 out:
+	if (shown)
+		for (size_t i = 0; i < npaths; i++)
+			free(shown[i]);
+	free(shown);
 	profile_release(&p);
 	return rc;
 }
@@ -702,7 +761,7 @@ static int report_one(struct driver *r, const struct cli *c, struct profile *p,
 		.diff = r->nbases > 0, .no_symbolize = c->no_symbolize,
 		.nodecount = c->nodecount, .nodefraction = c->nodefraction,
 		.edgefraction = c->edgefraction, .maxdegree = c->maxdegree,
-		.program = program_name(p, r->binary), .profile_paths = r->paths,
+		.program = program_name(p, r->binary), .profile_paths = (const char *const *)r->shown_paths,
 		.thread = thread, .list = c->list, .disasm = c->disasm, .peek = c->peek,
 		.weblist = c->weblist, .growth = r->growth != NULL,
 		.source_dirs = (const char *const *)c->source_dirs,
@@ -806,5 +865,6 @@ void driver_release(struct driver *d)
 	if (d->loaded)
 		profile_release(&d->p);
 	d->loaded = false;
+	free_shown(d);
 	driver_stage_done(d, "free");
 }

@@ -80,6 +80,8 @@ struct driver {
 	const char *binary;      /* BINARY as typed, or NULL */
 	const char *const *paths; /* the PROFILE arguments, NULL-terminated */
 	size_t npaths;
+	char **shown_paths;      /* paths as reports name them (a URL's saved
+	                            copy), NULL-terminated, malloc'd */
 	struct profile p;
 	bool loaded;
 	size_t nbases;           /* --base profiles merged into p */

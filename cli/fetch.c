@@ -2,20 +2,27 @@
 #include "cli/fetch.h"
 
 #include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
 #include <strings.h>
 #include <time.h>
 #include <curl/curl.h>
 
-#include "lib/array.h"
 #include "lib/dynlib.h"
 #include "lib/errors.h"
+#include "cli/url.h"
 
 /* The state of one transfer, shared with libcurl's callbacks. */
 struct xfer {
 	const struct fetch_options *o;
 	char *buf;
 	size_t len, cap, max;
+	size_t max_inflated;      /* the limit of an encoded answer's decoded bytes */
 	bool too_big, oom;
+	bool in_headers;          /* a status line came, the blank line not yet */
+	bool body_seen;           /* some of a body came */
+	size_t header_bytes;      /* of this answer's header lines so far */
+	char encoding[32];        /* Content-Encoding of this answer, or "" */
 	char status_line[128];
 	struct timespec start;
 	double last_progress;
@@ -64,17 +71,50 @@ static double elapsed(const struct xfer *x)
 	return (double)(now.tv_sec - x->start.tv_sec) + (now.tv_nsec - x->start.tv_nsec) / 1e9;
 }
 
+/* Header lines past which a receive error is libcurl's refusal of a
+ * header too large (300 KiB in all in libcurl 7.88), not a network's. */
+#define FETCH_HEADER_SOME ((size_t)200 << 10)
+
+/* The most bytes the body may have now: a compressed answer
+ * (Content-Encoding) arrives here decoded, and the limit counts those. */
+static size_t body_limit(const struct xfer *x)
+{
+	return x->encoding[0] && x->max_inflated < x->max ? x->max_inflated : x->max;
+}
+
+/* Room for NEED bytes: the capacity doubles, but never past the limit
+ * (plus the NUL), so that a body at the limit costs the limit. */
+static int grow(struct xfer *x, size_t need)
+{
+	if (need <= x->cap)
+		return 0;
+	size_t top = body_limit(x) + 1, ncap = x->cap ? x->cap : 65536;
+	while (ncap < need)
+		ncap = ncap > top / 2 ? top : ncap * 2;
+	if (ncap < need)
+		ncap = need;
+	char *b = realloc(x->buf, ncap);
+	if (!b)
+		return -1;
+	x->buf = b;
+	x->cap = ncap;
+	return 0;
+}
+
 /* The body, kept while it stays within the limit: a shorter return than
- * the bytes offered makes libcurl stop with CURLE_WRITE_ERROR. */
+ * the bytes offered makes libcurl stop with CURLE_WRITE_ERROR at once, in
+ * the middle of inflating a compressed answer too (libcurl hands over what
+ * it decodes in pieces of at most CURL_MAX_WRITE_SIZE bytes). */
 static size_t on_data(char *data, size_t size, size_t n, void *ud)
 {
 	struct xfer *x = ud;
 	size_t k = size * n;
-	if (k > x->max - x->len) {
+	x->body_seen = true;
+	if (k > body_limit(x) - x->len) {
 		x->too_big = true;
 		return 0;
 	}
-	if (jh_grow(&x->buf, &x->cap, x->len + k + 1, 1)) {
+	if (grow(x, x->len + k + 1)) {
 		x->oom = true;
 		return 0;
 	}
@@ -99,17 +139,30 @@ static void printable(char *buf, size_t len, const char *s, size_t n)
 
 /* Keeps the status line of each answer ("HTTP/1.1 404 Not Found"): the
  * last one is the answer after redirects.  Its body replaces the one
- * before. */
+ * before.  Notes its Content-Encoding, which sets the body's limit. */
 static size_t on_header(char *data, size_t size, size_t n, void *ud)
 {
 	struct xfer *x = ud;
 	size_t k = size * n;
+	x->header_bytes += k;
 	if (k > 5 && !memcmp(data, "HTTP/", 5)) {
 		const char *sp = memchr(data, ' ', k);
 		if (sp)
 			printable(x->status_line, sizeof(x->status_line), sp + 1,
 				  k - (size_t)(sp + 1 - data));
 		x->len = 0;
+		x->encoding[0] = 0;
+		x->in_headers = true;
+		x->header_bytes = 0;
+	} else if (k <= 2 && (data[0] == '\r' || data[0] == '\n')) {
+		x->in_headers = false;
+	} else if (k > 17 && !strncasecmp(data, "Content-Encoding:", 17)) {
+		const char *v = data + 17, *e = data + k;
+		while (v < e && (*v == ' ' || *v == '\t'))
+			v++;
+		printable(x->encoding, sizeof(x->encoding), v, (size_t)(e - v));
+		if (!strcasecmp(x->encoding, "identity"))
+			x->encoding[0] = 0;
 	}
 	return k;
 }
@@ -194,20 +247,63 @@ static int http_error(const char *url, const struct xfer *x, long status, char *
 		      ex[0] ? ": " : "", ex);
 }
 
+/* The message for a transfer libcurl ended with C (not CURLE_OK); URL is
+ * the URL to show. */
+static int curl_error(const char *url, const struct xfer *x, CURLcode c, const char *cerr,
+		      double timeout, char *err, size_t errlen)
+{
+	const char *why = cerr[0] ? cerr : curl.easy_strerror(c);
+	if (x->oom)
+		return jh_err(err, errlen, JH_ENOMEM, "cannot fetch '%s': out of memory", url);
+	if (x->too_big && x->encoding[0] && body_limit(x) < x->max)
+		return jh_err(err, errlen, JH_ELIMIT,
+			      "cannot fetch '%s': the answer inflates to more than %zu MiB (Content-Encoding: %s), the most a compressed profile may hold",
+			      url, body_limit(x) >> 20, x->encoding);
+	if (x->too_big || c == CURLE_FILESIZE_EXCEEDED)
+		return jh_err(err, errlen, JH_ELIMIT,
+			      "cannot fetch '%s': the answer is larger than the limit of %zu bytes",
+			      url, x->max);
+	/* libcurl refuses a header line over CURL_MAX_HTTP_HEADER (100 KiB)
+	 * as "out of memory", and an answer's header lines over 300 KiB in
+	 * all with a receive error: before the body, either is a header too
+	 * large */
+	if (!x->body_seen &&
+	    ((c == CURLE_OUT_OF_MEMORY && (x->in_headers || !x->status_line[0])) ||
+	     (c == CURLE_RECV_ERROR && x->in_headers && x->header_bytes > FETCH_HEADER_SOME)))
+		return jh_err(err, errlen, JH_ELIMIT,
+			      "cannot fetch '%s': response header too large (%s)", url,
+			      c == CURLE_OUT_OF_MEMORY ? "a line over 100 KiB" : why);
+	if (c == CURLE_OUT_OF_MEMORY)
+		return jh_err(err, errlen, JH_ENOMEM, "cannot fetch '%s': out of memory", url);
+	if (c == CURLE_OPERATION_TIMEDOUT)
+		return jh_err(err, errlen, JH_ELIMIT,
+			      "cannot fetch '%s': no complete answer within the time limit of %g s (%s)",
+			      url, timeout, why);
+	if (c == CURLE_TOO_MANY_REDIRECTS)
+		return jh_err(err, errlen, JH_EIO,
+			      "cannot fetch '%s': more than %d redirects (a redirect loop?)", url,
+			      FETCH_MAX_REDIRECTS);
+	return jh_err(err, errlen, JH_EIO, "cannot fetch '%s': %s", url, why);
+}
+
 int fetch_url(const char *url, const struct fetch_options *o, struct fetch_reply *r,
 	      char *err, size_t errlen)
 {
 	memset(r, 0, sizeof(*r));
+	/* the user name and password in URL are sent, never shown */
+	char shown[URL_MAX];
+	url_redact(shown, sizeof(shown), url);
 	pthread_once(&curl_once, curl_init);
 	if (curl_missing[0])
 		return jh_err(err, errlen, JH_EIO, "%s", curl_missing);
 	if (curl_init_rc)
-		return jh_err(err, errlen, JH_EIO, "cannot fetch '%s': libcurl: %s", url,
+		return jh_err(err, errlen, JH_EIO, "cannot fetch '%s': libcurl: %s", shown,
 			      curl.easy_strerror(curl_init_rc));
 	CURL *h = curl.easy_init();
 	if (!h)
-		return jh_err(err, errlen, JH_ENOMEM, "cannot fetch '%s': out of memory", url);
-	struct xfer x = { .o = o, .max = o->max_bytes ? o->max_bytes : FETCH_MAX_BYTES };
+		return jh_err(err, errlen, JH_ENOMEM, "cannot fetch '%s': out of memory", shown);
+	struct xfer x = { .o = o, .max = o->max_bytes ? o->max_bytes : FETCH_MAX_BYTES,
+			  .max_inflated = FETCH_MAX_INFLATED };
 	clock_gettime(CLOCK_MONOTONIC, &x.start);
 	char cerr[CURL_ERROR_SIZE] = "";
 	double timeout = o->timeout > 0 ? o->timeout : 60;
@@ -240,36 +336,20 @@ int fetch_url(const char *url, const struct fetch_options *o, struct fetch_reply
 	    (cadir && *cadir && curl.easy_setopt(h, CURLOPT_CAPATH, cadir)) ||
 	    (o->post && (curl.easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)o->post_len) ||
 			 curl.easy_setopt(h, CURLOPT_POSTFIELDS, o->post)))) {
-		rc = jh_err(err, errlen, JH_EIO, "cannot fetch '%s': libcurl lacks a needed feature", url);
+		rc = jh_err(err, errlen, JH_EIO, "cannot fetch '%s': libcurl lacks a needed feature", shown);
 		goto out;
 	}
 	CURLcode c = curl.easy_perform(h);
 	long status = 0;
 	curl.easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
-	if (x.oom || c == CURLE_OUT_OF_MEMORY) {
-		rc = jh_err(err, errlen, JH_ENOMEM, "cannot fetch '%s': out of memory", url);
-	} else if (x.too_big || c == CURLE_FILESIZE_EXCEEDED) {
-		rc = jh_err(err, errlen, JH_ELIMIT,
-			    "cannot fetch '%s': the answer is larger than the limit of %zu bytes", url,
-			    x.max);
-	} else if (c == CURLE_OPERATION_TIMEDOUT) {
-		rc = jh_err(err, errlen, JH_ELIMIT,
-			    "cannot fetch '%s': no complete answer within the time limit of %g s (%s)",
-			    url, timeout, cerr[0] ? cerr : curl.easy_strerror(c));
-	} else if (c == CURLE_TOO_MANY_REDIRECTS) {
-		rc = jh_err(err, errlen, JH_EIO,
-			    "cannot fetch '%s': more than %d redirects (a redirect loop?)", url,
-			    FETCH_MAX_REDIRECTS);
-	} else if (c != CURLE_OK) {
-		rc = jh_err(err, errlen, JH_EIO, "cannot fetch '%s': %s", url,
-			    cerr[0] ? cerr : curl.easy_strerror(c));
-	} else if (status < 200 || status > 299) {
-		rc = http_error(url, &x, status, err, errlen);
-	}
+	if (c != CURLE_OK || x.oom || x.too_big)
+		rc = curl_error(shown, &x, c, cerr, timeout, err, errlen);
+	else if (status < 200 || status > 299)
+		rc = http_error(shown, &x, status, err, errlen);
 	if (rc)
 		goto out;
-	if (jh_grow(&x.buf, &x.cap, x.len + 1, 1)) {
-		rc = jh_err(err, errlen, JH_ENOMEM, "cannot fetch '%s': out of memory", url);
+	if (grow(&x, x.len + 1)) {
+		rc = jh_err(err, errlen, JH_ENOMEM, "cannot fetch '%s': out of memory", shown);
 		goto out;
 	}
 	x.buf[x.len] = 0;

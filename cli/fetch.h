@@ -6,8 +6,12 @@
  * checked while receiving (and against Content-Length before), https
  * verified against the system's certificates (SSL_CERT_FILE and
  * SSL_CERT_DIR name others), the usual proxy variables (http_proxy,
- * https_proxy, no_proxy, ...), compressed transfers decoded (the limit
- * counts decoded bytes).  No child process, no shell.  libcurl is loaded
+ * https_proxy, no_proxy, ...), compressed transfers decoded (the limits
+ * count decoded bytes, as they are decoded: FETCH_MAX_INFLATED for a
+ * compressed answer), a header larger than libcurl takes refused as
+ * such.  A user name and password in the URL are sent (basic
+ * authentication) and never shown: messages name the URL without them
+ * (url_redact).  No child process, no shell.  libcurl is loaded
  * by the first request (dlopen), not by every run of jheap.
  */
 #ifndef JHEAP_FETCH_H
@@ -19,6 +23,10 @@
 /* The most bytes of one answer: a profile held in memory, as a file would
  * be (FETCH_MAX_BYTES; JHEAP_FETCH_MAX_BYTES may lower it). */
 #define FETCH_MAX_BYTES ((size_t)1 << 30)
+/* The most bytes a compressed answer (Content-Encoding: gzip, br...) may
+ * inflate to, counted while libcurl inflates it: as much as a compressed
+ * profile file may (PPROF_MAX_BYTES). */
+#define FETCH_MAX_INFLATED ((size_t)256 << 20)
 #define FETCH_MAX_REDIRECTS 10
 #define FETCH_CONNECT_TIMEOUT 30.0
 
@@ -44,11 +52,12 @@ struct fetch_reply {
 
 /* Requests URL.  Returns 0 when a 2xx answer arrived whole (R filled; free
  * it with fetch_reply_release); else a negative code and a message in
- * ERR naming URL: JH_EIO for a network, TLS or HTTP error ("HTTP 404 Not
+ * ERR naming URL (without user information): JH_EIO for a network, TLS or HTTP error ("HTTP 404 Not
  * Found", with the page's title or first line) or when libcurl cannot be
  * loaded ("fetching URLs needs libcurl (libcurl.so.4, Debian package
- * libcurl4): ...", without URL), JH_ELIMIT when the answer
- * is larger than the limit or takes longer than the time limit, JH_ENOMEM.
+ * libcurl4): ...", without URL), JH_ELIMIT when the answer (or what it
+ * inflates to, or its header) is larger than the limit or takes longer
+ * than the time limit, JH_ENOMEM.
  * R is released on error. */
 int fetch_url(const char *url, const struct fetch_options *o, struct fetch_reply *r,
 	      char *err, size_t errlen);

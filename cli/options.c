@@ -9,7 +9,7 @@ enum opt_id {
 	O_EDGEFRACTION, O_MAXDEGREE, O_THREAD, O_LIST, O_DISASM, O_SOURCE_DIR, O_GROWTH, O_FOCUS, O_IGNORE, O_RETAIN, O_EXCLUDE, O_INUSE_SPACE, O_INUSE_OBJECTS, O_ALLOC_SPACE, O_ALLOC_OBJECTS,
 	O_SHOW_BYTES, O_FUNCTIONS, O_LINES, O_FILES, O_ADDRESSES, O_CUM,
 	O_NODECOUNT, O_FULL_NAMES, O_KEEP_ALLOCATOR, O_ALLOCATOR, O_BASE, O_DROP_NEGATIVE,
-	O_DEBUGINFO_DIR, O_LIB_PREFIX, O_SECONDS, O_NO_SYMBOLIZE, O_NO_CACHE, O_OUTPUT, O_QUIET,
+	O_DEBUGINFO_DIR, O_PERF_MAP, O_LIB_PREFIX, O_SECONDS, O_NO_SYMBOLIZE, O_NO_CACHE, O_OUTPUT, O_QUIET,
 	O_HELP, O_VERSION, O_TRACES, O_TREE, O_PEEK, O_WEB, O_WEBLIST, O_GIF, O_PS, O_ADD_LIB,
 	O_INTERACTIVE,
 };
@@ -74,6 +74,7 @@ static const struct option_def options[] = {
 	{ "base", 0, O_BASE, "FILE", "subtract the profile FILE or URL (repeatable)" },
 	{ "drop_negative", 0, O_DROP_NEGATIVE, NULL, "with --base, clamp negative values to zero" },
 	{ "debuginfo-dir", 0, O_DEBUGINFO_DIR, "DIR", "also look for separate debug files in DIR (repeatable)" },
+	{ "perf-map", 0, O_PERF_MAP, "FILE", "name JIT-compiled code from FILE, a perf map (/tmp/perf-PID.map)" },
 	{ "lib_prefix", 0, O_LIB_PREFIX, "DIRS", "look for libraries under these comma-separated folders first" },
 	{ "seconds", 0, O_SECONDS, "N", "a URL's /pprof/profile collects for N seconds (30)" },
 	{ "add_lib", 0, O_ADD_LIB, "FILE", "look up addresses no mapping covers in FILE's code, loaded at its link-time address" },
@@ -240,6 +241,7 @@ static int apply(struct cli *c, const struct option_def *o, char *val, int *nval
 	case O_BASE: return push(&c->bases, &c->nbases, val);
 	case O_DROP_NEGATIVE: c->drop_negative = true; return 0;
 	case O_DEBUGINFO_DIR: return push(&c->debuginfo_dirs, &c->ndebug, val);
+	case O_PERF_MAP: c->perf_map = val; return 0;
 	case O_LIB_PREFIX:
 		/* comma-separated; trailing slashes removed as jeprof does */
 		for (char *s = strtok(val, ","); s; s = strtok(NULL, ",")) {

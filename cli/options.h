@@ -52,6 +52,7 @@ struct cli {
 	const char *allocator;   /* --allocator: the program's own allocator functions */
 	const char **debuginfo_dirs;    /* NULL-terminated */
 	const char **lib_prefixes;      /* NULL-terminated */
+	const char *perf_map;           /* --perf-map=FILE, or NULL */
 	const char **bases;             /* NULL-terminated */
 	const char **source_dirs;       /* NULL-terminated */
 	const char *list;               /* --list=RE */

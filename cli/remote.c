@@ -101,11 +101,12 @@ static void on_progress(void *ctx, double elapsed, size_t received, size_t expec
 	w->o->progress(w->o->ctx, line);
 }
 
-static int fetch(const struct remote_options *o, const char *url, double limit, double collect,
-		 const char *post, size_t post_len, struct fetch_reply *r, char *err,
-		 size_t errlen)
+/* Fetches URL (user information kept); SHOWN is URL as messages show it. */
+static int fetch(const struct remote_options *o, const char *url, const char *shown,
+		 double limit, double collect, const char *post, size_t post_len,
+		 struct fetch_reply *r, char *err, size_t errlen)
 {
-	struct wait w = { .o = o, .url = url, .collect = collect };
+	struct wait w = { .o = o, .url = shown, .collect = collect };
 	struct fetch_options fo = {
 		.post = post, .post_len = post_len, .timeout = time_limit(limit),
 		.max_bytes = max_bytes(), .progress = on_progress, .ctx = &w,
@@ -196,37 +197,42 @@ static const char *program(const struct profile *p, const struct remote_options 
 }
 
 int remote_load(struct profile *p, const char *arg, const struct remote_options *o,
-		const struct parse_options *po, char *err, size_t errlen)
+		const struct parse_options *po, char *saved, size_t savedlen, char *err,
+		size_t errlen)
 {
 	struct url_target t;
 	struct fetch_reply r;
+	if (savedlen)
+		saved[0] = 0;
 	int rc = url_target(arg, o->seconds, &t, err, errlen);
 	if (rc)
 		return rc;
-	rc = fetch(o, t.url, t.time_limit, t.collect_seconds, NULL, 0, &r, err, errlen);
+	rc = fetch(o, t.url, t.shown, t.time_limit, t.collect_seconds, NULL, 0, &r, err, errlen);
 	if (rc)
 		return rc;
 	char ex[200];
 	fetch_excerpt(ex, sizeof(ex), r.body, r.len, 120);
 	if (!r.len)
 		rc = jh_err(err, errlen, JH_EFORMAT,
-			    "%s: the server answered HTTP %s with nothing, not a profile", t.url,
+			    "%s: the server answered HTTP %s with nothing, not a profile", t.shown,
 			    r.status_line);
 	else if (r.html)
 		rc = jh_err(err, errlen, JH_EFORMAT,
 			    "%s: the server answered HTTP %s with an HTML page%s%s%s, not a profile",
-			    t.url, r.status_line, ex[0] ? " ('" : "", ex, ex[0] ? "')" : "");
+			    t.shown, r.status_line, ex[0] ? " ('" : "", ex, ex[0] ? "')" : "");
 	else
-		rc = parse_buffer(p, t.url, r.body, r.len, po, err, errlen);
+		rc = parse_buffer(p, t.shown, r.body, r.len, po, err, errlen);
 	if (!rc) {
 		char dir[2048], name[1024], path[4096], why[MSG];
 		if (url_save_name(name, sizeof(name), program(p, o), time(NULL), &t))
 			snprintf(name, sizeof(name), "profile.%lld", (long long)time(NULL));
 		if (save_dir(dir, sizeof(dir), why, sizeof(why)) ||
 		    save_file(dir, name, r.body, r.len, path, sizeof(path), why, sizeof(why))) {
-			tell(o, o->warn, "the profile from %s is not saved: %s", t.url, why);
+			tell(o, o->warn, "the profile from %s is not saved: %s", t.shown, why);
 		} else {
-			tell(o, o->note, "saved %s to %s", t.url, path);
+			tell(o, o->note, "saved %s to %s", t.shown, path);
+			if (savedlen)
+				snprintf(saved, savedlen, "%s", path);
 		}
 	}
 	fetch_reply_release(&r);
@@ -377,7 +383,8 @@ int remote_symbols(struct profile *p, const char *arg, const struct remote_optio
 	struct fetch_reply r = { 0 };
 	int rc = 0;
 	/* GET: "num_symbols: N", N > 0 when the server has names to give */
-	if (fetch(o, t.symbol_url, URL_PLAIN_TIMEOUT, 0, NULL, 0, &r, why, sizeof(why))) {
+	if (fetch(o, t.symbol_url, t.symbol_shown, URL_PLAIN_TIMEOUT, 0, NULL, 0, &r, why,
+		  sizeof(why))) {
 		tell(o, o->warn, "no names from the server: %s", why);
 		goto howto;
 	}
@@ -386,12 +393,12 @@ int remote_symbols(struct profile *p, const char *arg, const struct remote_optio
 	unsigned long long count = 0;
 	if (r.html || sscanf(r.body, "num_symbols: %llu", &count) != 1) {
 		tell(o, o->warn, "no names from the server: %s does not answer as a symbol page ('num_symbols: N'; got '%s')",
-		      t.symbol_url, line);
+		      t.symbol_shown, line);
 		goto howto;
 	}
 	if (!count) {
 		tell(o, o->warn, "no names from the server: %s has none (num_symbols: 0: its program is stripped)",
-		      t.symbol_url);
+		      t.symbol_shown);
 		goto howto;
 	}
 	fetch_reply_release(&r);
@@ -401,7 +408,8 @@ int remote_symbols(struct profile *p, const char *arg, const struct remote_optio
 		rc = jh_err(err, errlen, JH_ENOMEM, "out of memory");
 		goto out;
 	}
-	int frc = fetch(o, t.symbol_url, URL_PLAIN_TIMEOUT, 0, post, plen, &r, why, sizeof(why));
+	int frc = fetch(o, t.symbol_url, t.symbol_shown, URL_PLAIN_TIMEOUT, 0, post, plen, &r, why,
+			sizeof(why));
 	free(post);
 	if (frc) {
 		tell(o, o->warn, "no names from the server: %s", why);
@@ -411,7 +419,7 @@ int remote_symbols(struct profile *p, const char *arg, const struct remote_optio
 		rc = jh_err(err, errlen, JH_ENOMEM, "out of memory");
 		goto out;
 	}
-	tell(o, o->note, "names of %zu of %zu addresses from %s", named, npcs, t.symbol_url);
+	tell(o, o->note, "names of %zu of %zu addresses from %s", named, npcs, t.symbol_shown);
 howto:
 	if (named < npcs)
 		tell(o, o->warn, "%zu addresses in files that are not on this machine (%s%s%s) have no names: copy the program here and give it as BINARY, point --lib_prefix at a copy of its folders, or set DEBUGINFOD_URLS",

@@ -42,12 +42,16 @@ const char *remote_first_url(const char *const *args, size_t nargs, const char *
 			     size_t nbases);
 
 /* Fetches the profile ARG names into P (freshly initialized) through
- * parse_buffer(), under the URL's name; then saves it, atomically, in
- * $JHEAP_TMPDIR or ~/jheap as PROGRAM.TIME.HOST[.PAGE], and notes where.
- * An HTTP error, an HTML page or an empty answer is an error naming the
- * URL and the status.  Returns 0 or a negative code with a message. */
+ * parse_buffer(), under the URL's name (without user information, as in
+ * every message here); then saves it, atomically, in $JHEAP_TMPDIR or
+ * ~/jheap as PROGRAM.TIME.HOST[.PAGE], notes where and copies that path
+ * into SAVED[0..savedlen) ("" when it could not be saved: a warning
+ * says why).  An HTTP error, an HTML page or an empty answer is an error
+ * naming the URL and the status.  Returns 0 or a negative code with a
+ * message. */
 int remote_load(struct profile *p, const char *arg, const struct remote_options *o,
-		const struct parse_options *po, char *err, size_t errlen);
+		const struct parse_options *po, char *saved, size_t savedlen, char *err,
+		size_t errlen);
 
 /* Before symbolization, when no BINARY was given: the addresses of P that
  * lie in files not on this machine (after --lib_prefix) are sent to the

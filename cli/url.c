@@ -74,6 +74,19 @@ bool url_form(const char *arg)
 	return *s == 0 || *s == '/' || *s == '?';
 }
 
+void url_redact(char *buf, size_t len, const char *url)
+{
+	if (!len)
+		return;
+	size_t sl = scheme_len(url);
+	const char *auth = url + sl;
+	const char *at = sl ? memrchr(auth, '@', strcspn(auth, "/?#")) : NULL;
+	if (at)
+		snprintf(buf, len, "%.*s%s", (int)sl, url, at + 1);
+	else
+		snprintf(buf, len, "%s", url);
+}
+
 /* The known page PATH[0..n) ends with, or NULL. */
 static const struct page *page_at_end(const char *path, size_t n)
 {
@@ -112,9 +125,11 @@ int url_target(const char *arg, long seconds, struct url_target *t, char *err, s
 {
 	memset(t, 0, sizeof(*t));
 	size_t alen = strlen(arg);
+	char *shown = t->shown;   /* ARG for messages, until it is the URL's */
+	url_redact(shown, sizeof(t->shown), arg);
 	if (alen >= URL_MAX - 64)
 		return jh_err(err, errlen, JH_EUSAGE, "the URL '%.60s...' is too long (%zu bytes)",
-			      arg, alen);
+			      shown, alen);
 	for (const unsigned char *c = (const unsigned char *)arg; *c; c++)
 		if (*c <= ' ' || *c == 0x7f)
 			return jh_err(err, errlen, JH_EUSAGE,
@@ -132,11 +147,11 @@ int url_target(const char *arg, long seconds, struct url_target *t, char *err, s
 	const char *auth = arg + sl;
 	size_t authlen = strcspn(auth, "/?#");
 	if (!authlen)
-		return jh_err(err, errlen, JH_EUSAGE, "'%s': no host in the URL", arg);
+		return jh_err(err, errlen, JH_EUSAGE, "'%s': no host in the URL", shown);
 	const char *rest = auth + authlen;
 	/* host: without user info, port or IPv6 brackets */
 	const char *h = auth, *hend = auth + authlen;
-	const char *at = memchr(h, '@', authlen);
+	const char *at = memrchr(h, '@', authlen);
 	if (at)
 		h = at + 1;
 	if (h < hend && *h == '[') {
@@ -150,7 +165,7 @@ int url_target(const char *arg, long seconds, struct url_target *t, char *err, s
 	}
 	snprintf(t->host, sizeof(t->host), "%.*s", (int)(hend - h), h);
 	if (!t->host[0])
-		return jh_err(err, errlen, JH_EUSAGE, "'%s': no host in the URL", arg);
+		return jh_err(err, errlen, JH_EUSAGE, "'%s': no host in the URL", shown);
 
 	size_t pathlen = strcspn(rest, "?#");
 	const struct page *pg = page_at_end(rest, pathlen);
@@ -184,6 +199,8 @@ int url_target(const char *arg, long seconds, struct url_target *t, char *err, s
 	}
 	snprintf(t->symbol_url, sizeof(t->symbol_url), "%s%.*s%.*s%s", scheme, (int)authlen, auth,
 		 (int)prefix, rest, SYMBOL_PAGE);
+	url_redact(t->shown, sizeof(t->shown), t->url);
+	url_redact(t->symbol_shown, sizeof(t->symbol_shown), t->symbol_url);
 	t->time_limit = t->collects ? t->collect_seconds * 1.01 + 60 : URL_PLAIN_TIMEOUT;
 	return 0;
 }

@@ -16,6 +16,10 @@
  *   is fetched exactly as written.
  * - Symbols come from the same prefix + /pprof/symbol (the server root
  *   for a URL with a query string and no known page).
+ * - User information in a URL (http://USER:PASSWORD@HOST/...) is sent
+ *   with the request (HTTP basic authentication) and shown nowhere: every
+ *   message, saved file name and output names the URL without it, as git
+ *   shows remote URLs.
  * Pure string work: nothing here touches the network or the disk
  * (tests/unit/test_url.c).
  */
@@ -33,9 +37,13 @@
 #define URL_PLAIN_TIMEOUT 120.0
 
 struct url_target {
-	char url[URL_MAX];          /* the URL fetched */
-	char symbol_url[URL_MAX];   /* the server's /pprof/symbol */
-	char host[256];             /* host name without port or brackets */
+	char url[URL_MAX];          /* the URL fetched, user information kept */
+	char symbol_url[URL_MAX];   /* the server's /pprof/symbol, the same */
+	char shown[URL_MAX];        /* url and symbol_url without user
+	                               information (url_redact): for messages */
+	char symbol_shown[URL_MAX];
+	char host[256];             /* host name without user information,
+	                               port or brackets */
 	char suffix[256];           /* for saved file names: ".pprof.heap" for
 	                               a page other than /pprof/profile, "" */
 	bool collects;              /* /pprof/profile: the server collects
@@ -53,6 +61,12 @@ bool url_form(const char *arg);
  * --seconds.  Returns 0, or JH_EUSAGE with a message naming ARG (too long,
  * no host, a control character in it). */
 int url_target(const char *arg, long seconds, struct url_target *t, char *err, size_t errlen);
+
+/* URL without its user information: "scheme://USER:PASSWORD@HOST/x"
+ * becomes "scheme://HOST/x" (git's rule: the user name goes too); any
+ * other string is copied as it is.  The user information ends at the
+ * authority's last '@'.  BUF is cut to LEN - 1 bytes. */
+void url_redact(char *buf, size_t len, const char *url);
 
 /* The file name a fetched profile is saved under, as jeprof names them:
  * PROGRAM's base name (or "profile" when PROGRAM is NULL or empty), WHEN

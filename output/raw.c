@@ -25,6 +25,8 @@
  * so jeprof cuts them as jheap does (jheap's --full-names and
  * --keep-allocator-frames show the wrapped name).
  *
+ * A profile fetched from a URL is copied from the copy jheap saved of it
+ * (the report's profile_paths name it).
  * One profile only, copied verbatim (minus the symbol section of an input
  * that is itself symbolized): several profiles, --base and standard input
  * are refused, since the copy would not be the profile that was analyzed;
@@ -236,6 +238,11 @@ int output_raw(FILE *out, const struct report *r, char *err, size_t errlen)
 			      "--raw writes jeprof's symbolized form around a text heap dump, and '%s' is a pprof profile; --proto writes it symbolized",
 			      paths[0]);
 	FILE *in = fopen(paths[0], "rbe");
+	if (!in && strstr(paths[0], "://"))
+		/* a fetched profile is read again from its saved copy */
+		return jh_err(err, errlen, JH_EIO,
+			      "--raw copies the profile from its saved copy, and the profile from '%s' was not saved (see the warning above); set JHEAP_TMPDIR to a folder jheap can write",
+			      paths[0]);
 	if (!in)
 		return jh_err(err, errlen, JH_EIO, "cannot open '%s': %s", paths[0], strerror(errno));
 	int c0 = getc(in);

@@ -9,8 +9,13 @@
 #include "lib/threads.h"
 #include "symbolize/addr.h"
 #include "symbolize/objchoice.h"
+#include "symbolize/sigframe.h"
 #include "symbolize/debuginfod.h"
 #include "symbolize/symbolize.h"
+
+#ifndef EM_AARCH64
+#define EM_AARCH64 183
+#endif
 
 struct ctx {
 	struct profile *p;
@@ -289,9 +294,76 @@ struct group {
  * addresses are lookup pcs already. */
 static bool is_return_address(const struct profile *p, const struct pf_location *l)
 {
-	if (p->format == PF_FMT_PPROF)
-		return false;
-	return p->format == PF_FMT_GPERF || !l->leaf;
+	/* a gperftools stack's first frame has no leaf flag; a signal
+	 * trampoline and the pc it interrupted do (mark_sigframes) */
+	return p->format != PF_FMT_PPROF && !l->leaf;
+}
+
+/* Before anything is looked up: the return addresses into a signal
+ * trampoline (symbolize/sigframe.h), and the interrupted pcs above them,
+ * become lookup pcs as they are (profile_exact_pcs).  The objects are
+ * those prepare_group() opens first. */
+static int mark_sigframes(struct ctx *c)
+{
+	struct profile *p = c->p;
+	if (p->format == PF_FMT_PPROF || c->o->no_symbolize || !p->nlocs)
+		return 0;
+	size_t n = p->nlocs;
+	uint8_t *tramp = calloc(n, 1);
+	struct symmodule **mods = calloc(p->nmaps + 1, sizeof(*mods));
+	uint8_t *tried = calloc(p->nmaps + 1, 1);
+	int rc = tramp && mods && tried ? 0 : JH_ENOMEM;
+	bool any = false, vdso = false;
+	int machine = EM_NONE;
+	for (size_t i = 0; !rc && i < n; i++) {
+		const struct pf_location *l = &p->locs[i];
+		if (l->leaf || l->mapping == UINT32_MAX || l->sym != PF_SYM_NOTYET)
+			continue;
+		const struct pf_mapping *m = &p->maps[l->mapping];
+		if (m->kind == PF_MAP_VDSO) {
+			/* decided below, by the machine */
+			tramp[i] = 2;
+			vdso = true;
+			continue;
+		}
+		if (m->kind != PF_MAP_FILE || !m->exec)
+			continue;
+		if (!tried[l->mapping]) {
+			char buf[4096], err[512];
+			const char *path = strtab_get(&p->strs, m->path);
+			const char *obj = m->is_main && c->o->binary ? c->o->binary
+				: find_library(c, path, buf, sizeof(buf));
+			tried[l->mapping] = 1;
+			mods[l->mapping] = symcache_module(c->sc, obj, err, sizeof(err));
+			if (mods[l->mapping] && machine == EM_NONE)
+				machine = symmodule_machine(mods[l->mapping]);
+		}
+		if (sigframe_at(mods[l->mapping], addr_rel(l->addr, m->start, m->offset))) {
+			tramp[i] = 1;
+			any = true;
+		}
+	}
+	/* On AArch64 the kernel's trampoline is the vdso's
+	 * __kernel_rt_sigreturn, and nothing else there calls out; x86-64's
+	 * C libraries bring their own (and its vdso has a function that
+	 * calls back into the program) */
+	for (size_t i = 0; vdso && i < n; i++) {
+		if (tramp[i] != 2)
+			continue;
+		tramp[i] = machine == EM_AARCH64;
+		any |= tramp[i];
+	}
+	if (!rc && any) {
+		int64_t k = profile_exact_pcs(p, tramp, n);
+		if (k < 0)
+			rc = (int)k;
+		else
+			c->st->sigframes = (size_t)k;
+	}
+	free(tramp);
+	free(mods);
+	free(tried);
+	return rc;
 }
 
 /* First pass, serial: choose the object file of the group's mapping, open
@@ -483,6 +555,15 @@ static int write_group(struct ctx *c, const struct group *g, const uint32_t *ids
 			l->vaddr = ranges[i][0];
 			l->func_lo = ranges[i][1];
 			l->func_hi = ranges[i][2];
+		}
+		const char *jit;
+		if (!g->obj && (!m || m->kind == PF_MAP_ANON) && c->o->perfmap && !c->o->no_symbolize &&
+		    (jit = perfmap_lookup(c->o->perfmap, addr_pc(l->addr, l->leaf)))) {
+			/* JIT-compiled code, named by its runtime's perf map */
+			if (set_named(c, l, jit, PF_SYM_SYMTAB))
+				return JH_ENOMEM;
+			c->st->pcs_jit++;
+			continue;
 		}
 		if (!g->obj || r->status == SYM_NONE || !r->nframes ||
 		    (g->nocall && g->nocall[i - g->lo])) {
@@ -763,6 +844,8 @@ int symbolize_profile(struct profile *p, struct symcache *sc,
 			}
 		}
 	}
+	if (mark_sigframes(&c))
+		return jh_err(err, errlen, JH_ENOMEM, "out of memory");
 	uint32_t *ids = malloc((p->nlocs + 1) * sizeof(*ids));
 	if (!ids)
 		return jh_err(err, errlen, JH_ENOMEM, "out of memory");

@@ -28,6 +28,7 @@
 #include <stddef.h>
 #include "analyzer/profile.h"
 #include "symbolize/callcheck.h"
+#include "symbolize/perfmap.h"
 #include "symbolize/symcache.h"
 #include "symbolize/diskcache.h"
 
@@ -36,6 +37,8 @@ struct symbolize_options {
 	const char *const *lib_prefixes;    /* NULL-terminated, may be NULL */
 	bool no_symbolize;                  /* name every frame module+offset only */
 	bool ranges;                        /* also record vaddr and function ranges (--disasm) */
+	const struct perfmap *perfmap;      /* names of JIT code in anonymous
+	                                       memory (symbolize/perfmap.h), or NULL */
 	struct symcache_options symcache_opts; /* for the caches of worker threads */
 	struct diskcache *cache;            /* the persistent cache, NULL: none */
 	void (*warn)(void *ctx, const char *msg);
@@ -59,6 +62,10 @@ struct symbolize_stats {
 	                                       resolves and its object is
 	                                       stripped (symmodule_stripped) */
 	bool resource_failed;               /* files not opened: EMFILE, ENOMEM */
+	size_t pcs_jit;                     /* named from the perf map */
+	size_t sigframes;                   /* stack entries looked up as they are:
+	                                       signal trampolines and the pcs they
+	                                       interrupted (symbolize/sigframe.h) */
 };
 
 /* Fills lines and functions for every location of P.  Problems with single

@@ -6,7 +6,10 @@
  * code is shown as module+0xSTART, one row per function, and a note says
  * how much of the report that is and where its names are (its debug
  * file, found by build id, from the distribution's debug package, a
- * --debuginfo-dir or a debuginfod server).
+ * --debuginfo-dir or a debuginfod server).  On Debian the note names the
+ * package, PKG-dbgsym, after the package dpkg's database says installed
+ * the object (symbolize/dpkgowner.h), and the archive line that makes
+ * it installable.
  */
 #ifndef JHEAP_UNNAMED_H
 #define JHEAP_UNNAMED_H

@@ -87,13 +87,33 @@ for fmt in --text --collapsed --proto --raw --dot --callgrind --speedscope; do
 	test_expect_success NGHTTPD "nghttpd $fmt: exit 0, no warning, a note naming the stripped program" '
 		"$JHEAP" '$fmt' -o out nghttpd.heap 2>err &&
 		no_false_warning err &&
-		grep "^jheap: note: ./usr/sbin/nghttpd. is stripped: [0-9.]*% of the bytes are in its functions without names (nghttpd+0xSTART); its debug package names them (/usr/lib/debug/.build-id/[0-9a-f]\{2\}/[0-9a-f]*\.debug), as do --debuginfo-dir=DIR and DEBUGINFOD_URLS\$" err
+		grep "^jheap: note: ./usr/sbin/nghttpd. is stripped: [0-9.]*% of the bytes are in its functions without names (nghttpd+0xSTART); its debug package names them (/usr/lib/debug/.build-id/[0-9a-f]\{2\}/[0-9a-f]*\.debug, in Debian.s nghttp2-server-dbgsym: apt-get install nghttp2-server-dbgsym, with .deb http://deb.debian.org/debian-debug/ [a-z0-9]*-debug main. in apt.s sources), as do --debuginfo-dir=DIR and DEBUGINFOD_URLS\$" err
 	'
 	test_expect_success REDIS "redis-server $fmt: exit 0, no warning" '
 		"$JHEAP" '$fmt' -o out redis.heap 2>err &&
 		no_false_warning err
 	'
 done
+
+test_expect_success NGHTTPD 'the package in the note is the one dpkg names; the archive line is this release'"'"'s' '
+	pkg=$(dpkg -S /usr/sbin/nghttpd | sed -n "s/^\([^:]*\): .*/\1/p") &&
+	test "$pkg" = nghttp2-server &&
+	. /etc/os-release &&
+	"$JHEAP" nghttpd.heap >out 2>err &&
+	grep -q "in Debian.s $pkg-dbgsym: apt-get install $pkg-dbgsym, with .deb http://deb.debian.org/debian-debug/ $VERSION_CODENAME-debug main. in apt.s sources" err
+'
+
+test_expect_success NGHTTPD 'dpkg'"'"'s database read safely: a linked or FIFO list is passed over, none at all gives the note without a package' '
+	mkdir -p db && mkfifo db/fifo.list &&
+	echo /usr/sbin/nghttpd >elsewhere && ln -s "$PWD/elsewhere" db/linked.list &&
+	printf "/usr/sbin/nghttpd.old\n/usr/sbin\n" >db/near.list &&
+	JHEAP_DPKG_INFO=$PWD/db timeout 60 "$JHEAP" nghttpd.heap >out 2>err &&
+	grep -q "^jheap: note: ./usr/sbin/nghttpd. is stripped: .*\.debug), as do --debuginfo-dir" err &&
+	! grep -q dbgsym err &&
+	printf "/.\n/usr\n/usr/sbin/nghttpd\n" >"db/mypkg:amd64.list" &&
+	JHEAP_DPKG_INFO=$PWD/db timeout 60 "$JHEAP" nghttpd.heap >out 2>err &&
+	grep -q "in Debian.s mypkg-dbgsym: apt-get install mypkg-dbgsym" err
+'
 
 test_expect_success NGHTTPD 'the share in the note is the bytes of the rows named nghttpd+0x...' '
 	"$JHEAP" --show_bytes --nodecount=100000 nghttpd.heap >out 2>err &&

@@ -16,11 +16,16 @@ offline), names from /pprof/symbol when the program is not on this
 machine (equal to a symbol-table-only copy of the binary given as BINARY),
 a proxy through http_proxy, https against a certificate the system does
 not trust and one given in SSL_CERT_FILE, and the progress line on a
-terminal.'
+terminal.  URLs with a user and password: the server gets them, and
+nothing jheap prints or writes (messages, the saved file'"'"'s name, every
+output) holds them.  A gzip bomb is refused at the limit of what a
+compressed answer may inflate to (the server logs how much of it was
+sent), a header too large is said to be one, and --raw (also with -o)
+works on a URL.'
 . "$(dirname "$0")/lib.sh"
 
 test -x "$JHEAP" || test_skip "no jheap binary at $JHEAP yet (run make)"
-test_have_prog python3 || test_skip "no python3 for the test server"
+test -x /usr/bin/python3 || test_skip "no /usr/bin/python3 for the test server"
 test_need_profiles
 
 P=$PROFILES
@@ -38,7 +43,7 @@ gzip -c "$P/w_threads.exact.heap" >w_threads.heap.gz
 start_server() {
 	local portfile=$1 i
 	rm -f "$portfile"
-	python3 "$SERVER" "$@" 2>"$portfile.err" &
+	timeout 1200 /usr/bin/python3 "$SERVER" "$@" 2>"$portfile.err" &
 	server_pid=$!
 	for i in $(seq 100); do
 		[ -s "$portfile" ] && return 0
@@ -48,6 +53,11 @@ start_server() {
 	cat "$portfile.err"
 	return 1
 }
+# The user and password /auth/ pages want; in a URL the ':' and '@' of
+# the password are percent-encoded.
+AUTH_USER=alice
+AUTH_PASS='pa:ss@w0rd'
+AUTH_URLPASS='pa%3Ass%40w0rd'
 pids=
 trap 'for p in $pids; do kill $p 2>/dev/null; done' EXIT
 
@@ -65,7 +75,8 @@ start_server port log \
 	--page /gperf/pprof/heap="$SRCDIR/testdata/parse/gperf_v1.heap" \
 	--page /remote/pprof/heap=remote.heap \
 	--page /nosym/pprof/heap=remote.heap \
-	--symbols remote.heap /srv/remote/w_cpp "$P/w_cpp" ||
+	--symbols remote.heap /srv/remote/w_cpp "$P/w_cpp" \
+	--auth "$AUTH_USER:$AUTH_PASS" ||
 	test_skip "the test server does not start"
 pids="$pids $server_pid"
 PORT=$(cat port)
@@ -292,7 +303,7 @@ test_expect_success 'a redirect is followed; a redirect loop is an error' '
 '
 
 test_expect_success 'no server: exit 1, the URL and the reason' '
-	free=$(python3 -c "import socket; s = socket.socket(); s.bind((\"127.0.0.1\", 0)); print(s.getsockname()[1])") &&
+	free=$(/usr/bin/python3 -c "import socket; s = socket.socket(); s.bind((\"127.0.0.1\", 0)); print(s.getsockname()[1])") &&
 	expect_fail 1 "^jheap: cannot fetch .http://127.0.0.1:$free/pprof/heap.: .*(onnect|refused)" "127.0.0.1:$free/pprof/heap"
 '
 
@@ -346,6 +357,143 @@ test_expect_success VALGRIND 'valgrind: a fetch, names from /pprof/symbol, an er
 			--show-leak-kinds=definite "$JHEAP" --no-cache "$u" >out 2>err
 		test $? != 99 && ! grep "==[0-9]*==" err || { cat err; return 1; }
 	done
+'
+
+# --- user and password in the URL: sent, never shown (issue 24) ---
+
+# no_secret FILE...: none of the files holds the user or the password
+no_secret() {
+	! grep -a -l -e "$AUTH_USER" -e "w0rd" -e "$AUTH_URLPASS" "$@" ||
+		{ echo "the user or password is in the files above"; return 1; }
+}
+
+test_expect_success 'a user and password in the URL are sent; no message nor saved name shows them' '
+	rm -rf saved && : >log &&
+	A=http://$AUTH_USER:$AUTH_URLPASS@127.0.0.1:$PORT &&
+	"$JHEAP" "$P/w_cpp.exact.heap" >want &&
+	"$JHEAP" "$A/auth/pprof/heap" >got 2>err &&
+	test_cmp want got &&
+	grep -qx "AUTH ok" log && ! grep "AUTH missing\|AUTH wrong" log &&
+	grep -q "^jheap: saved $U/auth/pprof/heap to $JHEAP_TMPDIR/w_cpp\.[0-9]*\.127\.0\.0\.1\.pprof\.heap$" err &&
+	ls saved >names &&
+	no_secret err got names saved/*
+'
+
+test_expect_success 'without the password the server refuses (the test server checks it)' '
+	expect_fail 1 "^jheap: cannot fetch .$U/auth/pprof/heap.: HTTP 401 Unauthorized" "$U/auth/pprof/heap" &&
+	grep -qx "AUTH missing" log &&
+	expect_fail 1 "^jheap: cannot fetch .$U/auth/pprof/heap.: HTTP 401" "http://$AUTH_USER:nope@127.0.0.1:$PORT/auth/pprof/heap" &&
+	grep -qx "AUTH wrong" log && no_secret err
+'
+
+test_expect_success 'an unencoded @ in the password: everything up to the last @ is dropped' '
+	"$JHEAP" "http://$AUTH_USER:pa%3Ass@w0rd@127.0.0.1:$PORT/auth/pprof/heap" >out 2>err
+	test $? = 1 &&
+	grep -q "^jheap: cannot fetch .$U/auth/pprof/heap.: " err &&
+	no_secret err
+'
+
+test_expect_success 'names from /pprof/symbol with the password: the POST carries it, the note does not' '
+	: >log &&
+	A=http://$AUTH_USER:$AUTH_URLPASS@127.0.0.1:$PORT &&
+	"$JHEAP" "$A/auth/remote/pprof/heap" >got 2>err &&
+	n=$(sed -n "s/^POST \/auth\/remote\/pprof\/symbol \([0-9]*\) addresses$/\1/p" log) &&
+	test "$n" -gt 0 &&
+	test $(grep -c "^AUTH ok" log) = 3 &&
+	grep -q "^jheap: names of $n of $n addresses from $U/auth/remote/pprof/symbol$" err &&
+	"$JHEAP" w_cpp.symtab remote.heap >want && test_cmp want got &&
+	no_secret err got
+'
+
+test_expect_success 'errors, warnings and the progress line name the URL without the password' '
+	A=http://$AUTH_USER:$AUTH_URLPASS@127.0.0.1:$PORT &&
+	expect_fail 1 "^jheap: cannot fetch .$U/auth/missing/pprof/heap.: HTTP 404" "$A/auth/missing/pprof/heap" &&
+	no_secret err &&
+	expect_fail 1 "^jheap: $U/auth/html/pprof/heap: the server answered HTTP 200 OK with an HTML page" "$A/auth/html/pprof/heap" &&
+	no_secret err &&
+	"$JHEAP" "$A/auth/nosym/pprof/heap" >out 2>err
+	test $? = 1 && grep -q "no names from the server: cannot fetch .$U/auth/nosym/pprof/symbol.: HTTP 404" err &&
+	no_secret err &&
+	"$JHEAP" --base "$A/auth/pprof/heap" "$P/w_basic.exact.heap" >out 2>err &&
+	grep -q "the base profile .$U/auth/pprof/heap. is of" err && no_secret err &&
+	expect_fail 1 "^jheap: .http:///pprof/heap.: no host in the URL" "http://$AUTH_USER:$AUTH_URLPASS@/pprof/heap" &&
+	no_secret err &&
+	if test_have_prog script; then
+		script -qfec "JHEAP_PROGRESS_AFTER=0 \"$JHEAP\" --seconds=1 \"$P/w_basic\" \"$A/auth/debug/mem\" >report" /dev/null </dev/null >tty.out &&
+		grep -q "be patient" tty.out && no_secret tty.out report
+	fi
+'
+
+test_expect_success 'every output of a URL with a password holds none of it; --proto names the saved copy' '
+	A=http://$AUTH_USER:$AUTH_URLPASS@127.0.0.1:$PORT &&
+	for m in --text --collapsed --callgrind --speedscope --dot --traces --raw; do
+		rm -rf saved &&
+		"$JHEAP" $m "$P/w_cpp" "$A/auth/pprof/heap" >"out$m" 2>err &&
+		no_secret "out$m" err saved/* || { echo "with $m"; return 1; }
+	done &&
+	rm -rf saved &&
+	"$JHEAP" --proto -o got.pb.gz "$P/w_cpp" "$A/auth/pprof/heap" 2>err &&
+	gzip -dc got.pb.gz >got.pb &&
+	no_secret got.pb err &&
+	saved=$(ls saved/w_cpp.*) &&
+	grep -a -q "jheap: $PWD/$saved" got.pb &&
+	grep -q "^desc: Profile: $PWD/saved/w_cpp\." out--callgrind
+'
+
+# --- robustness of fetching (issue 24) ---
+
+test_expect_success 'a gzip bomb is refused at 256 MiB inflated, while it inflates' '
+	: >log &&
+	expect_fail 1 "^jheap: cannot fetch .$U/bomb/pprof/heap.: the answer inflates to more than 256 MiB \(Content-Encoding: gzip\), the most a compressed profile may hold\$" "$U/bomb/pprof/heap" &&
+	test $(wc -l <err) = 1 &&
+	for i in $(seq 300); do grep -q "^BOMB sent" log && break; sleep 0.1; done &&
+	sent=$(sed -n "s/^BOMB sent \([0-9]*\) of \([0-9]*\) bytes$/\1 \2/p" log) &&
+	test -n "$sent" || { echo "the server did not log the end of the bomb:"; cat log; return 1; } &&
+	set -- $sent &&
+	echo "sent $1 of $2 bytes" &&
+	test $(( $1 * 8 )) -lt $2
+'
+
+test_expect_success 'a smaller JHEAP_FETCH_MAX_BYTES counts inflated bytes too' '
+	JHEAP_FETCH_MAX_BYTES=1048576 expect_fail 1 "^jheap: cannot fetch .$U/bomb/pprof/heap.: the answer is larger than the limit of 1048576 bytes\$" "$U/bomb/pprof/heap"
+'
+
+test_expect_success 'a compressed answer within the limit is read (Content-Encoding: gzip)' '
+	: >log &&
+	same "$U/enc/pprof/heap" "$P/w_cpp.exact.heap" &&
+	requested "GET /enc/pprof/heap"
+'
+
+test_expect_success 'a 1 MiB response header: "response header too large", not "out of memory"' '
+	expect_fail 1 "^jheap: cannot fetch .$U/bighdr/pprof/heap.: response header too large" "$U/bighdr/pprof/heap" &&
+	! grep -q "memory" err &&
+	expect_fail 1 "^jheap: cannot fetch .$U/manyhdrs/pprof/heap.: response header too large" "$U/manyhdrs/pprof/heap"
+'
+
+test_expect_success '--raw URL writes what --raw FILE writes, from the saved copy' '
+	rm -rf saved &&
+	"$JHEAP" --raw "$P/w_cpp" "$P/w_cpp.exact.heap" >want 2>/dev/null &&
+	"$JHEAP" --raw "$P/w_cpp" "$U/pprof/heap" >got 2>err &&
+	test_cmp want got &&
+	! grep -q "cannot open" err &&
+	"$JHEAP" --raw "$U/pprof/heap" >got2 2>/dev/null &&
+	"$JHEAP" --raw "$P/w_cpp.exact.heap" >want2 2>/dev/null && test_cmp want2 got2 &&
+	"$JHEAP" got >again && "$JHEAP" "$P/w_cpp" "$P/w_cpp.exact.heap" >want3 && test_cmp want3 again
+'
+
+test_expect_success '--raw -o FILE with a URL, and with a password in it' '
+	rm -f got.raw &&
+	"$JHEAP" --raw -o got.raw "$P/w_cpp" "$U/pprof/heap" 2>err &&
+	"$JHEAP" --raw "$P/w_cpp" "$P/w_cpp.exact.heap" >want 2>/dev/null &&
+	test_cmp want got.raw &&
+	rm -f got.raw &&
+	"$JHEAP" --raw -o got.raw "$P/w_cpp" "http://$AUTH_USER:$AUTH_URLPASS@127.0.0.1:$PORT/auth/pprof/heap" 2>err &&
+	test_cmp want got.raw && no_secret got.raw err
+'
+
+test_expect_success '--raw URL when the copy cannot be saved: a message saying so' '
+	: >not-a-folder &&
+	JHEAP_TMPDIR=$PWD/not-a-folder/x expect_fail 1 "^jheap: --raw copies the profile from its saved copy, and the profile from .$U/pprof/heap. was not saved" --raw "$P/w_cpp" "$U/pprof/heap"
 '
 
 if test_have_prog openssl; then

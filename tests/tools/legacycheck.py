@@ -9,10 +9,10 @@ For each sample type of STRING (inuse_space, alloc_objects...), runs
 "JHEAP --collapsed --no-symbolize --<type> PROFILE" and "JHEAP --text"
 for its Total line, and compares, per call stack (named as jheap names
 frames it cannot symbolize: module+0xoffset from the mapping, the raw
-pc without one), the sum of pprof's values with jheap's.  pprof
-truncates each unsampled record to an integer and jheap sums the exact
-values, so a stack may differ by one per record in it, the total by one
-per record.  Prints one line per sample type; exits 1 on a difference.
+pc without one), the sum of pprof's values with jheap's.  jheap unsamples
+these formats as pprof does, each record's values truncated to integers,
+so every stack and the total must be equal exactly.  Prints one line per
+sample type; exits 1 on a difference.
 """
 import os
 import re
@@ -89,9 +89,8 @@ def main():
         txt = subprocess.run([jheap, "--text", "--show_bytes", "--no-symbolize", OPTION[t], profile],
                              capture_output=True, text=True).stdout.splitlines()
         jtotal = float(txt[0].split()[1]) if txt else -1
-        diffs = [key for key in set(want) | set(got)
-                 if abs(got.get(key, 0) - want.get(key, 0)) > nrec.get(key, 0) + 0.5]
-        same_total = abs(jtotal - total) <= len(samples) + 0.5
+        diffs = [key for key in set(want) | set(got) if got.get(key, 0) != want.get(key, 0)]
+        same_total = jtotal == total
         print("%s %s: %d stacks, %d differ; total %d, jheap %d%s" % (
             os.path.basename(profile), t, len(want), len(diffs), total, jtotal,
             "" if same_total else " (differs)"))

@@ -4,7 +4,8 @@
 heap_profile), on 127.0.0.1 only, on a port the system picks.
 
   pprof_server.py PORTFILE LOGFILE [--page PATH=FILE]...
-                  [--symbols DUMP REMOTE_PATH LOCAL_BINARY] [--tls CERT KEY]
+                  [--symbols DUMP REMOTE_PATH LOCAL_BINARY] [--auth USER:PASS]
+                  [--tls CERT KEY]
 
 PORTFILE receives the port once the server listens; LOGFILE one line per
 request: "METHOD PATH" (the path as the request line has it), and for a
@@ -28,12 +29,24 @@ Pages:
   /big/...            4 MiB with a Content-Length
   /endless/...        bytes forever, no Content-Length
   /loop/...           a redirect to itself
+  /bomb/...           a gzip bomb: Content-Encoding gzip, about 1 MiB of
+                      compressed heap-profile text per GiB it inflates to
+                      (16 GiB in all), no Content-Length; logged as
+                      "BOMB sent N of M bytes" when the client stops
+  /enc/PATH           PATH's page sent with Content-Encoding: gzip
+  /bighdr/...         a 1 MiB response header line (X-Padding)
+  /manyhdrs/...       1024 header lines of 1 KiB each
   /redirect/PATH      a redirect to PATH
   anything else       404 with an HTML page
+  /auth/PATH          with --auth USER:PASS: PATH, when the request carries
+                      HTTP basic authentication with USER and PASS (logged
+                      "AUTH ok"), else 401 (logged "AUTH missing" or "AUTH
+                      wrong"); GET and POST alike
 --tls serves https with that certificate and key.
 A request line with an absolute URL (http://host/path, as to a proxy) is
 served as its path and logged as "PROXY".
 """
+import base64
 import bisect
 import os
 import re
@@ -42,10 +55,12 @@ import subprocess
 import sys
 import threading
 import time
+import zlib
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import urlsplit, parse_qs
 
 pages = {}
+auth = None  # "USER:PASS" that /auth/ pages want
 symbols = None  # (maps [(start, end, offset)], loads [(off, vaddr, filesz)], values, ends, names)
 log_lock = threading.Lock()
 
@@ -87,6 +102,21 @@ def lookup(addr):
     return None
 
 
+def bomb_parts():
+    """A gzip stream's header and one block that inflates to 1 MiB of heap
+    profile text: after a full flush the compressor starts afresh, so the
+    same input gives the same bytes, and the block can be repeated."""
+    line = b"@ 0x1 0x2 0x3\n  t*: 1: 64 [0: 0]\n"
+    block = line * ((1 << 20) // len(line))
+    block += b"#" * ((1 << 20) - len(block) - 1) + b"\n"
+    co = zlib.compressobj(9, zlib.DEFLATED, 31)
+    head = co.compress(b"heap_v2/524288\n  t*: 0: 0 [0: 0]\n") + co.flush(zlib.Z_FULL_FLUSH)
+    one = co.compress(block) + co.flush(zlib.Z_FULL_FLUSH)
+    two = co.compress(block) + co.flush(zlib.Z_FULL_FLUSH)
+    assert one == two
+    return head, one
+
+
 class Handler(BaseHTTPRequestHandler):
     def log_message(self, fmt, *args):
         pass
@@ -117,9 +147,58 @@ class Handler(BaseHTTPRequestHandler):
         u = urlsplit(path)
         return u.path, parse_qs(u.query)
 
+    def authorized(self, path):
+        """For /auth/ paths: whether the request carries --auth's user and
+        password (else a 401 is sent)."""
+        got = self.headers.get("Authorization", "")
+        if not got:
+            self.note("AUTH missing")
+        elif got == "Basic " + base64.b64encode(auth.encode()).decode():
+            self.note("AUTH ok")
+            return True
+        else:
+            self.note("AUTH wrong")
+        self.send(401, b"authentication needed\n",
+                  headers=[("WWW-Authenticate", 'Basic realm="pprof"')])
+        return False
+
+    def bomb(self):
+        head, block = bomb_parts()
+        total = len(head) + len(block) * (16 << 10)
+        sent = 0
+        self.send_response(200)
+        self.send_header("Content-Type", "application/octet-stream")
+        self.send_header("Content-Encoding", "gzip")
+        self.end_headers()
+        try:
+            self.wfile.write(head)
+            sent += len(head)
+            for _ in range(16 << 10):
+                self.wfile.write(block)
+                sent += len(block)
+            self.wfile.flush()
+        except OSError:
+            pass
+        self.note("BOMB sent %d of %d bytes" % (sent, total))
+        self.close_connection = True
+
     def do_GET(self):
         path, q = self.split()
         self.note("GET " + self.path)
+        if auth and path.startswith("/auth/"):
+            if not self.authorized(path):
+                return
+            path = path[len("/auth"):]
+        encode = path.startswith("/enc/")
+        if encode:
+            path = path[len("/enc"):]
+        if path.startswith("/bomb/"):
+            return self.bomb()
+        if path.startswith("/bighdr/"):
+            return self.send(200, b"x\n", headers=[("X-Padding", "a" * (1 << 20))])
+        if path.startswith("/manyhdrs/"):
+            return self.send(200, b"x\n",
+                             headers=[("X-Padding-%d" % i, "a" * 1024) for i in range(1024)])
         if path.endswith("/pprof/symbol") and symbols and not path.startswith("/nosym/"):
             return self.send(200, b"num_symbols: %d\n" % len(symbols[4]))
         if path.startswith("/html/"):
@@ -155,7 +234,11 @@ class Handler(BaseHTTPRequestHandler):
             if secs <= 2:
                 time.sleep(secs)
         with open(pages[path], "rb") as f:
-            self.send(200, f.read(), "application/octet-stream")
+            body = f.read()
+        if encode:
+            return self.send(200, zlib.compress(body, 6, 31),
+                             "application/octet-stream", [("Content-Encoding", "gzip")])
+        self.send(200, body, "application/octet-stream")
 
     def do_POST(self):
         path, _ = self.split()
@@ -163,6 +246,10 @@ class Handler(BaseHTTPRequestHandler):
         body = self.rfile.read(n).decode()
         addrs = [a for a in body.split("+") if a]
         self.note("POST %s %d addresses" % (self.path, len(addrs)))
+        if auth and path.startswith("/auth/"):
+            if not self.authorized(path):
+                return
+            path = path[len("/auth"):]
         if not path.endswith("/pprof/symbol") or not symbols or path.startswith("/nosym/"):
             return self.not_found()
         out = []
@@ -173,7 +260,7 @@ class Handler(BaseHTTPRequestHandler):
 
 
 def main():
-    global symbols
+    global symbols, auth
     tls = None
     args = sys.argv[3:]
     while args:
@@ -184,6 +271,9 @@ def main():
         elif args[0] == "--symbols":
             symbols = load_symbols(args[1], args[2], args[3])
             args = args[4:]
+        elif args[0] == "--auth":
+            auth = args[1]
+            args = args[2:]
         elif args[0] == "--tls":
             tls = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
             tls.load_cert_chain(args[1], args[2])

@@ -31,6 +31,14 @@ TEST(short_names_as_jeprof)
 	CHECK_STR(sh("int ns::f<int (*)(int)>(int (*)(int))"), "ns::f");
 	CHECK_STR(sh("operator new(unsigned long)"), "operator new");
 	CHECK_STR(sh("operator new[](unsigned long, std::nothrow_t const&)"), "operator new[]");
+	/* a namespace, not an argument list (node's V8 frames) */
+	CHECK_STR(sh("v8::internal::(anonymous namespace)::ConstructBuffer(v8::internal::Isolate*)"),
+		  "v8::internal::(anonymous namespace)::ConstructBuffer");
+	CHECK_STR(sh("(anonymous namespace)::f<(anonymous namespace)::T>(int)"),
+		  "(anonymous namespace)::f");
+	CHECK_STR(sh("a::(anonymous namespace)::b::(anonymous namespace)::c() const"),
+		  "a::(anonymous namespace)::b::(anonymous namespace)::c");
+	CHECK_STR(sh("x\x01(int)"), "x\x01");
 }
 
 /* Rust names keep what they say: a qualified path's type and trait,

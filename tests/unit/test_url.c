@@ -125,6 +125,35 @@ TEST(url_hosts)
 	CHECK(strstr(err, "too long"));
 }
 
+/* git's rule: the user information goes from every URL shown; the
+ * request keeps it. */
+TEST(url_credentials_not_shown)
+{
+	char buf[256];
+	url_redact(buf, sizeof(buf), "http://user:secret@example.com:8080/pprof/heap");
+	CHECK_STR(buf, "http://example.com:8080/pprof/heap");
+	url_redact(buf, sizeof(buf), "HTTPS://user@h/x?a=b@c");
+	CHECK_STR(buf, "HTTPS://h/x?a=b@c");
+	/* an unencoded '@' in the password: up to the last '@' of the authority */
+	url_redact(buf, sizeof(buf), "http://u:p@ss@h:1/pprof/heap");
+	CHECK_STR(buf, "http://h:1/pprof/heap");
+	url_redact(buf, sizeof(buf), "http://h/a@b");
+	CHECK_STR(buf, "http://h/a@b");
+	url_redact(buf, sizeof(buf), "localhost:8080/pprof/heap");
+	CHECK_STR(buf, "localhost:8080/pprof/heap");
+	url_redact(buf, 8, "http://u:p@host/x");
+	CHECK_STR(buf, "http://");
+	CHECK_INT(target("http://u:p@ss@example.com/debug/mem", 30), 0);
+	CHECK_STR(t.url, "http://u:p@ss@example.com/debug/mem/pprof/profile?seconds=30");
+	CHECK_STR(t.symbol_url, "http://u:p@ss@example.com/debug/mem/pprof/symbol");
+	CHECK_STR(t.shown, "http://example.com/debug/mem/pprof/profile?seconds=30");
+	CHECK_STR(t.symbol_shown, "http://example.com/debug/mem/pprof/symbol");
+	CHECK_STR(t.host, "example.com");
+	char err[256];
+	CHECK_INT(url_target("http://user:secret@/pprof/heap", 30, &t, err, sizeof(err)), -5);
+	CHECK(strstr(err, "no host") && !strstr(err, "secret"));
+}
+
 TEST(url_save_names)
 {
 	char name[256];
@@ -173,6 +202,7 @@ int main(void)
 	RUN(url_known_pages_as_given);
 	RUN(url_query_as_written);
 	RUN(url_hosts);
+	RUN(url_credentials_not_shown);
 	RUN(url_save_names);
 	RUN(symbol_answers);
 	return UNIT_END();
