@@ -252,6 +252,24 @@ int attach_open(pid_t pid, struct attach **out, char *err, size_t errlen)
 		attach_free(a);
 		return rc;
 	}
+	if (a->fn.machine != EM_X86_64 || a->fn.elfclass != ELFCLASS64) {
+		rc = jh_err(err, errlen, JH_EUSAGE, "%s is not an x86-64 process (%s in %s is %s): jheap attaches to x86-64 processes only; start it with 'jheap record -- PROGRAM'",
+			    label, a->fn.name, a->fn.module, a->fn.elfclass == ELFCLASS32 ? "32-bit" : "for another machine");
+		attach_free(a);
+		return rc;
+	}
+	/* a CET shadow stack would fault at mallctl's return, which jheap's
+	 * call does not push there */
+	const char *feat = status_field(st, "x86_Thread_features");
+	char line[128] = "";
+	if (feat)
+		snprintf(line, sizeof(line), "%.*s", (int)strcspn(feat, "\n"), feat);
+	if (strstr(line, "shstk")) {
+		rc = jh_err(err, errlen, JH_EIO, "%s runs with a CET shadow stack (x86_Thread_features: shstk), which jheap's call into it cannot follow: start it with 'jheap record -- PROGRAM'",
+			    label);
+		attach_free(a);
+		return rc;
+	}
 	uint64_t s, e;
 	const char *mp;
 	if (!procmods_mapping(a->pm, 0, &s, &e, &mp)) {

@@ -481,6 +481,11 @@ int procmods_find_mallctl(struct procmods *pm, struct procmods_fn *fn, char *err
 	pm->whole = !strncmp(base_name(pm->fn_module), "libjemalloc", 11);
 	if (!pm->whole && allocator_ranges(pm, mod, s.which[slot]))
 		return jh_err(err, errlen, JH_ENOMEM, "out of memory");
+	GElf_Addr bias;
+	Elf *elf = dwfl_module_getelf(mod, &bias);
+	GElf_Ehdr eh;
+	fn->machine = elf && gelf_getehdr(elf, &eh) ? eh.e_machine : 0;
+	fn->elfclass = elf ? gelf_getclass(elf) : 0;
 	fn->addr = s.addr[slot];
 	fn->name = fn_names[s.which[slot]];
 	fn->conf = fn_conf[s.which[slot]];

@@ -49,6 +49,7 @@ struct procmods_fn {
 	const char *module;       /* path of the object that defines it */
 	const char *conf;         /* the environment variable its jemalloc reads:
 	                             MALLOC_CONF, JE_MALLOC_CONF, _RJEM_MALLOC_CONF */
+	int machine, elfclass;    /* of that object: EM_X86_64, ELFCLASS64, ... */
 };
 
 /* Reads the maps and objects of process PID (which runs on, untouched).

@@ -322,6 +322,28 @@ test_expect_success OTHER_USER 'the dump folder: a planted link, FIFO, folder or
 	ls -A "${d%/*}" >files && test "$(cat files)" = "${d##*/}"
 '
 
+# A real server: Debian's redis-server (linked with libjemalloc.so.2),
+# on a Unix socket only, under redis-benchmark while it is dumped.
+test_have_prog redis-server && test_have_prog redis-benchmark && test_have_prog redis-cli &&
+	test_set_prereq REDIS
+test_expect_success REDIS 'redis-server under redis-benchmark, dumped 20 times: every request served' '
+	bg rd env MALLOC_CONF=$CONF,lg_prof_sample:14 redis-server --port 0 --unixsocket r.sock \
+		--save "" --appendonly no &&
+	for i in $(seq 200); do redis-cli -s r.sock ping 2>/dev/null | grep -q PONG && break; sleep 0.05; done &&
+	pid=$(cat rd.pid) &&
+	"$JHEAP" ctl $pid on >/dev/null 2>&1 &&
+	bg rb sh -c "redis-benchmark -s r.sock -t set,get,lpush -n 100000 -r 100000 -d 200 -q; echo \"benchmark \$?\"" &&
+	for i in $(seq 20); do "$JHEAP" dump $pid >/dev/null 2>>rd.notes || return 1; done &&
+	wait_line rb.out "^benchmark " 120 &&
+	grep "^benchmark 0\$" rb.out &&
+	! grep -i "error" rb.out &&
+	test "$(redis-cli -s r.sock ping)" = PONG &&
+	"$JHEAP" dump $pid --text >rt 2>/dev/null &&
+	sed -n 2p rt | grep -E " z(re)?(m|c|re)alloc(_usable)?\$" &&
+	test "$(traced $pid)" = 0 &&
+	redis-cli -s r.sock shutdown nosave; true
+'
+
 test_expect_success JESRC 'a program with a static je_ jemalloc: je_mallctl from .symtab, JE_MALLOC_CONF' '
 	je=$(bash "$BUILD_JE") &&
 	cc -O0 -g -DJEMALLOC_MANGLE -include jemalloc/jemalloc.h -I"$je/include" \
