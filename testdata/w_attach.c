@@ -57,6 +57,7 @@ struct block {
 	uint64_t *p;
 	size_t words;
 	uint64_t seed;
+	double sum;               /* of the words' low halves, in SSE registers */
 };
 
 struct worker {
@@ -74,20 +75,31 @@ static uint64_t next(uint64_t *s)
 	return *s = x;
 }
 
+/* The words are checked twice: against the seed's sequence, and by a
+ * sum in floating point, whose running value lives in an SSE register
+ * through the loop (so a thread given back with other SSE registers than
+ * it had would count its block as bad). */
 static void fill(struct block *b)
 {
 	uint64_t s = b->seed;
-	for (size_t i = 0; i < b->words; i++)
+	double sum = 0;
+	for (size_t i = 0; i < b->words; i++) {
 		b->p[i] = next(&s);
+		sum += (double)(uint32_t)b->p[i] * 0.5;
+	}
+	b->sum = sum;
 }
 
 static int check(const struct block *b)
 {
 	uint64_t s = b->seed;
-	for (size_t i = 0; i < b->words; i++)
+	double sum = 0;
+	for (size_t i = 0; i < b->words; i++) {
 		if (b->p[i] != next(&s))
 			return 1;
-	return 0;
+		sum += (double)(uint32_t)b->p[i] * 0.5;
+	}
+	return sum != b->sum;
 }
 
 NOINLINE void *churn_alloc(size_t bytes)

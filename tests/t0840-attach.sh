@@ -262,6 +262,24 @@ test_expect_success OTHER_USER 'another user'"'"'s process is refused; it runs o
 	w_ok o
 '
 
+# Yama: a user attaching to its own process that is not its descendant.
+# Where the kernel has no Yama, or its scope is 0, nothing refuses
+# that: the message for each scope is checked by tests/unit/test_attach.c.
+case $scope in
+1 | 2) test_set_prereq YAMA ;;
+*) say "# skipping the Yama test: kernel.yama.ptrace_scope is '$scope' here (no Yama, or 0); tests/unit/test_attach.c checks the message for each scope" ;;
+esac
+test_expect_success OTHER_USER,YAMA 'kernel.yama.ptrace_scope refuses a user its own process: said, the process untouched' '
+	bg y $AS_OTHER env LD_PRELOAD="$JEMALLOC" MALLOC_CONF=$CONF ./w_ctl &&
+	wait_line y.out "^ready\$" &&
+	pid=$(cat y.pid) &&
+	$AS_OTHER "$JHEAP" ctl $pid status >out 2>err; test $? = 1 &&
+	cat err &&
+	grep "kernel.yama.ptrace_scope is $scope" err &&
+	test "$(traced $pid)" = 0 &&
+	w_step y 1
+'
+
 test_expect_success OTHER_USER 'root dumps another user'"'"'s process: the dump is root'"'"'s, the folder private' '
 	chmod 711 . &&
 	bg u $AS_OTHER env LD_PRELOAD="$JEMALLOC" MALLOC_CONF=$CONF,lg_prof_sample:0 ./w_ctl &&
