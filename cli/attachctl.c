@@ -440,9 +440,11 @@ int attachctl_attach(pid_t pid, const char *command, double timeout, char *reply
 		return jh_err(err, errlen, JH_EIO, "jheap's helper could not attach to %s within %g s", lab, timeout);
 	}
 	waitpid(h, NULL, 0);
+	/* the line for the user, escaped as every message (the process's
+	 * name is the process's to choose) */
 	if (r.tid)
-		snprintf(note, notelen, "%s has no control library: jheap attached to its thread %d with ptrace and held it %.1f ms%s%s",
-			 lab, (int)r.tid, r.held_ms, r.notice[0] ? "; " : "", r.notice);
+		jh_err(note, notelen, 0, "%s has no control library: jheap attached to its thread %d with ptrace and held it %.1f ms%s%s",
+		       lab, (int)r.tid, r.held_ms, r.notice[0] ? "; " : "", r.notice);
 	if (r.rc) {
 		attachdir_release(&dir);
 		if (strstr(r.err, lab) || !strncmp(r.err, "process ", 8))
@@ -454,7 +456,7 @@ int attachctl_attach(pid_t pid, const char *command, double timeout, char *reply
 		program_name(pid, name, sizeof(name));
 		int rc = attachdir_finish(&dir, name, reply, replylen, why, sizeof(why));
 		if (!rc && dir.note[0] && strlen(note) + 3 < notelen)
-			snprintf(note + strlen(note), notelen - strlen(note), "; %s", dir.note);
+			jh_err(note + strlen(note), notelen - strlen(note), 0, "; %s", dir.note);
 		attachdir_release(&dir);
 		if (rc)
 			return jh_err(err, errlen, JH_EIO, "%s: %s", lab, why);

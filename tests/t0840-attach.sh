@@ -237,6 +237,20 @@ test_expect_success 'a dump folder that is not private is refused; nothing is wr
 	w_step f 1
 '
 
+test_expect_success 'a name with an escape sequence is shown escaped, and kept out of the dump'"'"'s name' '
+	esc=$(printf "w\033[31mx") &&
+	cp w_ctl "$esc" &&
+	bg e env LD_PRELOAD="$JEMALLOC" MALLOC_CONF=$CONF "./$esc" &&
+	wait_line e.out "^ready\$" &&
+	pid=$(cat e.pid) &&
+	d=$("$JHEAP" dump $pid 2>err) &&
+	test "$d" = "$TRASH_DIRECTORY/jheap-$pid/w__31mx.$pid.0.a0.heap" &&
+	grep -F "process $pid (w\\e[31mx) has no control library" err &&
+	"$JHEAP" ctl $pid status >st 2>>err &&
+	grep -F "program: $TRASH_DIRECTORY/w\\e[31mx" st &&
+	! grep -q "$(printf "\033")" err st
+'
+
 test_expect_success 'a process with the control library is asked through its socket, as before' '
 	bg l "$JHEAP" record -q --dir=l -- ./w_ctl &&
 	wait_line l.out "^ready\$" &&
