@@ -432,4 +432,17 @@ test_expect_success CARGO 'a Rust program (_rjem_mallctl): its one thread waits 
 	kill -TERM $pid && wait_line rs.out "^bye\$"
 '
 
+test_expect_success CARGO 'a Rust program whose jemalloc has no profiling compiled in: said, for status and dump' '
+	bash "$BUILD_RHEAP" --no-profiling rheap-noprof &&
+	bg rn ./rheap-noprof steps &&
+	wait_line rn.out "^ready\$" &&
+	pid=$(cat rn.pid) &&
+	"$JHEAP" ctl $pid status >st 2>/dev/null &&
+	grep "^jemalloc: .* (_rjem_mallctl in $TRASH_DIRECTORY/rheap-noprof)\$" st &&
+	grep -F "profiling: not compiled in (jemalloc was built without --enable-prof; in Rust, the \"profiling\" feature of jemalloc-sys or tikv-jemalloc-sys)" st &&
+	expect_fail 1 "^jheap: process $pid \(rheap-noprof\): the jemalloc in this process \(_rjem_mallctl in $TRASH_DIRECTORY/rheap-noprof\) was built without profiling" dump $pid &&
+	! test -e jheap-$pid &&
+	w_step rn 1
+'
+
 test_done
