@@ -466,29 +466,21 @@ int attachctl_attach(pid_t pid, const char *command, double timeout, char *reply
 	return 0;
 }
 
-/* Whether the process has jheap's control library mapped (false when its
- * maps cannot be read: then only attaching can say why not). */
-static bool has_control_library(pid_t pid)
-{
-	char path[64], line[4096];
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
-	FILE *f = fopen(path, "re");
-	if (!f)
-		return false;
-	bool found = false;
-	while (!found && fgets(line, sizeof(line), f))
-		found = strstr(line, "/libjheapctl.so") != NULL;
-	fclose(f);
-	return found;
-}
-
 int attachctl_request(pid_t pid, const char *command, double timeout, char *reply, size_t replylen,
 		      char *note, size_t notelen, char *err, size_t errlen)
 {
 	char path[64];
-	snprintf(path, sizeof(path), "/proc/%d", (int)pid);
 	note[0] = '\0';
-	if (access(path, F_OK) || has_control_library(pid))
-		return control_request(pid, command, timeout, reply, replylen, err, errlen);
-	return attachctl_attach(pid, command, timeout, reply, replylen, note, notelen, err, errlen);
+	int rc = control_request(pid, command, timeout, reply, replylen, err, errlen);
+	if (rc == CONTROL_ENOLIB)
+		return attachctl_attach(pid, command, timeout, reply, replylen, note, notelen, err, errlen);
+	/* no socket found, and maps jheap may not read: another user's
+	 * process, which attaching explains better (whose, and what to do) */
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	int fd = rc ? open(path, O_RDONLY | O_CLOEXEC) : 0;
+	if (fd >= 0)
+		close(fd);
+	if (rc && fd < 0 && errno == EACCES && !strncmp(err, "no control socket of ", 21))
+		return attachctl_attach(pid, command, timeout, reply, replylen, note, notelen, err, errlen);
+	return rc;
 }

@@ -17,11 +17,16 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-/* As control_request() (the same COMMANDs and replies: "dump" answers
- * the dump's absolute path), for a process with or without the control
- * library.  When jheap attached, NOTE gets one line for the user (which
- * thread was held and for how long, and anything the program may have
- * noticed); else NOTE is "". */
+/* As control_request() (the same COMMANDs and replies), for a process
+ * with or without the control library: control_request() first, and
+ * attaching when it says CONTROL_ENOLIB, or when it found no socket and
+ * the process's maps cannot be read (another user's: attaching's
+ * message says whose, and what to do).  When
+ * jheap attached, NOTE gets one line for the user, escaped (which thread
+ * was held and for how long, and anything the program may have
+ * noticed), and "dump" answers the path of a dump in jheap's own
+ * checked folder; else NOTE is "" and the answer is the process's, to
+ * be checked (control_open_dump()). */
 int attachctl_request(pid_t pid, const char *command, double timeout, char *reply, size_t replylen,
 		      char *note, size_t notelen, char *err, size_t errlen);
 

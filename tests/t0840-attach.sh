@@ -32,23 +32,12 @@ why=$(bash "$BUILD_RHEAP" --check) && test_set_prereq CARGO ||
 why=$(bash "$BUILD_JE" --check) && test_set_prereq JESRC ||
 	say "# skipping the je_ test: $why"
 
-# Another user, made with useradd when we are root and removed at the end.
-OTHER=jha$$
-cleanup_() {
-	stop_background_
-	[ -n "${made_user:-}" ] && userdel -f "$OTHER" >/dev/null 2>&1
-}
-trap cleanup_ EXIT
-if [ "$(id -u)" = 0 ] && test_have_prog useradd && test_have_prog setpriv &&
-	useradd --no-create-home --no-user-group --gid nogroup --shell /usr/sbin/nologin "$OTHER" >/dev/null 2>&1; then
-	made_user=1
-	test_set_prereq OTHER_USER
-else
-	say "# skipping the tests with another user: they need root (to make a user with useradd) and setpriv"
-fi
+# Another user (tests/record-lib.sh's make_users: made with useradd when
+# we are root, removed when the script ends)
+make_users
+OTHER=${VICTIM:-}
 # a command, not a function: bg's $! is then the program itself
-AS_OTHER="setpriv --reuid=$OTHER --regid=nogroup --clear-groups --"
-
+AS_OTHER="$AS_USER $OTHER"
 
 # traced PID: the process's tracer, 0 when none
 traced() {
@@ -261,7 +250,7 @@ test_expect_success 'a process with the control library is asked through its soc
 	kill -TERM $pid && wait_line l.out "^bye\$"
 '
 
-test_expect_success OTHER_USER 'another user'"'"'s process is refused; it runs on and ends well' '
+test_expect_success USERS 'another user'"'"'s process is refused; it runs on and ends well' '
 	bg o env LD_PRELOAD="$JEMALLOC" MALLOC_CONF=$CONF ./w_attach 2 &&
 	wait_line o.out "^ready\$" &&
 	pid=$(cat o.pid) &&
@@ -283,7 +272,7 @@ case $scope in
 1 | 2) test_set_prereq YAMA ;;
 *) say "# skipping the Yama test: kernel.yama.ptrace_scope is '$scope' here (no Yama, or 0); tests/unit/test_attach.c checks the message for each scope" ;;
 esac
-test_expect_success OTHER_USER,YAMA 'kernel.yama.ptrace_scope refuses a user its own process: said, the process untouched' '
+test_expect_success USERS,YAMA 'kernel.yama.ptrace_scope refuses a user its own process: said, the process untouched' '
 	bg y $AS_OTHER env LD_PRELOAD="$JEMALLOC" MALLOC_CONF=$CONF ./w_ctl &&
 	wait_line y.out "^ready\$" &&
 	pid=$(cat y.pid) &&
@@ -294,7 +283,7 @@ test_expect_success OTHER_USER,YAMA 'kernel.yama.ptrace_scope refuses a user its
 	w_step y 1
 '
 
-test_expect_success OTHER_USER 'root dumps another user'"'"'s process: the dump is root'"'"'s, the folder private' '
+test_expect_success USERS 'root dumps another user'"'"'s process: the dump is root'"'"'s, the folder private' '
 	chmod 711 . &&
 	bg u $AS_OTHER env LD_PRELOAD="$JEMALLOC" MALLOC_CONF=$CONF,lg_prof_sample:0 ./w_ctl &&
 	wait_line u.out "^ready\$" &&
@@ -336,7 +325,7 @@ plant() {
 	cat "$name.res"
 }
 
-test_expect_success OTHER_USER 'the dump folder: a planted link, FIFO, folder or hard link is never read; a dump of the process is taken' '
+test_expect_success USERS 'the dump folder: a planted link, FIFO, folder or hard link is never read; a dump of the process is taken' '
 	echo root-only >secret && chmod 600 secret &&
 	plant h1 "ln -s \"\$2/secret\" \"\$1\"" &&
 	grep "^refused process [0-9]* wrote no dump to .*/dump.heap (a symbolic link is there: not followed)\$" h1.res &&
