@@ -1,7 +1,8 @@
 /*
  * dump.c: `jheap dump PID [REPORT OPTIONS]` and `jheap ctl PID COMMAND`,
  * the commands that talk to a running program's control library
- * (cli/control.c does the talking).
+ * (cli/control.c does the talking) or, without one, attach to it
+ * (cli/attachctl.c).
  *
  * `jheap dump PID` prints the new dump's path.  With any further argument
  * the dump is analyzed at once by the ordinary analysis: the command line
@@ -21,8 +22,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cli/attachctl.h"
 #include "cli/control.h"
 #include "cli/subcmd.h"
+#include "lib/errors.h"
 #include "lib/escape.h"
 
 enum { EXIT_OK = 0, EXIT_DATA = 1, EXIT_USAGE = 2 };
@@ -41,9 +44,12 @@ static void dump_help(FILE *out)
 	fputs("Usage: jheap dump [OPTIONS] PID [REPORT OPTIONS] [BINARY]\n"
 	      "Ask process PID for a heap dump now and print the dump's path.  The process\n"
 	      "runs jheap's control library: it was started with 'jheap record', or with\n"
-	      "LD_PRELOAD naming libjheapctl.so and MALLOC_CONF=prof:true.  With any other\n"
-	      "argument (--text, --base=FILE --flamegraph -o FILE, ...) the dump is analyzed\n"
-	      "at once, as 'jheap ARGUMENTS DUMP' would; its path then goes to standard error.\n\n", out);
+	      "LD_PRELOAD naming libjheapctl.so and MALLOC_CONF=prof:true.  Without it, jheap\n"
+	      "attaches with ptrace and calls its jemalloc's mallctl on one thread (the\n"
+	      "program was started with MALLOC_CONF=prof:true; the dump goes to ./jheap-PID/).\n"
+	      "With any other argument (--text, --base=FILE --flamegraph -o FILE, ...) the\n"
+	      "dump is analyzed at once, as 'jheap ARGUMENTS DUMP' would; its path then goes\n"
+	      "to standard error.\n\n", out);
 	subopt_help(out, dump_options, NDUMP);
 	fputs("\nExit status: 0 success, 1 no dump (no such process, no answer, an error\n"
 	      "in the process) or a data error of the report, 2 usage error.\n", out);
@@ -52,8 +58,8 @@ static void dump_help(FILE *out)
 static void ctl_help(FILE *out)
 {
 	fputs("Usage: jheap ctl [OPTIONS] PID COMMAND\n"
-	      "Control heap profiling in a running process that has jheap's control library\n"
-	      "(see 'jheap dump --help').  Commands:\n"
+	      "Control heap profiling in a running process, through jheap's control library\n"
+	      "or, without it, by attaching with ptrace (see 'jheap dump --help').  Commands:\n"
 	      "  on            sample allocations from now on (prof.active)\n"
 	      "  off           stop sampling; dumps still show what was sampled before\n"
 	      "  reset         forget every sample so far: later dumps show what is new\n"
@@ -146,9 +152,16 @@ static void print_escaped(const char *text, FILE *out)
  * control_open_dump()).  0, or an exit status after a message. */
 static int take_dump(pid_t pid, double timeout, char *path, size_t pathlen, char *shown, size_t shownlen)
 {
-	char err[2048];
-	if (control_request(pid, "dump", timeout, shown, shownlen, err, sizeof(err)) ||
-	    control_open_dump(pid, shown, path, pathlen, err, sizeof(err))) {
+	char err[2048], note[1024];
+	int rc = attachctl_request(pid, "dump", timeout, shown, shownlen, note, sizeof(note), err, sizeof(err));
+	if (note[0])
+		fprintf(stderr, "jheap: %s\n", note);
+	/* a dump jheap attached for is in its own checked folder already */
+	if (!rc && note[0] && snprintf(path, pathlen, "%s", shown) >= (int)pathlen)
+		rc = jh_err(err, sizeof(err), JH_ELIMIT, "the dump's path is too long");
+	else if (!rc && !note[0])
+		rc = control_open_dump(pid, shown, path, pathlen, err, sizeof(err));
+	if (rc) {
 		fprintf(stderr, "jheap: %s\n", err);
 		return EXIT_DATA;
 	}
@@ -237,9 +250,15 @@ int ctl_main(int argc, char **argv)
 		char path[PATH_MAX + 64];
 		if ((rc = take_dump(pid, timeout, path, sizeof(path), reply, sizeof(reply))))
 			return rc;
-	} else if (control_request(pid, cmd, timeout, reply, sizeof(reply), err, sizeof(err))) {
-		fprintf(stderr, "jheap: %s\n", err);
-		return EXIT_DATA;
+	} else {
+		char note[1024];
+		rc = attachctl_request(pid, cmd, timeout, reply, sizeof(reply), note, sizeof(note), err, sizeof(err));
+		if (note[0])
+			fprintf(stderr, "jheap: %s\n", note);
+		if (rc) {
+			fprintf(stderr, "jheap: %s\n", err);
+			return EXIT_DATA;
+		}
 	}
 	print_escaped(reply, stdout);
 	return EXIT_OK;
