@@ -12,12 +12,18 @@
 #include "analyzer/aggregate.h"
 #include "analyzer/profile.h"
 
+struct series;
+
 struct growth {
 	size_t ndumps;
 	double **snap;        /* per dump: the profile's running sums after it was merged */
 	size_t *nsnap;        /* samples in each snapshot */
 	double *v;            /* [sample][dump][PF_NVALUES]: each dump's own values */
 	size_t nsamples;
+	/* for the reports, set by the caller: the dumps fitted (in order) and
+	 * those given but left out (--growth fits regular dumps only), or
+	 * NULL */
+	const struct series *series, *left;
 };
 
 void growth_init(struct growth *g);
@@ -35,7 +41,8 @@ int growth_finish(struct growth *g, const struct profile *p, const uint32_t *rem
  * output format can show where memory grows. */
 void growth_apply(const struct growth *g, struct profile *p);
 
-/* Sample SAMPLE's value V in dump DUMP (after growth_finish). */
+/* Sample SAMPLE's value V in dump DUMP (after growth_finish); V may be a
+ * derived value (pf_value_of). */
 double growth_value(const struct growth *g, size_t sample, size_t dump, enum pf_value v);
 
 /* Least-squares fit of Y[0..n) against 0..n-1: slope and R^2 (0 when Y is

@@ -763,7 +763,7 @@ static int report_one(struct driver *r, const struct cli *c, struct profile *p,
 		.edgefraction = c->edgefraction, .maxdegree = c->maxdegree,
 		.program = program_name(p, r->binary), .profile_paths = (const char *const *)r->shown_paths,
 		.thread = thread, .list = c->list, .disasm = c->disasm, .peek = c->peek,
-		.weblist = c->weblist, .growth = r->growth != NULL,
+		.weblist = c->weblist, .growth = r->growth != NULL, .cum = c->cum,
 		.source_dirs = (const char *const *)c->source_dirs,
 		.disasm_cache = r->disasm_cache,
 	};

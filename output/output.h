@@ -42,6 +42,7 @@ struct report {
 	const char *peek;            /* --peek=RE: --tree of the matching entries */
 	const char *weblist;         /* --weblist=RE */
 	bool growth;                 /* --growth: sample values are fitted growth over a series */
+	bool cum;                    /* --cum: rank by cumulative values (--growth's table too) */
 	const char *const *source_dirs; /* --source-dir, NULL-terminated, may be NULL */
 	struct disasm_cache *disasm_cache; /* objdump's answers kept between reports, or NULL */
 };
