@@ -5,6 +5,8 @@
 #include "lib/pattern.h"
 #include "lib/threads.h"
 
+const double aggregate_no_base[PF_NVALUES] = { 0 };
+
 const char *aggregate_func_name(const struct profile *p, uint32_t func, bool full,
 				char *buf, size_t len)
 {
@@ -492,7 +494,7 @@ int aggregate_each_stack(const struct aggregate *a, const struct profile *p, enu
 	size_t cap = 0;
 	int rc = 0;
 	for (size_t si = 0; si < p->nsamples && !rc; si++) {
-		double value = p->samples[si].v[v];
+		double value = aggregate_values(a, p, (uint32_t)si)[v];
 		if (value == 0)
 			continue;
 		int64_t n = aggregate_stack_keys(a, p, (uint32_t)si, &keys, &cap);
@@ -603,7 +605,7 @@ static void *sum_part(void *arg)
 	uint32_t *keys = NULL;
 	size_t cap = 0;
 	for (size_t si = sp->from; si < sp->to; si++) {
-		double v = sp->p->samples[si].v[sp->value];
+		double v = aggregate_values(sp->a, sp->p, (uint32_t)si)[sp->value];
 		sp->total += v;
 		if (v == 0)
 			continue;
@@ -704,9 +706,32 @@ out:
 	return rc;
 }
 
+/* --thread=N: the values of thread UID in each sample, summed in the
+ * order of p->tvals (the order the samples' own were summed in when a
+ * thread's report wrote them into the model). */
+static int thread_values(struct aggregate *a, const struct profile *p, int64_t uid)
+{
+	a->values = jh_zalloc(p->nsamples + 1, sizeof(*a->values));
+	if (!a->values)
+		return JH_ENOMEM;
+	uint32_t t = UINT32_MAX;
+	for (size_t i = 0; i < p->nthreads && t == UINT32_MAX; i++)
+		if (p->threads[i].uid == uid)
+			t = (uint32_t)i;
+	for (size_t i = 0; i < p->ntvals && t != UINT32_MAX; i++) {
+		const struct pf_thread_value *tv = &p->tvals[i];
+		if (tv->thread == t && tv->sample < p->nsamples)
+			for (int j = 0; j < PF_NVALUES; j++)
+				a->values[tv->sample][j] += tv->v[j];
+	}
+	return 0;
+}
+
 int aggregate_build(struct aggregate *a, const struct profile *p, const struct agg_options *o)
 {
 	memset(a, 0, sizeof(*a));
+	if (o->one_thread && thread_values(a, p, o->thread_uid))
+		return JH_ENOMEM;
 	struct filters f = { .a = a };
 	int rc = compile(a, "focus", o->focus, &f.focus);
 	if (!rc)
@@ -750,6 +775,7 @@ void aggregate_release(struct aggregate *a)
 	free(a->usermatch);
 	free(a->goruntime);
 	free(a->order);
+	free(a->values);
 	memset(a, 0, sizeof(*a));
 }
 

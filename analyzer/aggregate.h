@@ -43,6 +43,13 @@ struct agg_options {
 	 * ignore drops whole stacks with a frame whose name, file:line or
 	 * address matches. */
 	const char *focus, *ignore, *retain, *exclude;
+	/* --thread=N: the aggregate is of thread THREAD_UID's share of each
+	 * sample (its values from p->tvals, already net of any --base), read
+	 * without writing the model; a thread the profile does not have gives
+	 * an aggregate of nothing.  False: every thread's, the samples' own
+	 * values. */
+	bool one_thread;
+	int64_t thread_uid;
 };
 
 struct agg_row {
@@ -92,11 +99,37 @@ struct aggregate {
 	double flat_total;       /* sum of flat: the 100% of the percentages */
 	uint32_t *order;         /* row ids sorted for printing */
 	size_t norder;
+	/* with agg_options.one_thread: per sample, the thread's values (no
+	 * base); NULL: the samples' own.  Read them with aggregate_values(). */
+	double (*values)[PF_NVALUES];
 };
+
+/* The values of sample S (PF_NVALUES of them) as aggregate A sees P: a
+ * thread's share with --thread=N, else the sample's own.  Every writer
+ * reads sample values through this and aggregate_base(), so that a view
+ * of the model never has to change the model. */
+static inline const double *aggregate_values(const struct aggregate *a, const struct profile *p,
+					     uint32_t s)
+{
+	return a->values ? a->values[s] : p->samples[s].v;
+}
+
+/* PF_NVALUES zeros: the base of a thread's share. */
+extern const double aggregate_no_base[PF_NVALUES];
+
+/* The --base share of sample S as A sees P (pf_sample.base): none in a
+ * thread's share, whose values are net of the base already. */
+static inline const double *aggregate_base(const struct aggregate *a, const struct profile *p,
+					   uint32_t s)
+{
+	return a->values ? aggregate_no_base : p->samples[s].base;
+}
 
 enum { AGG_F_DROP = 1, AGG_F_FOCUS = 2, AGG_F_IGNORE = 4 };
 
-/* Computes the aggregate of P's samples.  Returns 0, JH_ENOMEM, JH_EUSAGE
+/* Computes the aggregate of P's samples (of one thread's share of them
+ * with o->one_thread); P is only read, so any number of aggregates of
+ * one model may exist side by side.  Returns 0, JH_ENOMEM, JH_EUSAGE
  * for a bad regular expression or JH_ELIMIT for a match PCRE2 could not
  * finish (message in a->errmsg for both). */
 int aggregate_build(struct aggregate *a, const struct profile *p, const struct agg_options *o);
@@ -145,7 +178,8 @@ int64_t aggregate_stack_keys(const struct aggregate *a, const struct profile *p,
 typedef int (*aggregate_stack_fn)(void *ctx, uint32_t sample, const uint32_t *keys, size_t n,
 				  double value);
 
-/* Calls FN for every sample of P whose value V is not 0, in sample order;
+/* Calls FN for every sample of P whose value V (aggregate_values()) is
+ * not 0, in sample order;
  * stops at the first nonzero return of FN and returns it, or a negative
  * code of its own (out of memory). */
 int aggregate_each_stack(const struct aggregate *a, const struct profile *p, enum pf_value v,

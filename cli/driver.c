@@ -1,7 +1,6 @@
 /* The stages of a run: load once (parse, merge, symbolize), then write any
  * number of reports from the model in memory (see driver.h). */
 #include <errno.h>
-#include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <sys/resource.h>
@@ -20,8 +19,7 @@
 #include "cli/url.h"
 #include "output/disasm.h"
 #include "output/outfile.h"
-#include "output/output.h"
-#include "output/text.h"
+#include "output/report.h"
 #include "symbolize/symbolize.h"
 #include "symbolize/unnamed.h"
 
@@ -524,103 +522,84 @@ bool driver_loaded_for(const struct driver *d, const struct cli *o)
 	       d->by_address == (o->gran == GRAN_ADDRESSES);
 }
 
-static int write_report(struct driver *r, const struct cli *c, const struct report *rep,
-			FILE *out)
+/* The format of mode M (MODE_SYMBOLS is no report: run_symbols). */
+static enum report_format format_of(enum output_mode m)
 {
-	char err[1024] = "";
-	int rc = 0;
-	switch (c->mode) {
-	case MODE_TEXT: {
-		struct text_options to = { .units = rep->units, .nodecount = rep->nodecount,
-					   .thread = rep->thread, .nodelimit = -1 };
-		if (c->nodefraction_set) {
-			/* jeprof's limit and note, as for call graphs */
-			char v[64];
-			to.nodelimit = trunc(c->nodefraction * fabs(rep->a->flat_total));
-			text_format_value(v, sizeof(v), to.nodelimit, rep->units);
-			progress_clear(r);
-			if (!r->cli.quiet)
-				fprintf(stderr, "Dropping nodes with <= %s %s\n", v, text_unit_name(rep->units));
-		}
-		text_write(out, rep->a, &to);
-		break;
+	switch (m) {
+	case MODE_TEXT: case MODE_SYMBOLS: return REPORT_TEXT;
+	case MODE_COLLAPSED: return REPORT_COLLAPSED;
+	case MODE_FLAMEGRAPH: return REPORT_FLAMEGRAPH;
+	case MODE_DOT: return REPORT_DOT;
+	case MODE_SVG: case MODE_WEB: return REPORT_SVG;
+	case MODE_PDF: return REPORT_PDF;
+	case MODE_PNG: return REPORT_PNG;
+	case MODE_GIF: return REPORT_GIF;
+	case MODE_PS: return REPORT_PS;
+	case MODE_PROTO: return REPORT_PROTO;
+	case MODE_SPEEDSCOPE: return REPORT_SPEEDSCOPE;
+	case MODE_CALLGRIND: return REPORT_CALLGRIND;
+	case MODE_RAW: return REPORT_RAW;
+	case MODE_LIST: return REPORT_LIST;
+	case MODE_DISASM: return REPORT_DISASM;
+	case MODE_TRACES: return REPORT_TRACES;
+	case MODE_TREE: return REPORT_TREE;
+	case MODE_WEBLIST: return REPORT_WEBLIST;
 	}
-	case MODE_COLLAPSED: rc = output_collapsed(out, rep, err, sizeof(err)); break;
-	case MODE_FLAMEGRAPH: rc = output_flamegraph(out, rep, err, sizeof(err)); break;
-	case MODE_DOT: rc = output_dot(out, rep, err, sizeof(err)); break;
-	case MODE_SVG: rc = output_graphviz(out, rep, "svg", err, sizeof(err)); break;
-	case MODE_PDF: rc = output_graphviz(out, rep, "pdf", err, sizeof(err)); break;
-	case MODE_PNG: rc = output_graphviz(out, rep, "png", err, sizeof(err)); break;
-	case MODE_PROTO: rc = output_proto(out, rep, err, sizeof(err)); break;
-	case MODE_SPEEDSCOPE: rc = output_speedscope(out, rep, err, sizeof(err)); break;
-	case MODE_CALLGRIND: rc = output_callgrind(out, rep, err, sizeof(err)); break;
-	case MODE_RAW: rc = output_raw(out, rep, err, sizeof(err)); break;
-	case MODE_LIST: rc = output_list(out, rep, err, sizeof(err)); break;
-	case MODE_DISASM: rc = output_disasm(out, rep, err, sizeof(err)); break;
-	case MODE_TRACES: rc = output_traces(out, rep, err, sizeof(err)); break;
-	case MODE_TREE: rc = output_tree(out, rep, err, sizeof(err)); break;
-	case MODE_WEB: rc = output_graphviz(out, rep, "svg", err, sizeof(err)); break;
-	case MODE_WEBLIST: rc = output_weblist(out, rep, err, sizeof(err)); break;
-	case MODE_GIF: rc = output_graphviz(out, rep, "gif", err, sizeof(err)); break;
-	case MODE_PS: rc = output_graphviz(out, rep, "ps", err, sizeof(err)); break;
-	case MODE_SYMBOLS: break;
-	}
-	if (rc) {
-		fprintf(stderr, "jheap: %s\n", err);
-		return rc == JH_EUSAGE ? EXIT_USAGE : EXIT_DATA;
-	}
-	return EXIT_OK;
+	return REPORT_TEXT;
 }
 
-static int report_one(struct driver *r, const struct cli *c, struct profile *p,
-		      const char *thread, FILE *out);
-
-/* --thread=N: the samples' values replaced by thread N's share (TV holds
- * its values) for one report of the whole profile, then put back. */
-static int report_thread(struct driver *r, const struct cli *c, struct profile *p,
-			 const struct threadview *tv, const char *label, FILE *out)
+/* report.note: jeprof's lines beside a report, unless --quiet. */
+static void report_note(void *ctx, const char *line)
 {
-	double (*saved)[2][PF_NVALUES] = malloc((p->nsamples + 1) * sizeof(*saved));
-	if (!saved) {
-		fprintf(stderr, "jheap: out of memory\n");
-		return EXIT_DATA;
-	}
-	for (size_t i = 0; i < p->nsamples; i++) {
-		memcpy(saved[i][0], p->samples[i].v, sizeof(saved[i][0]));
-		memcpy(saved[i][1], p->samples[i].base, sizeof(saved[i][1]));
-		memset(p->samples[i].v, 0, sizeof(p->samples[i].v));
-		memset(p->samples[i].base, 0, sizeof(p->samples[i].base));
-	}
-	for (size_t i = tv->first[0]; i < tv->first[1]; i++) {
-		const struct pf_thread_value *t = &p->tvals[tv->vals[i]];
-		for (int j = 0; j < PF_NVALUES; j++)
-			p->samples[t->sample].v[j] += t->v[j];
-	}
-	int rc = report_one(r, c, p, label, out);
-	for (size_t i = 0; i < p->nsamples; i++) {
-		memcpy(p->samples[i].v, saved[i][0], sizeof(saved[i][0]));
-		memcpy(p->samples[i].base, saved[i][1], sizeof(saved[i][1]));
-	}
-	free(saved);
-	return rc;
+	struct driver *r = ctx;
+	progress_clear(r);
+	if (!r->cli.quiet)
+		fprintf(stderr, "%s\n", line);
 }
 
-/* Without --thread, one report of the whole profile.  With --thread=N or
- * '*', the samples' values are replaced by each thread's share in turn
- * (already net of --base: thread values merge with the base's sign). */
-static int report(struct driver *r, const struct cli *c, struct profile *p, FILE *out)
+static int report_one(struct driver *r, const struct cli *c, const struct profile *p,
+		      const char *thread, const int64_t *uid, FILE *out);
+
+/* "t3" or "t3 NAME": how reports name thread T. */
+static void thread_label(const struct profile *p, const struct pf_thread *t, char *buf,
+			 size_t len)
 {
-	if (!c->thread)
-		return report_one(r, c, p, NULL, out);
-	bool all = !strcmp(c->thread, "*");
-	if (all && c->mode != MODE_TEXT && c->mode != MODE_DOT && c->mode != MODE_COLLAPSED &&
+	const char *name = strtab_get(&p->strs, t->name);
+	snprintf(buf, len, "t%lld%s%s", (long long)t->uid, *name ? " " : "", name);
+}
+
+/* --thread=N: one report of thread N's share of the whole profile, a
+ * view that the aggregate takes from the per-thread values (already net
+ * of --base: thread values merge with the base's sign); the model is not
+ * touched. */
+static int report_thread(struct driver *r, const struct cli *c, const struct profile *p,
+			 FILE *out)
+{
+	int64_t uid = strtoll(c->thread, NULL, 10);
+	for (size_t i = 0; i < p->nthreads; i++) {
+		if (p->threads[i].uid != uid)
+			continue;
+		char label[300];
+		thread_label(p, &p->threads[i], label, sizeof(label));
+		return report_one(r, c, p, label, &uid, out);
+	}
+	fprintf(stderr, "jheap: the profile has no thread %s (%zu threads%s)\n", c->thread,
+		p->nthreads, p->nthreads ? "; try --thread='*'" : "");
+	return EXIT_DATA;
+}
+
+/* --thread='*': one report per thread, each from a small profile of the
+ * thread's own (analyzer/threadview.h: linear in threads). */
+static int report_threads(struct driver *r, const struct cli *c, const struct profile *p,
+			  FILE *out)
+{
+	if (c->mode != MODE_TEXT && c->mode != MODE_DOT && c->mode != MODE_COLLAPSED &&
 	    c->mode != MODE_CALLGRIND && c->mode != MODE_TRACES && c->mode != MODE_TREE) {
 		fprintf(stderr, "jheap: --thread='*' writes one report per thread and works with --text, --traces, --tree, --dot, --collapsed and --callgrind; pick one thread for this format\n");
 		return EXIT_USAGE;
 	}
-	int64_t uid = strtoll(c->thread, NULL, 10);
 	struct threadview tv;
-	if (threadview_init(&tv, p, all ? NULL : &uid)) {
+	if (threadview_init(&tv, p, NULL)) {
 		fprintf(stderr, "jheap: out of memory\n");
 		return EXIT_DATA;
 	}
@@ -631,24 +610,28 @@ static int report(struct driver *r, const struct cli *c, struct profile *p, FILE
 		rc = EXIT_DATA;
 	}
 	for (size_t k = 0; k < tv.n && rc == EXIT_OK; k++) {
-		const struct pf_thread *t = &p->threads[tv.ids[k]];
 		char label[300];
-		const char *name = strtab_get(&p->strs, t->name);
-		snprintf(label, sizeof(label), "t%lld%s%s", (long long)t->uid, *name ? " " : "", name);
+		thread_label(p, &p->threads[tv.ids[k]], label, sizeof(label));
 		if (k && (c->mode == MODE_TEXT || c->mode == MODE_TREE))
 			fputc('\n', out);
-		if (all) {
-			/* each thread from a profile of its own: linear in threads */
-			struct profile one;
-			rc = threadview_build(&tv, k, &one) ? (fprintf(stderr, "jheap: out of memory\n"), EXIT_DATA)
-							    : report_one(r, c, &one, label, out);
-			profile_release(&one);
-		} else {
-			rc = report_thread(r, c, p, &tv, label, out);
-		}
+		struct profile one;
+		rc = threadview_build(&tv, k, &one) ? (fprintf(stderr, "jheap: out of memory\n"), EXIT_DATA)
+						    : report_one(r, c, &one, label, NULL, out);
+		profile_release(&one);
 	}
 	threadview_release(&tv);
 	return rc;
+}
+
+/* Without --thread, one report of the whole profile; else one of a
+ * thread's share, or one per thread. */
+static int report(struct driver *r, const struct cli *c, const struct profile *p, FILE *out)
+{
+	if (!c->thread)
+		return report_one(r, c, p, NULL, NULL, out);
+	if (!strcmp(c->thread, "*"))
+		return report_threads(r, c, p, out);
+	return report_thread(r, c, p, out);
 }
 
 /* The program's name as reports show it: BINARY as typed, else the main
@@ -676,7 +659,9 @@ static struct aggregate *cached_for(struct driver *r, const struct agg_options *
 		if (k->value == ao->value && k->gran == ao->gran && k->full_names == ao->full_names &&
 		    k->keep_allocator == ao->keep_allocator && same_re(k->focus, ao->focus) &&
 		    same_re(k->ignore, ao->ignore) && same_re(k->retain, ao->retain) &&
-		    same_re(k->exclude, ao->exclude) && same_re(k->allocator, ao->allocator)) {
+		    same_re(k->exclude, ao->exclude) && same_re(k->allocator, ao->allocator) &&
+		    k->one_thread == ao->one_thread &&
+		    (!k->one_thread || k->thread_uid == ao->thread_uid)) {
 			struct driver_agg hit = r->aggs[i];
 			memmove(r->aggs + 1, r->aggs, i * sizeof(*r->aggs));
 			r->aggs[0] = hit;
@@ -700,10 +685,10 @@ static void drop_cached(struct driver *r)
 	r->naggs = 0;
 }
 
-/* The aggregate of the whole profile (not a thread's: those change the
- * samples) for AO is kept, in front of the others (the least recently
- * used one goes), so that the shell's next report with the same value,
- * granularity and filters is written without summing again. */
+/* The aggregate of the whole model for AO (a thread's share of it too) is
+ * kept, in front of the others (the least recently used one goes), so
+ * that the shell's next report with the same value, granularity, filters
+ * and thread is written without summing again. */
 static void keep_cached(struct driver *r, struct aggregate *a, const struct agg_options *ao)
 {
 	struct driver_agg e = { .agg = *a, .key = *ao };
@@ -725,16 +710,19 @@ static void keep_cached(struct driver *r, struct aggregate *a, const struct agg_
 	r->naggs++;
 }
 
-static int report_one(struct driver *r, const struct cli *c, struct profile *p,
-		      const char *thread, FILE *out)
+/* One report of P (the model, or a thread's profile of --thread='*')
+ * labelled THREAD; with UID, of that thread's share of the model. */
+static int report_one(struct driver *r, const struct cli *c, const struct profile *p,
+		      const char *thread, const int64_t *uid, FILE *out)
 {
 	struct agg_options ao = {
 		.value = c->value, .gran = c->gran, .full_names = c->full_names,
 		.keep_allocator = c->keep_allocator, .focus = c->focus, .ignore = c->ignore,
 		.retain = c->retain, .exclude = c->exclude, .allocator = c->allocator,
+		.one_thread = uid != NULL, .thread_uid = uid ? *uid : 0,
 	};
 	struct aggregate own, *a = &own, *kept;
-	bool cacheable = !thread && !r->growth;
+	bool cacheable = p == &r->p && !r->growth;
 	if (cacheable && (kept = cached_for(r, &ao))) {
 		a = kept;
 		if (aggregate_sort(a, c->cum)) {
@@ -764,16 +752,19 @@ static int report_one(struct driver *r, const struct cli *c, struct profile *p,
 		.program = program_name(p, r->binary), .profile_paths = (const char *const *)r->shown_paths,
 		.thread = thread, .list = c->list, .disasm = c->disasm, .peek = c->peek,
 		.weblist = c->weblist, .growth = r->growth != NULL, .cum = c->cum,
+		.series = c->mode == MODE_TEXT ? r->growth : NULL,
+		.nodefraction_set = c->nodefraction_set,
 		.source_dirs = (const char *const *)c->source_dirs,
-		.disasm_cache = r->disasm_cache,
+		.disasm_cache = r->disasm_cache, .note = report_note, .ctx = r,
 	};
-	int rc;
-	if (r->growth && c->mode == MODE_TEXT) {
-		char err[256];
-		rc = output_growth(out, r->growth, &rep, err, sizeof(err))
-			? (fprintf(stderr, "jheap: %s\n", err), EXIT_DATA) : EXIT_OK;
-	} else {
-		rc = write_report(r, c, &rep, out);
+	char err[1024] = "";
+	int rc = EXIT_OK;
+	if (c->mode != MODE_SYMBOLS) {
+		int wrc = report_write(out, format_of(c->mode), &rep, err, sizeof(err));
+		if (wrc) {
+			fprintf(stderr, "jheap: %s\n", err);
+			rc = wrc == JH_EUSAGE ? EXIT_USAGE : EXIT_DATA;
+		}
 	}
 	if (a == &own) {
 		if (cacheable)
@@ -786,6 +777,10 @@ static int report_one(struct driver *r, const struct cli *c, struct profile *p,
 
 int driver_write(struct driver *d, const struct cli *o, FILE *out)
 {
+	if (!d->loaded) {
+		fprintf(stderr, "jheap: no profile is loaded\n");
+		return EXIT_DATA;
+	}
 	int rc = report(d, o, &d->p, out);
 	driver_stage_done(d, "write");
 	return rc;

@@ -9,7 +9,9 @@
  *                   /pprof/symbol names, symbolize and fold by symbol: the
  *                   model, once;
  *   driver_write()  aggregate with the options of one report (value,
- *                   granularity, filters, thread, ...) and write it.
+ *                   granularity, filters, thread, ...) and write it with
+ *                   report_write() (output/report.h), the one entry point
+ *                   of every format.
  *
  * The driver is where messages are printed (errors, warnings, the progress
  * line on stderr) and where exit statuses are chosen; the stages below it
@@ -127,7 +129,11 @@ bool driver_needs_ranges(const struct cli *o);
 bool driver_loaded_for(const struct driver *d, const struct cli *o);
 
 /* Writes the report O asks for (o->mode, with every --thread in turn) to
- * OUT.  Prints what goes wrong; returns an exit status. */
+ * OUT.  Prints what goes wrong; returns an exit status.  O may be any
+ * struct cli, not D's own (the shell's settings, a web request's copy):
+ * only its report settings are read.  Not thread-safe: D keeps the last
+ * aggregates and objdump's answers, so callers on several threads (the
+ * web UI) hold one lock around it. */
 int driver_write(struct driver *d, const struct cli *o, FILE *out);
 
 /* driver_write() into the file PATH, refusing to write over an input. */

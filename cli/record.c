@@ -19,12 +19,30 @@
  *                starts) the control library says at once when no
  *                profile can be had (no jemalloc, or one built without
  *                profiling, or one that did not read prof:true)
+ *   JHEAP_CTL_DUMP_MODE  the mode of the dumps (--dump-mode, 0600)
  * Programs it starts inherit all of it, so they are profiled too, each
  * with its own socket and dumps named by its own pid.
+ *
+ * The dump folder.  jemalloc opens each dump by its path, with creat(),
+ * long after jheap started the program: whoever can change the folder
+ * then can make the program write where they like (a link named like
+ * the next dump) or read the dumps (the program's whole memory map).  So
+ * the folder is made private (0700) when missing, then opened (never
+ * through a link) and checked on the descriptor: it must be the user's
+ * own and closed to everybody else, and every folder above it one that
+ * only root and the user may change (cli/privdir.h), else record refuses,
+ * naming it, and writes nothing.  An existing folder passes only on the
+ * same terms: a `jheap-PID` that someone else made first in a shared
+ * folder is refused.  A daemon that drops root writes its dumps as its
+ * own user: --dump-group=GROUP lets that group in (mode 0770), nobody
+ * else.  The control library also makes every dump itself (it stands in
+ * for jemalloc's creat(): preload/dumpfile.c), with the --dump-mode
+ * mode (0600), never through a link nor into a file another user owns.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
+#include <grp.h>
 #include <libgen.h>
 #include <limits.h>
 #include <stdbool.h>
@@ -33,19 +51,20 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cli/privdir.h"
 #include "cli/subcmd.h"
 
 enum { EXIT_OK = 0, EXIT_DATA = 1, EXIT_USAGE = 2 };
 
 enum {
 	R_DIR, R_SAMPLE, R_EVERY, R_EVERY_BYTES, R_INACTIVE, R_ACCUM, R_NO_FINAL,
-	R_JEMALLOC, R_MALLOC_CONF, R_QUIET, R_HELP,
+	R_JEMALLOC, R_MALLOC_CONF, R_DUMP_MODE, R_DUMP_GROUP, R_QUIET, R_HELP,
 };
 
 /* The options of jheap record.  Keep in step with its section of
  * man/jheap.1 (tests/t0010). */
 static const struct subopt record_options[] = {
-	{ "dir", 'd', R_DIR, "DIR", "write the dumps to DIR (default ./jheap-PID), made when missing" },
+	{ "dir", 'd', R_DIR, "DIR", "write the dumps to DIR (default ./jheap-PID): a folder of yours closed to others, made (0700) when missing" },
 	{ "sample", 0, R_SAMPLE, "SIZE", "one sample per SIZE bytes allocated on average (512K; 1: every allocation)" },
 	{ "every", 0, R_EVERY, "TIME", "also dump every TIME (90, 500ms, 60s, 5m, 1h)" },
 	{ "every-bytes", 0, R_EVERY_BYTES, "SIZE", "also dump every SIZE bytes allocated (jemalloc's lg_prof_interval)" },
@@ -54,15 +73,19 @@ static const struct subopt record_options[] = {
 	{ "no-final", 0, R_NO_FINAL, NULL, "no dump when the program exits" },
 	{ "jemalloc", 0, R_JEMALLOC, "PATH", "the libjemalloc.so to preload (default Debian's libjemalloc.so.2)" },
 	{ "malloc-conf", 0, R_MALLOC_CONF, "CONF", "more jemalloc settings, added last (lg_prof_sample:0,...)" },
+	{ "dump-mode", 0, R_DUMP_MODE, "MODE", "the dumps' mode, in octal (0600)" },
+	{ "dump-group", 0, R_DUMP_GROUP, "GROUP", "let GROUP write in the dump folder (mode 0770): for a daemon that drops root" },
 	{ "quiet", 'q', R_QUIET, NULL, "say nothing before the program starts" },
 	{ "help", 'h', R_HELP, NULL, "print this help and exit" },
 };
 #define NRECORD (sizeof(record_options) / sizeof(record_options[0]))
 
 struct record {
-	const char *dir, *jemalloc, *extra;
+	const char *dir, *jemalloc, *extra, *group_name, *mode_arg;
 	int lg_sample, lg_interval;   /* lg_interval -1: none */
 	double every;                 /* seconds, 0: none */
+	unsigned dump_mode;
+	gid_t group;                  /* with group_name */
 	bool inactive, accum, no_final, quiet, help;
 };
 
@@ -120,10 +143,40 @@ static int apply(struct record *r, const struct subopt *o, const char *val)
 	case R_INACTIVE: r->inactive = true; return 0;
 	case R_ACCUM: r->accum = true; return 0;
 	case R_NO_FINAL: r->no_final = true; return 0;
+	case R_DUMP_MODE: r->mode_arg = val; return 0;
+	case R_DUMP_GROUP: r->group_name = val; return 0;
 	case R_JEMALLOC: r->jemalloc = val; return 0;
 	case R_MALLOC_CONF: r->extra = val; return 0;
 	case R_QUIET: r->quiet = true; return 0;
 	case R_HELP: r->help = true; return 0;
+	}
+	return 0;
+}
+
+/* --dump-mode and --dump-group, checked once --help is known not to be
+ * asked for; 0 or a usage status after a message. */
+static int check_dump_options(struct record *r)
+{
+	if (r->mode_arg) {
+		char *end;
+		const char *val = r->mode_arg;
+		unsigned long m = strtoul(val, &end, 8);
+		if (*end || end == val || *val == '-' || (m & ~0666UL) || (m & 0600) != 0600) {
+			fprintf(stderr, "jheap record: --dump-mode expects a mode in octal with at most the read and write bits, the owner's both (0600, 0640, 0644), not '%s'\n",
+				val);
+			return EXIT_USAGE;
+		}
+		r->dump_mode = (unsigned)m;
+	}
+	if (r->group_name) {
+		struct group *g = getgrnam(r->group_name);
+		char *end;
+		unsigned long id = strtoul(r->group_name, &end, 10);
+		if (!g && (*end || end == r->group_name || !(g = getgrgid((gid_t)id)))) {
+			fprintf(stderr, "jheap record: --dump-group: no group '%s'\n", r->group_name);
+			return EXIT_USAGE;
+		}
+		r->group = g->gr_gid;
 	}
 	return 0;
 }
@@ -249,26 +302,95 @@ static bool find_ctl_library(char *out, size_t len)
 	return false;
 }
 
-/* mkdir -p; true when DIR exists afterwards.  *MADE: whether its last
- * component was made here. */
-static bool make_dir(const char *dir, bool *made)
+/* The folders above DIR that are missing (mkdir -p), mode 0755: a
+ * daemon's user must be able to pass them. */
+static void make_parents(const char *dir)
 {
 	char buf[PATH_MAX];
-	*made = false;
 	if (snprintf(buf, sizeof(buf), "%s", dir) >= (int)sizeof(buf))
-		return false;
-	for (char *p = buf + 1; *p; p++) {
+		return;
+	char *last = strrchr(buf, '/');
+	for (char *p = buf + 1; last && p < last; p++) {
 		if (*p != '/')
 			continue;
 		*p = '\0';
-		if (mkdir(buf, 0777) && errno != EEXIST)
-			return false;
+		mkdir(buf, 0755);
 		*p = '/';
 	}
-	if (!mkdir(buf, 0777))
+}
+
+/* The dump folder (see the header comment): made when missing, then
+ * opened and checked.  DIR gets its absolute path; *MADE says it was made
+ * here.  Returns 0, or an exit status after a message. */
+static int dump_folder(const struct record *r, pid_t pid, char *dir, size_t len, bool *made)
+{
+	char def[32], err[PATH_MAX + 512], what[160];
+	snprintf(def, sizeof(def), "jheap-%d", (int)pid);
+	const char *want = r->dir ? r->dir : def;
+	uid_t uid = geteuid();
+	*made = false;
+	if (r->dir)
+		make_parents(want);
+	if (!mkdir(want, 0700))
 		*made = true;
-	struct stat st;
-	return !stat(buf, &st) && S_ISDIR(st.st_mode);
+	else if (errno != EEXIST) {
+		fprintf(stderr, "jheap record: cannot create the folder '%s': %s\n", want, strerror(errno));
+		return EXIT_DATA;
+	}
+	int fd = open(want, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	struct stat st, wst;
+	if (fd < 0 || fstat(fd, &st)) {
+		int e = errno;
+		if (e == ELOOP || (!lstat(want, &st) && S_ISLNK(st.st_mode)))
+			fprintf(stderr, "jheap record: '%s' is a symbolic link: dumps are written to a folder of yours, never through a link; nothing written\n",
+				want);
+		else
+			fprintf(stderr, "jheap record: cannot open the folder '%s': %s\n", want, strerror(e));
+		if (fd >= 0)
+			close(fd);
+		return EXIT_DATA;
+	}
+	int rc = EXIT_OK;
+	if (*made && ((r->group_name && fchown(fd, (uid_t)-1, r->group)) ||
+		      fchmod(fd, r->group_name ? 0770 : 0700) || fstat(fd, &st))) {
+		fprintf(stderr, "jheap record: cannot give the folder '%s' to group %s: %s\n", want,
+			r->group_name, strerror(errno));
+		rc = EXIT_DATA;
+		goto out;
+	}
+	bool group_ok = r->group_name && st.st_gid == r->group;
+	if (st.st_uid != uid || (st.st_mode & 007) || ((st.st_mode & 070) && !group_ok) ||
+	    (r->group_name && !group_ok)) {
+		privdir_describe(&st, what, sizeof(what));
+		fprintf(stderr, "jheap record: the folder '%s' is not %s (%s): %s; nothing written: remove it, or name another folder with --dir\n",
+			want, r->group_name ? "yours and its group's alone" : "a private folder of yours", what,
+			st.st_uid != uid ? "another user made it, and could read the dumps or put links in their place" :
+			(r->group_name && !group_ok) ? "its group is not the one --dump-group names" :
+			"others could read the dumps or put links in their place");
+		rc = EXIT_DATA;
+		goto out;
+	}
+	if (privdir_fd_path(fd, dir, len) && !realpath(want, dir)) {
+		fprintf(stderr, "jheap record: cannot tell where the folder '%s' is: %s\n", want, strerror(errno));
+		rc = EXIT_DATA;
+		goto out;
+	}
+	int wfd = privdir_walk(dir, uid, &wst, err, sizeof(err));
+	if (wfd < 0) {
+		fprintf(stderr, "jheap record: %s; not writing dumps in '%s'\n", err, dir);
+		rc = EXIT_DATA;
+		goto out;
+	}
+	close(wfd);
+	if (wst.st_dev != st.st_dev || wst.st_ino != st.st_ino) {
+		fprintf(stderr, "jheap record: the folder '%s' was moved or replaced while jheap checked it; nothing written\n", dir);
+		rc = EXIT_DATA;
+	}
+out:
+	close(fd);
+	if (rc && *made)
+		rmdir(want);
+	return rc;
 }
 
 static void human_size(char *out, size_t len, unsigned long long v)
@@ -290,7 +412,7 @@ static bool set(const char *name, const char *value)
 
 int record_main(int argc, char **argv)
 {
-	struct record r = { .lg_sample = 19, .lg_interval = -1 };
+	struct record r = { .lg_sample = 19, .lg_interval = -1, .dump_mode = 0600 };
 	int i = 1;
 	for (; i < argc; i++) {
 		const char *a = argv[i], *val;
@@ -318,6 +440,8 @@ int record_main(int argc, char **argv)
 		record_help(stdout);
 		return EXIT_OK;
 	}
+	if (check_dump_options(&r))
+		return EXIT_USAGE;
 	if (i >= argc) {
 		fprintf(stderr, "jheap record: which program? jheap record [OPTIONS] [--] PROGRAM [ARGS...]\n");
 		if (!access("record", F_OK))
@@ -365,13 +489,10 @@ int record_main(int argc, char **argv)
 	/* the dumps' folder, as an absolute path: the program may change its
 	 * current folder (daemons do) before jemalloc opens a dump */
 	pid_t pid = getpid();
-	snprintf(buf, sizeof(buf), "jheap-%d", (int)pid);
 	bool made;
-	if (!make_dir(r.dir ? r.dir : buf, &made) || !realpath(r.dir ? r.dir : buf, dir)) {
-		fprintf(stderr, "jheap record: cannot create the folder '%s': %s\n", r.dir ? r.dir : buf,
-			strerror(errno));
-		return EXIT_DATA;
-	}
+	int frc = dump_folder(&r, pid, dir, sizeof(dir), &made);
+	if (frc)
+		return frc;
 	if (strchr(dir, ',')) {
 		fprintf(stderr, "jheap record: the folder '%s' has a comma, which MALLOC_CONF cannot hold\n", dir);
 		if (made)
@@ -398,10 +519,12 @@ int record_main(int argc, char **argv)
 			   r.extra ? "," : "", r.extra ? r.extra : "") > 0 &&
 		  asprintf(&preload, "%s%s%s%s%s", jemalloc ? jemalloc : "", jemalloc ? ":" : "", ctl,
 			   old_preload && *old_preload ? ":" : "", old_preload ? old_preload : "") > 0;
-	char every[32], self[24];
+	char every[32], self[24], mode[16];
 	snprintf(every, sizeof(every), "%.3f", r.every);
+	snprintf(mode, sizeof(mode), "%04o", r.dump_mode);
 	snprintf(self, sizeof(self), "%d", (int)pid);
 	ok = ok && set("MALLOC_CONF", conf) && set("LD_PRELOAD", preload) && set("JHEAP_CTL_CHECK", self) &&
+	     set("JHEAP_CTL_DUMP_MODE", mode) &&
 	     (!pi.prefix || set(!strcmp(pi.prefix, "je_") ? "JE_MALLOC_CONF" : "_RJEM_MALLOC_CONF", conf)) &&
 	     (r.every > 0 ? set("JHEAP_CTL_EVERY", every) : !unsetenv("JHEAP_CTL_EVERY"));
 	if (!ok) {

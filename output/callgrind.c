@@ -249,7 +249,8 @@ static int build_paths(struct cg *c, struct cg_paths *ps)
 	int rc = f_alloc < 0 || f_none < 0 || u < 0 ? JH_ENOMEM : 0;
 	for (size_t si = 0; si < p->nsamples && !rc; si++) {
 		const struct pf_sample *s = &p->samples[si];
-		double v = s->v[c->r->value];
+		const double *sv = aggregate_values(a, p, (uint32_t)si);
+		double v = sv[c->r->value];
 		if (v == 0)
 			continue;
 		/* the stack after the outermost allocator location */
@@ -277,7 +278,7 @@ static int build_paths(struct cg *c, struct cg_paths *ps)
 			st[0] = (struct cg_frame){ (uint32_t)(s->depth ? f_alloc : f_none), (uint32_t)u, 0 };
 			n = 1;
 		}
-		rc = path_add(ps, st, n, v, s->v[objects_of(c->r->value)]);
+		rc = path_add(ps, st, n, v, sv[objects_of(c->r->value)]);
 	}
 	free(st);
 	return rc;

@@ -197,7 +197,7 @@ static int collect(struct lister *ls)
 	int rc = 0;
 	for (size_t si = 0; si < p->nsamples && !rc; si++) {
 		const struct pf_sample *s = &p->samples[si];
-		double v = s->v[ls->r->value];
+		double v = aggregate_values(a, p, (uint32_t)si)[ls->r->value];
 		if (v == 0)
 			continue;
 		uint32_t skip;

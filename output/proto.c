@@ -317,7 +317,6 @@ static int index_threads(struct pw *w)
 static bool emit_threads(struct pw *w, uint32_t si)
 {
 	const struct profile *p = w->p;
-	const struct pf_sample *s = &p->samples[si];
 	uint32_t t0 = w->tv_start[si], t1 = w->tv_start[si + 1];
 	if (t0 == t1)
 		return false;
@@ -329,8 +328,9 @@ static bool emit_threads(struct pw *w, uint32_t si)
 				return false;
 			sum[k] += x;
 		}
+	const double *sv = aggregate_values(w->r->a, p, si);
 	for (int k = 0; k < w->nvals; k++) {
-		double a = s->v[w->vidx[k]];
+		double a = sv[w->vidx[k]];
 		if (a < 0 || (sum[k] <= 0 && trunc64(a) != 0))
 			return false;
 	}
@@ -344,7 +344,7 @@ static bool emit_threads(struct pw *w, uint32_t si)
 		const struct pf_thread_value *tv = &p->tvals[w->tv_order[t]];
 		int64_t v[PF_NVALUES];
 		for (int k = 0; k < w->nvals; k++) {
-			int64_t total = trunc64(s->v[w->vidx[k]]);
+			int64_t total = trunc64(sv[w->vidx[k]]);
 			cum[k] += tv->v[w->vidx[k]];
 			int64_t c = total;
 			if (t + 1 < t1 && sum[k] > 0) {
@@ -368,13 +368,14 @@ static bool emit_threads(struct pw *w, uint32_t si)
 
 static void emit_sample(struct pw *w, uint32_t si)
 {
-	const struct pf_sample *s = &w->p->samples[si];
+	const double *sv = aggregate_values(w->r->a, w->p, si);
+	const double *base = aggregate_base(w->r->a, w->p, si);
 	int64_t v[PF_NVALUES];
 	for (int k = 0; k < w->nvals; k++)
-		v[k] = trunc64(s->v[w->vidx[k]]);
+		v[k] = trunc64(sv[w->vidx[k]]);
 	if (w->r->thread) {
-		/* --thread: main() has put the thread's values (net of any
-		 * --base) in the samples; the label is "tN" or "tN NAME" */
+		/* --thread: the aggregate's values are the thread's (net of
+		 * any --base); the label is "tN" or "tN NAME" */
 		char uid[64];
 		const char *t = w->r->thread, *sp = strchr(t, ' ');
 		snprintf(uid, sizeof(uid), "%.*s", sp ? (int)(sp - t) : (int)strlen(t), t);
@@ -385,10 +386,10 @@ static void emit_sample(struct pw *w, uint32_t si)
 	}
 	if (w->r->diff) {
 		for (int k = 0; k < w->nvals; k++)
-			v[k] = trunc64(s->v[w->vidx[k]] + s->base[w->vidx[k]]);
+			v[k] = trunc64(sv[w->vidx[k]] + base[w->vidx[k]]);
 		emit(w, si, v, NULL, NULL, 0);
 		for (int k = 0; k < w->nvals; k++)
-			v[k] = -trunc64(s->base[w->vidx[k]]);
+			v[k] = -trunc64(base[w->vidx[k]]);
 		const char *key = "pprof::base", *val = "true";
 		emit(w, si, v, &key, &val, 1);
 		return;

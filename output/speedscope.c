@@ -326,14 +326,14 @@ static double next_group(const struct ss *s, size_t *i, enum pf_value v)
 	const struct ssstack *first = &s->stacks[*i];
 	double w = 0;
 	while (*i < s->nstacks && same_stack(s, first, &s->stacks[*i]))
-		w += s->p->samples[s->stacks[(*i)++].sample].v[v];
+		w += aggregate_values(s->a, s->p, s->stacks[(*i)++].sample)[v];
 	return w;
 }
 
-static bool has_negative(const struct profile *p, enum pf_value v)
+static bool has_negative(const struct aggregate *a, const struct profile *p, enum pf_value v)
 {
 	for (size_t i = 0; i < p->nsamples; i++)
-		if (p->samples[i].v[v] < 0)
+		if (aggregate_values(a, p, (uint32_t)i)[v] < 0)
 			return true;
 	return false;
 }
@@ -408,7 +408,7 @@ int output_speedscope(FILE *out, const struct report *r, char *err, size_t errle
 	for (int t = 0; t < 4; t++)
 		if (types[t].v == r->value)
 			chosen = t;
-	if (r->diff && has_negative(p, r->value))
+	if (r->diff && has_negative(r->a, p, r->value))
 		return jh_err(err, errlen, JH_EUSAGE,
 			      "--speedscope: with --base some %s differences are negative, and speedscope's weights cannot be; add --drop_negative to keep only what grew",
 			      types[chosen].name);
@@ -416,7 +416,7 @@ int output_speedscope(FILE *out, const struct report *r, char *err, size_t errle
 	int list[4], nlist = 0;
 	list[nlist++] = chosen;
 	for (int t = 0; t < ntypes; t++)
-		if (t != chosen && !(r->diff && has_negative(p, types[t].v)))
+		if (t != chosen && !(r->diff && has_negative(r->a, p, types[t].v)))
 			list[nlist++] = t;
 
 	struct ss s = { .r = r, .p = p, .a = r->a };
@@ -425,7 +425,7 @@ int output_speedscope(FILE *out, const struct report *r, char *err, size_t errle
 	for (size_t i = 0; i < p->nsamples && !rc; i++) {
 		bool live = false;
 		for (int k = 0; k < nlist; k++)
-			if (p->samples[i].v[types[list[k]].v] > 0)
+			if (aggregate_values(r->a, p, (uint32_t)i)[types[list[k]].v] > 0)
 				live = true;
 		if (live)
 			rc = add_stack(&s, (uint32_t)i);

@@ -38,8 +38,9 @@
  * The library is built apart from jheap (see the Makefile): never with
  * sanitizers, which would have to come first in every program it is
  * loaded into; with hidden visibility, so it exports no symbol of its
- * own; and against nothing but libc, including nothing from jheap's other
- * folders.
+ * own but creat and creat64, which make jemalloc's dumps safely
+ * (dumpfile.c); and against nothing but libc, including nothing from
+ * jheap's other folders.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -437,6 +438,7 @@ static void after_fork_child(void)
 __attribute__((constructor))
 static void jheapctl_init(void)
 {
+	dumpfile_init();
 	const char *every = getenv("JHEAP_CTL_EVERY");
 	if (every && *every) {
 		char *end;

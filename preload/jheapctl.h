@@ -2,8 +2,10 @@
  * jheapctl.h: the parts of jheap's control library (libjheapctl.so).
  *
  * jheapctl.c listens on the process's control socket and answers requests;
- * prof.c carries them out through jemalloc's mallctl.  Nothing here is
- * exported from the library: the program's own symbols stay untouched.
+ * prof.c carries them out through jemalloc's mallctl; dumpfile.c makes
+ * jemalloc's dump files.  Nothing here is exported from the library but
+ * creat and creat64 (dumpfile.c): the program's own symbols stay
+ * untouched.
  *
  * A reply is written into a caller's buffer: its first line is "ok ..." or
  * "error ...", any further lines are "name: value", and it ends with an
@@ -58,6 +60,14 @@ JHEAPCTL_HIDDEN int prof_check_start(struct reply *r);
 
 /* Forget the dump counts: the process is a new child of fork(). */
 JHEAPCTL_HIDDEN void prof_after_fork(void);
+
+/* Reads JHEAP_CTL_DUMP_MODE (dumpfile.c): the mode dumps are made with. */
+JHEAPCTL_HIDDEN void dumpfile_init(void);
+
+/* Why the last dump file was refused ("" when it was not): a link, a
+ * file of another user, ... (dumpfile.c). */
+JHEAPCTL_HIDDEN const char *dumpfile_refused(void);
+JHEAPCTL_HIDDEN void dumpfile_forget(void);
 
 /* The interval of periodic dumps in milliseconds, 0 when none. */
 JHEAPCTL_HIDDEN extern long jheapctl_every_ms;

@@ -359,6 +359,7 @@ static int dump(struct reply *r, char *path, size_t pathlen)
 	}
 	struct timespec since;
 	clock_gettime(CLOCK_REALTIME_COARSE, &since);
+	dumpfile_forget();
 	int e = mallctl_p("prof.dump", NULL, NULL, NULL, 0);
 	if (e) {
 		/* jemalloc says EFAULT whatever went wrong: the usual cause is a
@@ -366,7 +367,10 @@ static int dump(struct reply *r, char *path, size_t pathlen)
 		 * root to its own user may not */
 		char dir[PATH_MAX];
 		prefix_dir(prefix, dir, sizeof(dir));
-		if (faccessat(AT_FDCWD, dir, W_OK | X_OK, AT_EACCESS))
+		if (dumpfile_refused()[0])
+			reply_add(r, "error jemalloc could not write a dump: %s (a dump is made only as a new file of this process's user, never through a link)\n",
+				  dumpfile_refused());
+		else if (faccessat(AT_FDCWD, dir, W_OK | X_OK, AT_EACCESS))
 			reply_add(r, "error it runs as user %u, who may not write in %s (%s), so jemalloc could not write a dump there: make the folder writable for that user, or record with --dir naming one it may write in\n",
 				  (unsigned)geteuid(), dir, strerror(errno));
 		else

@@ -89,7 +89,7 @@ int unnamed_notes(const struct profile *p, const struct aggregate *a, enum pf_va
 	double total = 0;
 	for (size_t i = 0; i < p->nsamples; i++) {
 		const struct pf_sample *s = &p->samples[i];
-		double x = fabs(s->v[v]);
+		double x = fabs(aggregate_values(a, p, (uint32_t)i)[v]);
 		total += x;
 		uint32_t start = aggregate_stack_start(a, p, (uint32_t)i, NULL);
 		if (start >= s->depth)

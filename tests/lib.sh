@@ -77,9 +77,27 @@ TRASH_DIRECTORY=$BUILD_DIR/trash/$TEST_NAME
 rm -rf "$TRASH_DIRECTORY"
 mkdir -p "$TRASH_DIRECTORY" || { echo "$0: cannot create $TRASH_DIRECTORY" >&2; exit 1; }
 cd "$TRASH_DIRECTORY" || exit 1
+# A clean environment: what the caller set for jheap (JHEAP_*, but not
+# JHEAP, the binary under test), for libdebuginfod (DEBUGINFOD_*) or the
+# XDG folders changes what jheap does, so none of it reaches the tests.
+for v in $(compgen -e); do
+	case $v in
+	JHEAP) ;;
+	JHEAP_* | DEBUGINFOD_* | XDG_*) unset "$v" ;;
+	esac
+done
+unset v
 # jheap's persistent symbol cache: one per script, shared by its tests (so
 # that every script also runs jheap on a warm cache), never the user's.
 export XDG_CACHE_HOME="$TRASH_DIRECTORY/.cache"
+# "python3" is Debian's /usr/bin/python3 (what scripts/deps.sh installs),
+# whatever comes first on the caller's PATH: a version manager's shim there
+# can take seconds to start.  The tools' "#!/usr/bin/env python3" too.
+if [ -x /usr/bin/python3 ]; then
+	mkdir -p "$TRASH_DIRECTORY/.bin" &&
+		ln -sf /usr/bin/python3 "$TRASH_DIRECTORY/.bin/python3" &&
+		PATH=$TRASH_DIRECTORY/.bin:$PATH
+fi
 
 test_count=0
 test_passed=0
@@ -152,6 +170,8 @@ test_expect_success() {
 		return 0
 	fi
 	out=$TRASH_DIRECTORY/.out.$test_count
+	TEST_BG_FILE_=$TRASH_DIRECTORY/.bg.$test_count
+	test_step "test $test_count ($desc)"
 	if [ -n "$VERBOSE" ]; then
 		say "# $desc"
 		(cd "$TRASH_DIRECTORY" && test_eval_ "$body") 2>&1 </dev/null | tee "$out"
@@ -160,6 +180,9 @@ test_expect_success() {
 		(cd "$TRASH_DIRECTORY" && test_eval_ "$body") >"$out" 2>&1 </dev/null
 		rc=$?
 	fi
+	test_bg_stop_ "$TEST_BG_FILE_" >>"$out" 2>&1
+	TEST_BG_FILE_=$TEST_BG_SCRIPT_
+	test_step "after test $test_count ($desc)"
 	if [ "$rc" -eq 0 ]; then
 		test_ok_ "$desc"
 	else
@@ -233,6 +256,210 @@ test_have_prog() {
 	command -v "$1" >/dev/null 2>&1
 }
 
+# ---------------------------------------------------------------------
+# Background processes and waiting.  No fixed sleep stands in for "ready":
+# a test waits for the thing itself (a line in a file, a port that
+# listens), with a generous deadline, and fails saying what did not happen.
+# Every background process is bounded in time and stopped when the test
+# body that started it ends, failure included (or the script, for one
+# started outside a body).  Messages go to standard error, so that
+# "port=$(test_bg_line ...)" keeps only the answer.
+
+# TEST_WAIT: the default deadline of the waits, in seconds
+TEST_WAIT=120
+# the processes test_bg started: "PID START-TIME" lines, one file per test
+# body (test_expect_success sets it) and one for the script itself
+TEST_BG_SCRIPT_=$TRASH_DIRECTORY/.bg.script
+TEST_BG_FILE_=$TEST_BG_SCRIPT_
+
+# test_proc_start_ PID: the start time of process PID (field 22 of its
+# stat), or false when it has ended (a zombie has ended): with the pid, it
+# names one process even after the pid is reused.
+test_proc_start_() {
+	local st
+	{ read -r st <"/proc/$1/stat"; } 2>/dev/null || return 1
+	st=${st##*) }
+	set -- $st
+	case $1 in Z | X) return 1 ;; esac
+	printf '%s\n' "${20}"
+}
+
+# test_bg NAME SECS CMD...: start CMD in the background under timeout(1):
+# SIGTERM after SECS seconds, SIGKILL 5 s after any SIGTERM it ignores.
+# Standard input /dev/null, output in NAME.out, errors in NAME.err, the
+# pid (timeout's: CMD is its child, in its process group) in NAME.pid.
+# test_bg_stop NAME stops it earlier; the end of the test body does.
+test_bg() {
+	local name=$1 secs=$2 pid
+	shift 2
+	rm -f "$name.out" "$name.err" "$name.pid"
+	timeout -k 5 "$secs" "$@" >"$name.out" 2>"$name.err" </dev/null &
+	pid=$!
+	echo "$pid" >"$name.pid"
+	echo "$pid $(test_proc_start_ "$pid")" >>"$TEST_BG_FILE_"
+}
+
+# test_bg_alive NAME: the process test_bg NAME started still runs
+test_bg_alive() {
+	local pid start
+	{ read -r pid <"$1.pid"; } 2>/dev/null || return 1
+	start=$(test_proc_start_ "$pid") || return 1
+	grep -qx "$pid $start" "$TEST_BG_FILE_" "$TEST_BG_SCRIPT_" 2>/dev/null
+}
+
+# test_bg_wait NAME [SECS]: wait until the process test_bg NAME started
+# has ended by itself; when this shell started it, its exit status (124:
+# timeout(1) stopped it) is in NAME.status
+test_bg_wait() {
+	local pid
+	{ read -r pid <"$1.pid"; } 2>/dev/null || { echo "no process $1" >&2; return 1; }
+	test_wait "${2:-$TEST_WAIT}" "$1 to end" test_bg_ended_ "$1" || return 1
+	wait "$pid" 2>/dev/null
+	echo $? >"$1.status"
+}
+test_bg_ended_() {
+	! test_bg_alive "$1"
+}
+
+# test_bg_stop NAME: SIGTERM to the process test_bg NAME started (timeout
+# passes it on to CMD's process group) and wait until it has ended
+test_bg_stop() {
+	local pid f=$TRASH_DIRECTORY/.bg.one
+	{ read -r pid <"$1.pid"; } 2>/dev/null || return 0
+	grep "^$pid " "$TEST_BG_FILE_" "$TEST_BG_SCRIPT_" 2>/dev/null | sed "s/^[^:]*://" >"$f"
+	test_bg_stop_ "$f"
+}
+
+# test_bg_stop_ FILE: stop the processes FILE lists that still run (the
+# same pid and start time), and wait until they have ended
+test_bg_stop_() {
+	local f=$1 pid start i alive=
+	[ -s "$f" ] || { rm -f "$f"; return 0; }
+	while read -r pid start; do
+		[ -n "$start" ] && [ "$(test_proc_start_ "$pid")" = "$start" ] &&
+			kill -TERM "$pid" 2>/dev/null
+	done <"$f"
+	for ((i = 0; i < 400; i++)); do
+		alive=
+		while read -r pid start; do
+			[ -n "$start" ] && [ "$(test_proc_start_ "$pid")" = "$start" ] &&
+				alive="$alive $pid"
+		done <"$f"
+		[ -z "$alive" ] && break
+		sleep 0.05
+	done
+	if [ -n "$alive" ]; then
+		say "# $TEST_NAME: background processes still running after SIGTERM:$alive; killing them" >&2
+		for pid in $alive; do
+			kill -KILL "$pid" 2>/dev/null
+		done
+	fi
+	rm -f "$f"
+}
+
+# test_step TEXT: what the script does now.  When one step lasts 30 s,
+# tests/tools/heartbeat.sh says so (and every 30 s after), so that "make
+# check" is never silent for long.  test_expect_success and
+# test_need_profiles name their steps; a long step outside a test body, or
+# a long part of one, should say what it is.
+TEST_STEP_FILE_=$TRASH_DIRECTORY/.step
+TEST_STEP_NOW_=
+test_step() {
+	[ "$*" = "$TEST_STEP_NOW_" ] && return 0   # the same step goes on
+	TEST_STEP_NOW_=$*
+	printf '%s %s\n' "$EPOCHSECONDS" "$TEST_NAME: $*" >"$TEST_STEP_FILE_.tmp" &&
+		mv -f "$TEST_STEP_FILE_.tmp" "$TEST_STEP_FILE_"
+}
+test_step "setting up"
+# the heartbeat counts as a background process of the script
+(bash "$TEST_DIRECTORY/tools/heartbeat.sh" $$ "$TEST_STEP_FILE_" </dev/null 2>/dev/null &
+	echo "$! $(test_proc_start_ $!)" >>"$TEST_BG_SCRIPT_")
+trap 'test_bg_stop_ "$TEST_BG_SCRIPT_"' EXIT
+
+# test_wait SECS WHAT CMD...: run CMD (its output dropped) until it
+# succeeds; after SECS seconds, fail saying that WHAT did not happen
+test_wait() {
+	local secs=$1 what=$2 end
+	shift 2
+	end=$((SECONDS + secs))
+	until "$@" >/dev/null 2>&1; do
+		if [ "$SECONDS" -ge "$end" ]; then
+			echo "timed out after $secs s waiting for $what" >&2
+			return 1
+		fi
+		sleep 0.05
+	done
+}
+
+# test_file_line_ FILE REGEX: print the first complete line (one that ends
+# with a newline: the writer may be in the middle of the next) of FILE
+# that matches the extended REGEX; false when there is none
+test_file_line_() {
+	local data
+	data=$(cat "$1" 2>/dev/null; printf x) || return 1
+	data=${data%x}
+	case $data in *$'\n'*) ;; *) return 1 ;; esac
+	data=${data%"${data##*$'\n'}"}
+	grep -E -m 1 -- "$2" <<<"${data%$'\n'}"
+}
+
+# test_wait_line FILE REGEX [SECS]: wait until a complete line of FILE
+# matches REGEX (grep -E), and print it
+test_wait_line() {
+	local end=$((SECONDS + ${3:-$TEST_WAIT}))
+	until test_file_line_ "$1" "$2"; do
+		if [ "$SECONDS" -ge "$end" ]; then
+			echo "timed out after ${3:-$TEST_WAIT} s waiting for a line matching '$2' in $1:" >&2
+			tail -n 20 "$1" >&2 2>/dev/null
+			return 1
+		fi
+		sleep 0.05
+	done
+}
+
+# test_bg_until NAME WHAT CMD...: run CMD (its output dropped) until it
+# succeeds, while the process of test_bg NAME runs; fail, saying that WHAT
+# did not happen, when that process ends first or after $TEST_WAIT s
+test_bg_until() {
+	local name=$1 what=$2 end=$((SECONDS + TEST_WAIT))
+	shift 2
+	until "$@" >/dev/null 2>&1; do
+		if ! test_bg_alive "$name"; then
+			"$@" >/dev/null 2>&1 && return 0
+			echo "$name ended before $what; its output and errors:" >&2
+			tail -n 20 "$name.out" "$name.err" >&2
+			return 1
+		fi
+		if [ "$SECONDS" -ge "$end" ]; then
+			echo "timed out after $TEST_WAIT s waiting for $what; the output and errors of $name:" >&2
+			tail -n 20 "$name.out" "$name.err" >&2
+			return 1
+		fi
+		sleep 0.05
+	done
+}
+
+# test_bg_line NAME REGEX: wait until a complete line of NAME.out (the
+# output of test_bg NAME) matches REGEX, and print it; fail at once when
+# the process has ended without writing it
+test_bg_line() {
+	test_bg_until "$1" "$1 to print a line matching '$2'" test_file_line_ "$1.out" "$2" &&
+		test_file_line_ "$1.out" "$2"
+}
+
+# test_bg_port NAME [SECS]: the TCP port the process of test_bg NAME (or
+# a child of it) listens on, once it does: for a server told to bind port
+# 0 that does not say which port it got
+test_bg_port() {
+	local pid
+	read -r pid <"$1.pid" || return 1
+	/usr/bin/python3 "$TEST_DIRECTORY/tools/listenport.py" "$pid" "${2:-$TEST_WAIT}" || {
+		echo "$1 does not listen; its output and errors:" >&2
+		tail -n 20 "$1.out" "$1.err" >&2
+		return 1
+	}
+}
+
 # expect_fail STATUS PATTERN ARGS...: jheap exits STATUS with one message
 # matching PATTERN on stderr, and is not killed by a signal.
 expect_fail() {
@@ -252,6 +479,7 @@ expect_fail() {
 test_need_profiles() {
 	local log=$TRASH_DIRECTORY/.mkprofiles.log
 	test_count=$((test_count + 1))
+	test_step "making the workload dumps (tests/mkprofiles.sh $PROFILES)"
 	if "$TEST_DIRECTORY/mkprofiles.sh" "$PROFILES" >"$log" 2>&1; then
 		test_ok_ "workload profiles are ready in $PROFILES"
 	else
@@ -302,6 +530,7 @@ test_jeprof() {
 # all.  A cold cache otherwise costs most of a second per jeprof run.
 test_jeprof_bg() {
 	local max=${TEST_JOBS:-$((2 * $(nproc 2>/dev/null || echo 2)))}
+	test_step "running jeprof for the checks below (test_jeprof_bg)"
 	while [ "$(jobs -rp | wc -l)" -ge "$max" ]; do
 		wait -n
 	done
@@ -413,9 +642,12 @@ check_total() {
 # computed from the "t*" line of every stack record with jeprof's
 # unsampling (spec section 2.1: per record and per pair, in doubles).
 # MODE: inuse_space, inuse_objects, alloc_space or alloc_objects.
-# Prints the sum with 3 decimals (jeprof prints it truncated: %d).
+# Prints the sum with 3 decimals (jeprof prints it truncated: %d).  With
+# a third argument "truncated", each record's value is truncated toward
+# zero before it is added (as a pprof file holds it), and the sum printed
+# as an integer.
 heap_sum() {
-	awk -v mode="$2" '
+	awk -v mode="$2" -v trunc="${3:-}" '
 	NR == 1 {
 		if ($0 !~ /^heap_v2\/[0-9]+/) { print "not a heap_v2 file" > "/dev/stderr"; exit 2 }
 		r = substr($0, 9) + 0
@@ -433,9 +665,10 @@ heap_sum() {
 			scale = 1 / (1 - exp(-((s / n) / r)))
 			n *= scale; s *= scale
 		}
-		sum += (mode ~ /objects$/) ? n : s
+		v = (mode ~ /objects$/) ? n : s
+		sum += trunc != "" ? int(v) : v
 	}
-	END { printf "%.3f\n", sum }' "$1"
+	END { printf trunc != "" ? "%d\n" : "%.3f\n", sum }' "$1"
 }
 
 # test_npm_speedscope: install the pinned speedscope and ajv npm packages
@@ -450,10 +683,15 @@ test_npm_speedscope() {
 		[ -f "$NPM_DIR/node_modules/ajv/package.json" ]; then
 		return 0
 	fi
+	test_step "installing speedscope and ajv from npm (npm ci, at most 300 s; log in $TRASH_DIRECTORY/npm.log)"
 	mkdir -p "$NPM_DIR" &&
 		cp "$src/package.json" "$src/package-lock.json" "$NPM_DIR/" &&
-		timeout 300 npm ci --prefix "$NPM_DIR" --no-audit --no-fund --ignore-scripts \
-			>"$TRASH_DIRECTORY/npm.log" 2>&1
+		timeout -k 5 300 npm ci --prefix "$NPM_DIR" --no-audit --no-fund --ignore-scripts \
+			--fetch-timeout=60000 --fetch-retries=2 \
+			>"$TRASH_DIRECTORY/npm.log" 2>&1 || {
+		say "# npm ci failed, or took more than 300 s (exit status $?): see $TRASH_DIRECTORY/npm.log"
+		return 1
+	}
 }
 
 # Hand-written fixtures shared by the output tests (in the current folder).
@@ -512,11 +750,13 @@ write_weird() {
 
 # jheap_into OUT ARGS...: "$JHEAP" ARGS with standard output in OUT and
 # standard error in OUT.err; on failure prints the command and its errors.
+# A run is stopped after 10 minutes (exit 124): a hang fails, never waits.
 jheap_into() {
 	local out=$1 rc
 	shift
-	"$JHEAP" "$@" >"$out" 2>"$out.err" && return 0
+	timeout -k 5 600 "$JHEAP" "$@" >"$out" 2>"$out.err" && return 0
 	rc=$?
+	[ "$rc" = 124 ] && echo "jheap did not end within 10 minutes"
 	echo "jheap failed (exit $rc): $JHEAP $*"
 	cat "$out.err"
 	return 1

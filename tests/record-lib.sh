@@ -14,6 +14,18 @@
 #   stop_process PID   SIGSTOP, and wait until every thread is stopped
 #                    (kill returns before they are, on a busy machine
 #                    long before)
+#   wait_gone PID [SECONDS]   wait until PID has exited (a zombie counts:
+#                    'wait PID' then gives a child's status), else fail
+#                    saying so
+#   make_users       two local users, $ATTACKER and $VICTIM, made with
+#                    useradd when the script runs as root and removed
+#                    when it ends (their processes killed first); sets
+#                    the prereq USERS, or says why the tests that need
+#                    them are skipped
+#   as_user USER CMD...   CMD as USER, in the same process (setpriv), with
+#                    no supplementary group and no XDG_RUNTIME_DIR;
+#                    "$AS_USER" USER CMD... is the same as a program (for
+#                    bg: the pid it records is then CMD's own)
 
 JEMALLOC=/usr/lib/x86_64-linux-gnu/libjemalloc.so.2
 for f in /usr/lib/"$(gcc -print-multiarch 2>/dev/null)"/libjemalloc.so.2 /usr/lib/x86_64-linux-gnu/libjemalloc.so.2; do
@@ -28,13 +40,66 @@ export JEMALLOC CTL_LIB
 
 BG_PIDS=$TRASH_DIRECTORY/.bg-pids
 : >"$BG_PIDS"
+MADE_USERS=
 stop_background_() {
-	local p
+	local p u uid
 	while read -r p; do
 		kill -KILL "$p" 2>/dev/null
 	done <"$BG_PIDS"
+	wait 2>/dev/null
+	for u in $MADE_USERS; do
+		uid=$(id -u "$u" 2>/dev/null) || continue
+		# what the library made for them (sockets of processes now gone)
+		rm -rf "/tmp/jheap-$uid" /tmp/jheap-"$uid".??????
+		userdel -f "$u" >/dev/null 2>&1 || echo "# could not remove the test user $u"
+	done
 }
 trap stop_background_ EXIT
+
+make_users() {
+	local base=jh${TEST_NAME%%-*}-$$
+	if [ "$(id -u)" != 0 ]; then
+		say "# skipping the tests with two local users: they need root (to make them with useradd)"
+		return 0
+	fi
+	if ! test_have_prog useradd || ! test_have_prog setpriv; then
+		say "# skipping the tests with two local users: useradd and setpriv are needed"
+		return 0
+	fi
+	ATTACKER=${base}a VICTIM=${base}v
+	for u in $ATTACKER $VICTIM; do
+		useradd --system --user-group --no-create-home --shell /usr/sbin/nologin "$u" || {
+			say "# skipping the tests with two local users: useradd $u failed"
+			return 0
+		}
+		MADE_USERS="$MADE_USERS $u"
+	done
+	export ATTACKER VICTIM
+	test_set_prereq USERS
+}
+
+AS_USER=$TRASH_DIRECTORY/.bin/as_user
+mkdir -p "${AS_USER%/*}"
+cat >"$AS_USER" <<-\EOF
+	#!/bin/sh
+	u=$1
+	shift
+	exec setpriv --reuid="$u" --regid="$u" --clear-groups -- env -u XDG_RUNTIME_DIR "$@"
+	EOF
+chmod 755 "$AS_USER"
+as_user() {
+	"$AS_USER" "$@"
+}
+
+wait_gone() {
+	local i n=$((${2:-20} * 20))
+	for ((i = 0; i < n; i++)); do
+		case $(sed "s/.*) //" /proc/"$1"/stat 2>/dev/null) in Z* | "") return 0 ;; esac
+		sleep 0.05
+	done
+	echo "process $1 did not exit within ${2:-20} s"
+	return 1
+}
 
 bg() {
 	local name=$1

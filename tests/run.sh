@@ -40,15 +40,30 @@ else
 	scripts=("$TEST_DIRECTORY"/t[0-9]*.sh)
 fi
 
+# What run.sh itself does (the scripts have their own): a step that
+# lasts 30 s is named every 30 s by tests/tools/heartbeat.sh.
+STEP_FILE=$TEST_RESULTS_DIR/.run-step
+step() {
+	printf '%s %s\n' "$EPOCHSECONDS" "run.sh: $*" >"$STEP_FILE.tmp" && mv -f "$STEP_FILE.tmp" "$STEP_FILE"
+}
+: >"$STEP_FILE"
+bash "$TEST_DIRECTORY/tools/heartbeat.sh" $$ "$STEP_FILE" </dev/null 2>/dev/null &
+heartbeat=$!
+trap 'kill $heartbeat 2>/dev/null' EXIT
+
 passed=0 failed=0 skipped=0 broken= units=0
 if [ -n "${UNIT_TESTS:-}" ] && [ $# -eq 0 ]; then
 	PROFILES=${PROFILES:-$BUILD_DIR/profiles}
 	export PROFILES
+	echo "*** making the workload dumps (tests/mkprofiles.sh, log in $TEST_RESULTS_DIR/mkprofiles.log) ***"
+	step "making the workload dumps (tests/mkprofiles.sh)"
 	if ! bash "$TEST_DIRECTORY/mkprofiles.sh" "$PROFILES" >"$TEST_RESULTS_DIR/mkprofiles.log" 2>&1; then
 		echo "run.sh: tests/mkprofiles.sh failed (see $TEST_RESULTS_DIR/mkprofiles.log)" >&2
 	fi
 	for u in $UNIT_TESTS; do
 		name=$(basename "$u")
+		echo "*** unit: $name ***"
+		step "unit test $name"
 		"$u" >"$TEST_RESULTS_DIR/$name.out" 2>&1
 		rc=$?
 		cat "$TEST_RESULTS_DIR/$name.out"
@@ -71,6 +86,7 @@ for t in "${scripts[@]}"; do
 	[ -f "$t" ] || { echo "run.sh: no test script '$t'" >&2; broken="$broken $t"; continue; }
 	name=$(basename "$t" .sh)
 	echo "*** $name ***"
+	: >"$STEP_FILE"    # the script names its own steps
 	bash "$t"
 	rc=$?
 	counts=$TEST_RESULTS_DIR/$name.counts

@@ -41,10 +41,17 @@ one_line() {
 	test "$(wc -l <"$1")" -eq 1 || { echo "$1 holds not one line:"; cat "$1"; return 1; }
 }
 
-# a port nothing listens on: a URL jheap tries and fails to fetch
-free_port() {
-	python3 -c "import socket; s = socket.socket(); s.bind((\"127.0.0.1\", 0)); print(s.getsockname()[1])"
-}
+# A port nothing listens on, for a URL jheap tries and fails to fetch:
+# closed.py binds it (port 0: the kernel picks) and does not listen, so
+# connections are refused, and keeps it while the test runs so that no
+# other process can take it.
+cat >closed.py <<-\EOF
+import socket, time
+s = socket.socket()
+s.bind(("127.0.0.1", 0))
+print(s.getsockname()[1], flush=True)
+time.sleep(600)
+EOF
 
 test_expect_success '--version and --text load neither libcurl nor libedit' '
 	LD_DEBUG=files LD_DEBUG_OUTPUT=$PWD/ld.version "$JHEAP" --version >/dev/null &&
@@ -60,7 +67,8 @@ test_expect_success '--version and --text load neither libcurl nor libedit' '
 '
 
 test_expect_success PYTHON3 'a URL loads libcurl, not libedit' '
-	port=$(free_port) &&
+	test_bg closed 300 python3 closed.py &&
+	port=$(test_bg_line closed "^[0-9]+\$") &&
 	{ LD_DEBUG=files LD_DEBUG_OUTPUT=$PWD/ld.url "$JHEAP" "http://127.0.0.1:$port/pprof/heap" 2>err
 	  test $? -eq 1; } &&
 	grep "^jheap: cannot fetch .http://127.0.0.1:$port/pprof/heap.: " err &&
@@ -108,7 +116,7 @@ test_expect_success PYTHON3 'without libedit: a warning, then plain lines; Ctrl-
 	keys quit\r
 	exit 0
 	EOF
-	XDG_STATE_HOME=$PWD/plain-state JHEAP_TEST_LIBDIR=$PWD/nolibs $PTY --transcript plain.transcript plain.script -- "$JHEAP" "$P/demo.exact.heap" &&
+	XDG_STATE_HOME=$PWD/plain-state JHEAP_TEST_LIBDIR=$PWD/nolibs $PTY --plain --transcript plain.transcript plain.script -- "$JHEAP" "$P/demo.exact.heap" &&
 	"$JHEAP" --text --nodecount=2 "$P/demo.exact.heap" >expect &&
 	test_cmp expect top2.out &&
 	tr -d "\r" <plain.transcript >transcript &&

@@ -18,13 +18,11 @@ test_have_prog "$JEPROF" && test_set_prereq JEPROF
 
 test_expect_success 'a dump of redis-server after MEMORY MALLOC-STATS' '
 	MALLOC_CONF=prof:true,prof_final:true,lg_prof_sample:0,prof_accum:true,prof_prefix:$TRASH_DIRECTORY/r \
-		redis-server --port 0 --unixsocket "$TRASH_DIRECTORY/redis.sock" --save "" \
-		--appendonly no --daemonize no >redis.log 2>&1 &
-	pid=$! &&
-	for i in $(seq 50); do test -S redis.sock && break; sleep 0.1; done &&
-	for i in 1 2 3; do redis-cli -s redis.sock MEMORY MALLOC-STATS >/dev/null || return 1; done &&
-	redis-cli -s redis.sock SHUTDOWN NOSAVE;
-	wait $pid;
+		test_bg redis 600 redis-server --port 0 --unixsocket "$TRASH_DIRECTORY/redis.sock" --save "" \
+		--appendonly no --daemonize no &&
+	test_wait 120 "redis-server to listen on redis.sock" test -S redis.sock &&
+	for i in 1 2 3; do timeout 120 redis-cli -s redis.sock MEMORY MALLOC-STATS >/dev/null || return 1; done &&
+	{ timeout 120 redis-cli -s redis.sock SHUTDOWN NOSAVE; test_bg_wait redis; } &&
 	mv r.*.f.heap redis.heap &&
 	grep -q "^MAPPED_LIBRARIES:" redis.heap
 '

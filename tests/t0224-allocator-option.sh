@@ -59,13 +59,11 @@ test_expect_success 'a bad pattern: usage error naming --allocator' '
 
 test_expect_success REDIS 'a dump of redis-server under redis-benchmark' '
 	MALLOC_CONF=prof:true,prof_final:true,lg_prof_sample:0,prof_prefix:$TRASH_DIRECTORY/r \
-		redis-server --port 0 --unixsocket "$TRASH_DIRECTORY/redis.sock" --save "" \
-		--appendonly no --daemonize no >redis.log 2>&1 &
-	pid=$! &&
-	for i in $(seq 50); do test -S redis.sock && break; sleep 0.1; done &&
-	redis-benchmark -s redis.sock -n 3000 -r 2000 -q -t set,lpush,sadd,hset >bench.log &&
-	redis-cli -s redis.sock SHUTDOWN NOSAVE;
-	wait $pid;
+		test_bg redis 600 redis-server --port 0 --unixsocket "$TRASH_DIRECTORY/redis.sock" --save "" \
+		--appendonly no --daemonize no &&
+	test_wait 120 "redis-server to listen on redis.sock" test -S redis.sock &&
+	timeout 300 redis-benchmark -s redis.sock -n 3000 -r 2000 -q -t set,lpush,sadd,hset >bench.log &&
+	{ timeout 120 redis-cli -s redis.sock SHUTDOWN NOSAVE; test_bg_wait redis; } &&
 	mv r.*.f.heap redis.heap &&
 	grep -q "^MAPPED_LIBRARIES:" redis.heap
 '

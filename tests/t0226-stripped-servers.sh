@@ -1,5 +1,5 @@
 #!/bin/bash
-test_description='stripped Debian servers linked with libjemalloc, profiled under load on loopback (nghttpd under h2load, redis-server under redis-benchmark): no false warning, a note on stripped objects, unnamed code one row per function, totals as jeprof, leaf names as llvm-symbolizer'
+test_description='stripped Debian servers linked with libjemalloc, profiled under load (nghttpd under h2load on loopback, redis-server under redis-benchmark on a unix socket): no false warning, a note on stripped objects, unnamed code one row per function, totals as jeprof, leaf names as llvm-symbolizer'
 . "$(dirname "$0")/lib.sh"
 
 # Both programs are Debian's own builds, stripped (exported symbols only),
@@ -22,58 +22,36 @@ fi
 test_have_prog "$JEPROF" && test_set_prereq JEPROF
 test_have_prog llvm-symbolizer && test_set_prereq LLVM
 
-# A free TCP port on 127.0.0.1 (bound, read back, released).
-free_port() {
-	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
-
-# wait_port PORT: until something listens there (at most 10 s)
-wait_port() {
-	python3 - "$1" <<-'EOF'
-	import socket, sys, time
-	for _ in range(200):
-	    try:
-	        socket.create_connection(("127.0.0.1", int(sys.argv[1])), 0.2).close()
-	        sys.exit(0)
-	    except OSError:
-	        time.sleep(0.05)
-	sys.exit(1)
-	EOF
-}
-
 # ---- the dumps ---------------------------------------------------------
 
+# nghttpd binds port 0 (the kernel picks a free port) and the port is read
+# back from /proc; redis-server, for which port 0 means no TCP at all,
+# listens on a unix socket.  Neither port nor socket is picked in advance.
 test_expect_success NGHTTPD 'nghttpd serves 3,000 HTTP/2 requests (h2load) and dumps its heap' '
 	mkdir -p www && head -c 200000 /dev/urandom >www/big && echo hello >www/index.html &&
-	port=$(free_port) &&
-	{ MALLOC_CONF=prof:true,lg_prof_interval:22,lg_prof_sample:12,prof_accum:true,prof_prefix:$TRASH_DIRECTORY/ng \
-	  nghttpd --no-tls -d www -a 127.0.0.1 "$port" >nghttpd.log 2>&1 & echo $! >nghttpd.pid; } &&
-	wait_port "$port" &&
-	h2load -n 2000 -c 20 -m 10 "http://127.0.0.1:$port/big" >h2load.log 2>&1 &&
-	h2load -n 1000 -c 50 -m 4 "http://127.0.0.1:$port/index.html" >>h2load.log 2>&1 &&
-	kill "$(cat nghttpd.pid)" && rm nghttpd.pid &&
+	MALLOC_CONF=prof:true,lg_prof_interval:22,lg_prof_sample:12,prof_accum:true,prof_prefix:$TRASH_DIRECTORY/ng \
+		test_bg nghttpd 900 nghttpd --no-tls -d www -a 127.0.0.1 0 &&
+	port=$(test_bg_port nghttpd) &&
+	timeout 300 h2load -n 2000 -c 20 -m 10 "http://127.0.0.1:$port/big" >h2load.log 2>&1 &&
+	timeout 300 h2load -n 1000 -c 50 -m 4 "http://127.0.0.1:$port/index.html" >>h2load.log 2>&1 &&
+	test_bg_stop nghttpd &&
 	grep -q "2000 succeeded" h2load.log && grep -q "1000 succeeded" h2load.log &&
 	ls ng.*.heap >dumps && test -s dumps &&
 	cp "$(sort -t. -k3n dumps | tail -n 1)" nghttpd.heap &&
 	grep -q "/usr/sbin/nghttpd$" nghttpd.heap
 '
-[ -f nghttpd.pid ] && kill "$(cat nghttpd.pid)" 2>/dev/null
 
 test_expect_success REDIS 'redis-server serves redis-benchmark and dumps its heap when shut down' '
-	port=$(free_port) &&
-	{ MALLOC_CONF=prof:true,prof_final:true,lg_prof_sample:14,prof_accum:true,prof_prefix:$TRASH_DIRECTORY/rd \
-	  redis-server --port "$port" --bind 127.0.0.1 --save "" --appendonly no --dir "$TRASH_DIRECTORY" \
-		>redis.log 2>&1 & echo $! >redis.pid; } &&
-	wait_port "$port" &&
-	redis-benchmark -h 127.0.0.1 -p "$port" -n 20000 -q -t set,get,lpush,hset,sadd -d 100 -r 10000 >bench.log 2>&1 &&
-	redis-cli -h 127.0.0.1 -p "$port" shutdown nosave >/dev/null 2>&1;
-	for i in $(seq 100); do kill -0 "$(cat redis.pid)" 2>/dev/null || break; sleep 0.1; done &&
-	rm redis.pid &&
+	MALLOC_CONF=prof:true,prof_final:true,lg_prof_sample:14,prof_accum:true,prof_prefix:$TRASH_DIRECTORY/rd \
+		test_bg redis 900 redis-server --port 0 --unixsocket "$TRASH_DIRECTORY/redis.sock" \
+		--save "" --appendonly no --dir "$TRASH_DIRECTORY" &&
+	test_wait 120 "redis-server to listen on redis.sock" test -S redis.sock &&
+	timeout 300 redis-benchmark -s redis.sock -n 20000 -q -t set,get,lpush,hset,sadd -d 100 -r 10000 >bench.log 2>&1 &&
+	{ timeout 120 redis-cli -s redis.sock shutdown nosave >/dev/null 2>&1; test_bg_wait redis; } &&
 	grep -q "SET: " bench.log &&
 	ls rd.*.f.heap >dumps && test $(wc -l <dumps) -eq 1 &&
 	cp "$(cat dumps)" redis.heap
 '
-[ -f redis.pid ] && kill "$(cat redis.pid)" 2>/dev/null
 
 # ---- what jheap says ---------------------------------------------------
 

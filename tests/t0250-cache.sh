@@ -374,7 +374,7 @@ test_expect_success 'a relative XDG_CACHE_HOME is ignored (XDG rule): HOME/.cach
 test_expect_success 'runs at once on one cache all finish whole; one whole file remains' '
 	rm -rf "$C" &&
 	for i in 1 2 3 4; do
-		"$JHEAP" --text "$B" "$H" >par.$i 2>par.$i.err &
+		timeout 300 "$JHEAP" --text "$B" "$H" >par.$i 2>par.$i.err &
 	done &&
 	wait &&
 	for i in 1 2 3 4; do test_cmp ref2 par.$i || return 1; done &&

@@ -34,6 +34,7 @@ GOSRC=/usr/share/gocode/src/github.com/google/pprof
 # the standalone pprof, whose symbolizer handles C++ and inline frames, and
 # protocheck below, which reads a file with pprof's profile package.
 if [ -d "$GOSRC" ]; then
+	test_step "building pprof and protocheck from golang-github-google-pprof-dev"
 	if [ -x "$TOOLS/pprof" ] ||
 		GO111MODULE=off GOPATH=/usr/share/gocode go build -o "$TOOLS/pprof" \
 			github.com/google/pprof >"$TRASH_DIRECTORY/pprof-build.log" 2>&1; then
@@ -174,7 +175,8 @@ top_total() {
 }
 
 # same_rows A B TOL: two "NAME<TAB>VALUE" lists name the same rows, values
-# within TOL.
+# within TOL; with TOL "<N", each value of B (pprof's) is at most A's
+# (jheap's) and less than N below it.
 same_rows() {
 	if [ "$3" = 0 ]; then
 		test_cmp "$1" "$2"
@@ -185,20 +187,30 @@ same_rows() {
 	{ b[$1] = $2 }
 	END {
 		rc = 0
+		below = tol ~ /^</
+		if (below) tol = substr(tol, 2) + 0
 		for (n in a) {
 			if (!(n in b)) { print "only in " ARGV[1] ": " n; rc = 1; continue }
 			d = a[n] - b[n]
-			if (d < -tol || d > tol) { print n ": " a[n] " vs " b[n]; rc = 1 }
+			if (below ? (d < 0 || d >= tol) : (d < -tol || d > tol)) {
+				print n ": " a[n] " vs " b[n]; rc = 1
+			}
 		}
 		for (n in b) if (!(n in a)) { print "only in " ARGV[2] ": " n; rc = 1 }
 		exit rc
 	}' "$1" "$2"
 }
 
-# tolerance VARIANT NAME: 0 for exact dumps, else the number of stacks.
+# tolerance VARIANT NAME: 0 for exact dumps (sampling period 1: every
+# value an integer).  A sampled dump's unsampled values have fractions: a
+# pprof sample holds its stack's value truncated toward zero, and a --text
+# row the sum of its stacks' values, truncated.  A pprof row (the sum of
+# the truncated values) is an integer at most that sum, so at most the
+# --text row, and less than the number of its stacks below it: "<N", N
+# the number of stacks in the dump.  The totals are checked exactly (agree).
 tolerance() {
 	case $1 in
-	sampled) grep -c '^@' "$PROFILES/$2.$1.heap" ;;
+	sampled) echo "<$(grep -c '^@' "$PROFILES/$2.$1.heap")" ;;
 	*) echo 0 ;;
 	esac
 }
@@ -213,6 +225,8 @@ diff_job() {
 	jheap_into "$out" "$@" --base "$PROFILES/w_basic.exact.heap" "$PROFILES/demo.sampled.heap"
 }
 
+# job OUT CMD...: CMD in the background (its jheap runs are bounded by
+# jheap_into, so "wait" below returns)
 job() {
 	local out=$1
 	shift
@@ -256,6 +270,7 @@ prepare() {
 	job demo.same.pb.gz proto demo accum demo.same.pb.gz --base "$PROFILES/demo.exact.heap"
 	wait
 }
+test_step "making the --proto and --text files of the checks below"
 prepare
 
 # made F...: the prepared files F were made without error.
@@ -273,7 +288,7 @@ made() {
 
 # agree NAME VARIANT MODE: pprof -top of the --proto file = jheap --text.
 agree() {
-	local name=$1 variant=$2 mode=$3 tol pb=$1.$2.pb.gz t=$1.$2.$3.txt tt= pt=
+	local name=$1 variant=$2 mode=$3 tol pb=$1.$2.pb.gz t=$1.$2.$3.txt tt= pt= want_tt= want_pt=
 	tol=$(tolerance "$variant" "$name")
 	made "$pb" "$t" &&
 	pp -symbolize=none -top -unit=B -nodefraction=0 -sample_index="$mode" "$pb" >top.txt &&
@@ -283,8 +298,12 @@ agree() {
 	test -s jheap.rows &&
 	same_rows jheap.rows pprof.rows "$tol" &&
 	tt=$(report_total "$t") && pt=$(top_total <top.txt) &&
-	awk -v a="$tt" -v b="$pt" -v t="$tol" 'BEGIN { d = a - b; exit !(a != "" && b != "" && d >= -t && d <= t) }' || {
-		echo "totals: jheap '$tt', pprof '$pt' (tolerance $tol)"
+	# the totals from the dump itself: --text truncates the sum, pprof
+	# adds the truncated values of the stacks
+	want_tt=$(heap_sum "$PROFILES/$name.$variant.heap" "$mode" | sed "s/\..*//") &&
+	want_pt=$(heap_sum "$PROFILES/$name.$variant.heap" "$mode" truncated) &&
+	test "$tt" = "$want_tt" && test "$pt" = "$want_pt" || {
+		echo "totals: jheap --text $tt, pprof $pt; from the dump: $want_tt and $want_pt"
 		return 1
 	}
 }
@@ -457,8 +476,12 @@ test_expect_success PROTOCHECK '--keep-allocator-frames: whole stacks, no drop_f
 '
 
 # The sampled run minus the exact one: net changes of both signs.  Each
-# pprof sample is truncated on its own, so the tolerance is the number of
-# stacks of both dumps.  The accum run minus the exact one: the workload
+# pprof sample is truncated on its own (toward zero: the base's samples
+# are negative), so a row, which adds samples of both signs, may differ
+# from --text's in either direction, by less than the number of stacks of
+# both dumps.  The totals are exact: pprof's is the sum of the truncated
+# values of each dump's stacks, --text's the truncated difference of the
+# two sums (heap_sum).  The accum run minus the exact one: the workload
 # keeps the same blocks in use, so every net value is 0.
 test_expect_success '--base: Go diff_base form, net values = jheap --text --base' '
 	made demo.diff.pb.gz demo.diff.txt demo.same.pb.gz &&
@@ -472,11 +495,102 @@ test_expect_success '--base: Go diff_base form, net values = jheap --text --base
 	same_rows jheap.rows pprof.rows $tol &&
 	net=$(sed -n "s/^Showing nodes accounting for \(-*[0-9]*\)B,.*/\1/p" top.txt) &&
 	total=$(report_total demo.diff.txt) &&
-	test $((net - total)) -le $tol && test $((total - net)) -le $tol &&
+	p=$(heap_sum "$PROFILES/demo.sampled.heap" inuse_space) &&
+	b=$(heap_sum "$PROFILES/w_basic.exact.heap" inuse_space) &&
+	want_total=$(awk -v p="$p" -v b="$b" "BEGIN { printf \"%d\\n\", p - b }") &&
+	p=$(heap_sum "$PROFILES/demo.sampled.heap" inuse_space truncated) &&
+	b=$(heap_sum "$PROFILES/w_basic.exact.heap" inuse_space truncated) &&
+	echo "totals: --text $total, pprof $net; from the dumps: $want_total and $((p - b))" &&
+	test "$total" = "$want_total" && test "$net" = "$((p - b))" &&
 	pp -symbolize=none -raw demo.same.pb.gz | grep -x "  *pprof::base:\[true\]" &&
 	pp -symbolize=none -top -unit=B -nodefraction=0 demo.same.pb.gz >same.txt &&
 	top_rows <same.txt >same.rows &&
 	test_cmp /dev/null same.rows
+'
+
+# raw_samples <go tool pprof -raw: one line per sample, "LEAF V1 V2...",
+# LEAF the function of its first location, sorted.
+raw_samples() {
+	awk '
+	/^Samples:/ { s = 1; next }
+	/^Locations/ { s = 0; l = 1; next }
+	/^Mappings/ { l = 0 }
+	s && /^ *-?[0-9]+( +-?[0-9]+)*: / {
+		split($0, a, ":"); v = a[1]; gsub(/^ +| +$/, "", v); gsub(/ +/, " ", v)
+		split(a[2], ids, " "); n++; vals[n] = v; leaf[n] = ids[1]; next
+	}
+	l && /^ *[0-9]+: 0x/ { id = $1; sub(/:$/, "", id); name[id] = $4 }
+	END { for (i = 1; i <= n; i++) print name[leaf[i]], vals[i] }' | sort
+}
+
+# unsampled_stacks SIGN <HEAP: for each record of a symbolized heap_v2
+# dump, "LEAF OBJECTS BYTES": its in-use values unsampled as jeprof does
+# (spec section 2.1), times SIGN, truncated toward zero (awk's int()).
+# Prints "fractions: N" on standard error, N the values whose fraction is
+# one half or more: where rounding would give another number.
+unsampled_stacks() {
+	awk -v sign="$1" '
+	/^--- symbol/ { sym = 1; next }
+	sym && /^0x/ { a = $1; sub(/^0x0*/, "", a); name[a] = $2 }
+	/^---$/ { sym = 0 }
+	/^heap_v2\// { r = substr($0, 9) + 0 }
+	/^@/ { leaf = $2; sub(/^0x0*/, "", leaf); next }
+	leaf != "" && $1 == "t*:" {
+		line = $0; gsub(/[\[\]:]/, " ", line); split(line, f, " ")
+		n = f[2]; b = f[3]
+		if (n != 0) { sc = 1 / (1 - exp(-((b / n) / r))); n *= sc; b *= sc }
+		n *= sign; b *= sign
+		if (n - int(n) >= 0.5 || int(n) - n >= 0.5) half++
+		if (b - int(b) >= 0.5 || int(b) - b >= 0.5) half++
+		print name[leaf], int(n), int(b)
+		leaf = ""
+	}
+	END { print "fractions: " half + 0 > "/dev/stderr" }' | sort
+}
+
+# Values with fractions: a pprof value is an integer, and jheap truncates
+# each stack's unsampled value toward zero, as its --text does (jeprof's
+# %d).  The reference is the unsampling formula in awk, truncated by awk;
+# the dumps are chosen so that values have fractions of one half or more
+# (where rounding would differ), and the --base makes them negative
+# (where rounding down would differ).
+test_expect_success 'values with a fraction: each pprof sample truncated toward zero, as go tool pprof -raw reads it' '
+	cat >frac.heap <<-\EOF &&
+	--- symbol
+	binary=./frac
+	0x0000555500001233 main
+	0x0000555500001249 grow
+	0x0000555500001259 shrink
+	---
+	--- heap
+	heap_v2/524288
+	@ 0x555500001249 0x555500001234
+	  t*: 2: 7776 [0: 0]
+	@ 0x555500001259 0x555500001234
+	  t*: 1: 100 [0: 0]
+	EOF
+	cat >fracbase.heap <<-\EOF &&
+	--- symbol
+	binary=./frac
+	0x0000555500001233 main
+	0x0000555500001269 gone
+	---
+	--- heap
+	heap_v2/524288
+	@ 0x555500001269 0x555500001234
+	  t*: 2: 7776 [0: 0]
+	EOF
+	unsampled_stacks 1 <frac.heap >expect 2>fractions &&
+	grep -x "fractions: [2-9]" fractions &&
+	"$JHEAP" --proto frac.heap >frac.pb.gz &&
+	pp -symbolize=none -raw frac.pb.gz | raw_samples >actual &&
+	test_cmp expect actual &&
+	unsampled_stacks -1 <fracbase.heap >>expect 2>fractions &&
+	grep -x "fractions: [2-9]" fractions &&
+	sort -o expect expect &&
+	"$JHEAP" --proto --base fracbase.heap frac.heap >diff.pb.gz &&
+	pp -symbolize=none -raw diff.pb.gz | raw_samples >actual &&
+	test_cmp expect actual
 '
 
 for flt in --focus=caller_a --ignore=caller_a --exclude=leaf_alloc '--retain=main|leaf_alloc|caller_b'; do
@@ -546,8 +660,16 @@ FIXTURES=$SRCDIR/testdata/parse
 golden_raw() {
 	pp -symbolize=none -raw "$1" | sed "/^Time: /d" >"$2"
 }
+# The fixtures' objects are not on this machine: exit 1 (a degraded
+# result), with a warning naming each (sort -u: one line per object).
 test_expect_success 'golden: v2_accum.heap' '
-	(cd "$FIXTURES" && "$JHEAP" --proto v2_accum.heap) >p.pb.gz 2>err
+	{ (cd "$FIXTURES" && "$JHEAP" --proto v2_accum.heap) >p.pb.gz 2>err; test $? -eq 1; } &&
+	cat >expect.err <<-\EOF &&
+	jheap: warning: cannot open '"'"'/opt/my app/server'"'"': No such file or directory; its frames are shown as server+0xOFFSET
+	jheap: warning: cannot open '"'"'/usr/lib/libjemalloc.so.2'"'"': No such file or directory; its frames are shown as libjemalloc.so.2+0xOFFSET
+	jheap: warning: none of the 3 addresses in the main program resolve to a function in '"'"'?'"'"': is it the binary that wrote the dump?
+	EOF
+	sort -u err >actual.err && test_cmp expect.err actual.err &&
 	golden_raw p.pb.gz actual &&
 	test_golden proto-v2_accum.raw.txt actual
 '
@@ -574,7 +696,12 @@ test_expect_success 'golden: split mappings, vdso, threads (maps.heap)' '
 	00500000-00501000 r-xp 00008000 fe:00 7   /opt/app/bin
 	7ffc00000000-7ffc00002000 r-xp 00000000 00:00 0   [vdso]
 	EOF
-	"$JHEAP" --proto maps.heap >p.pb.gz 2>err
+	{ "$JHEAP" --proto maps.heap >p.pb.gz 2>err; test $? -eq 1; } &&
+	cat >expect.err <<-\EOF &&
+	jheap: warning: cannot open '"'"'/opt/app/bin'"'"': No such file or directory; its frames are shown as bin+0xOFFSET
+	jheap: warning: none of the 3 addresses in the main program resolve to a function in '"'"'?'"'"': is it the binary that wrote the dump?
+	EOF
+	sort -u err >actual.err && test_cmp expect.err actual.err &&
 	golden_raw p.pb.gz actual &&
 	test_golden proto-maps.raw.txt actual
 '

@@ -302,20 +302,11 @@ test_expect_success NODE 'a stack of allocator frames only keeps its weight' '
 # serve_and_dump DIR URLPATH OUT: serve DIR on a free localhost port, load
 # http://127.0.0.1:PORT/URLPATH in headless chromium, write the DOM to OUT.
 serve_and_dump() {
-	local dir=$1 page=$2 out=$3 pid port= i rc
-	python3 -u -m http.server 0 --bind 127.0.0.1 --directory "$dir" >srv.log 2>&1 &
-	pid=$!
-	for i in $(seq 50); do
-		port=$(sed -n "s/^Serving HTTP on .* port \([0-9][0-9]*\) .*/\1/p" srv.log)
-		[ -n "$port" ] && break
-		sleep 0.1
-	done
-	if [ -z "$port" ]; then
-		kill "$pid" 2>/dev/null
-		echo "http.server did not start"
-		cat srv.log
-		return 1
-	fi
+	local dir=$1 page=$2 out=$3 port rc
+	# port 0: the server binds a port the system picks, and says which
+	test_bg srv 600 python3 -u -m http.server 0 --bind 127.0.0.1 --directory "$dir" &&
+	port=$(test_bg_line srv "^Serving HTTP on .* port [0-9]+ ") &&
+	port=$(printf "%s\n" "$port" | sed "s/.* port \([0-9]*\) .*/\1/") || return 1
 	rm -rf chrome-profile && mkdir chrome-profile
 	page=$(printf "%s" "$page" | sed "s/@PORT@/$port/g")
 	timeout 90 chromium --headless --no-sandbox --disable-gpu --disable-quic \
@@ -324,8 +315,7 @@ serve_and_dump() {
 		--virtual-time-budget=20000 --dump-dom "http://127.0.0.1:$port/$page" \
 		>"$out" 2>chrome.err
 	rc=$?
-	kill "$pid" 2>/dev/null
-	wait "$pid" 2>/dev/null
+	test_bg_stop srv
 	[ "$rc" = 0 ] || { echo "chromium failed ($rc)"; tail -5 chrome.err; return 1; }
 }
 

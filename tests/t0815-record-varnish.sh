@@ -22,11 +22,11 @@ free_port() {
 }
 
 test_expect_success 'varnishd serves files from a backend under jheap record' '
-	mkdir -p www dumps && chmod 1777 dumps &&
+	mkdir -p www &&
 	for i in $(seq 1 200); do head -c $((1000 + i * 37)) /dev/zero | tr "\\0" x >www/f$i.txt; done &&
 	free_port >bport && free_port >vport &&
 	bg web python3 -m http.server "$(cat bport)" --bind 127.0.0.1 --directory www &&
-	bg v "$JHEAP" record --sample=1 --dir="$TRASH_DIRECTORY/dumps" -- "$VARNISHD" -F -n "$TRASH_DIRECTORY/vwork" \
+	bg v "$JHEAP" record --sample=1 --dir="$TRASH_DIRECTORY/dumps" --dump-group=varnish -- "$VARNISHD" -F -n "$TRASH_DIRECTORY/vwork" \
 		-a 127.0.0.1:"$(cat vport)" -b 127.0.0.1:"$(cat bport)" -s malloc,32m &&
 	for i in $(seq 100); do
 		curl -s -o /dev/null http://127.0.0.1:"$(cat vport)"/f1.txt && break
@@ -66,9 +66,9 @@ test_expect_success LLVM 'the child'"'"'s leaf names agree with llvm-symbolizer'
 
 test_expect_success 'a dump folder the daemon may not write in: the message says why' '
 	cpid=$(pgrep -P $(cat v.pid) -x cache-main) &&
-	chmod 755 dumps &&
+	chmod 750 dumps &&
 	expect_fail 1 "it runs as user $(id -u vcache), who may not write in $TRASH_DIRECTORY/dumps" dump $cpid &&
-	chmod 1777 dumps
+	chmod 770 dumps
 '
 
 test_expect_success 'stop varnishd' '

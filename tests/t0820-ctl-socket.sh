@@ -67,7 +67,7 @@ test_expect_success OTHER_USER 'a peer of another user that reaches the socket i
 '
 
 test_expect_success OTHER_USER 'root controls a process of another user' '
-	mkdir -p o && chmod 777 o &&
+	mkdir -m 700 o && chown $TESTUSER o &&
 	bg u runuser -u $TESTUSER -- env -u XDG_RUNTIME_DIR "$JHEAP" record -q --sample=1 --dir="$TRASH_DIRECTORY/o" -- ./w_ctl &&
 	wait_line u.out "^ready\$" &&
 	upid=$(pgrep -u $TESTUSER -n -x w_ctl) && forget_pid $upid &&
@@ -306,8 +306,7 @@ time.sleep(60)
 EOF
 
 test_expect_success OTHER_USER 'a daemon that closes every descriptor and drops root: root dumps it' '
-	mkdir -p dd && chmod 777 dd &&
-	bg dm "$JHEAP" record -q --sample=1 --dir="$TRASH_DIRECTORY/dd" -- "$PYTHON" daemon.py $TESTUSER &&
+	bg dm "$JHEAP" record -q --sample=1 --dir="$TRASH_DIRECTORY/dd" --dump-group=$TESTUSER -- "$PYTHON" daemon.py $TESTUSER &&
 	wait_line dm.out "^ready\$" && pid=$(cat dm.pid) &&
 	test "$(stat -c %U /proc/$pid)" = $TESTUSER &&
 	path=$("$JHEAP" dump $pid) &&
@@ -317,7 +316,6 @@ test_expect_success OTHER_USER 'a daemon that closes every descriptor and drops 
 '
 
 test_expect_success OTHER_USER 'the daemon'"'"'s user may not write in the dump folder: the message says so' '
-	mkdir -p ro && chmod 755 ro &&
 	bg dr "$JHEAP" record -q --sample=1 --dir="$TRASH_DIRECTORY/ro" -- "$PYTHON" daemon.py $TESTUSER &&
 	wait_line dr.out "^ready\$" && pid=$(cat dr.pid) &&
 	expect_fail 1 "it runs as user $(id -u $TESTUSER), who may not write in $TRASH_DIRECTORY/ro \(Permission denied\)" dump $pid

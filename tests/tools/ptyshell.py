@@ -3,7 +3,7 @@
 person at a terminal would, for the tests of jheap's shell.
 
 Usage: ptyshell.py [--cols N] [--rows N] [--timeout S] [--prompt P]
-                   [--transcript FILE] SCRIPT -- PROGRAM [ARGS...]
+                   [--transcript FILE] [--plain] SCRIPT -- PROGRAM [ARGS...]
 
 The program runs on the slave side of a new pseudo-terminal (standard
 input, output and error, its controlling terminal), with TERM=xterm unless
@@ -17,16 +17,22 @@ step a line:
   keys TEXT       type TEXT (Python escapes: \\t is Tab, \\x1b[A the Up
                   arrow, \\x03 Ctrl-C, \\x04 Ctrl-D, \\r Enter)
 Keys are typed once the program has put the terminal in raw mode, as a
-line editor does at its prompt (else after 2 s).
+line editor does at its prompt; with --plain (a program that reads plain
+lines, the terminal in canonical mode), at once: the terminal echoes
+them and keeps them until the program reads.
   expect REGEX    wait until the output since the last step matches REGEX
   prompt          wait for the next prompt
-  screen NAME     write the output since the last step, as it came, to NAME
+  screen NAME     write the output since the last step, as it came, to NAME:
+                  nothing waits for more, so an "expect" before it says
+                  what must have come (the end of a listing, the prompt
+                  after it)
   time NAME LINE  like cmd, and append "SECONDS BYTES LINE" to the file
                   NAME: the seconds from Enter to the next prompt and the
                   bytes printed in between
   exit STATUS     wait for the program to end with STATUS
 
-A step that times out (TIMEOUT seconds, 30) fails: the exit status is 1
+No step waits a fixed time: each waits for what it names.  A step that
+times out (TIMEOUT seconds, 30) fails: the exit status is 1
 and what the program printed last is on standard error.  --transcript
 writes everything the program printed to FILE.
 """
@@ -42,8 +48,9 @@ import time
 
 
 class Session:
-    def __init__(self, argv, cols, rows, timeout, prompt):
+    def __init__(self, argv, cols, rows, timeout, prompt, plain):
         self.timeout = timeout
+        self.plain = plain
         self.prompt = prompt.encode()
         self.buf = bytearray()   # appended in place: a report may be megabytes
         self.mark = 0
@@ -109,18 +116,43 @@ class Session:
         os.write(self.fd, data)
 
     def wait_raw(self):
-        """Waits (2 s at most) until the program has put the terminal out of
-        canonical mode, as a line editor does once it shows its prompt:
-        keys typed before that would be echoed twice, by the terminal and
-        by the editor.  A person does not type that fast."""
-        until = time.monotonic() + 2
-        while time.monotonic() < until and self.status is None:
-            try:
-                if not termios.tcgetattr(self.fd)[3] & termios.ICANON:
+        """Waits until the program has put the terminal out of canonical
+        mode, as a line editor does once it shows its prompt: keys typed
+        before that would be echoed twice, by the terminal and by the
+        editor.  A person does not type that fast.  A program that reads
+        plain lines (--plain) never does: its keys go once it waits in
+        read(2) on the terminal (a Ctrl-C typed before would reach it
+        between its prompt and its read)."""
+        until = time.monotonic() + self.timeout
+        while self.status is None:
+            if self.plain:
+                if self.reading():
                     return
-            except termios.error:
-                return
-            self.read_some(time.monotonic() + 0.01)
+            else:
+                try:
+                    if not termios.tcgetattr(self.fd)[3] & termios.ICANON:
+                        return
+                except termios.error:
+                    return
+            if time.monotonic() >= until:
+                if self.plain:
+                    fail("timed out after %g s waiting for the program to read the terminal"
+                         % self.timeout)
+                fail("timed out after %g s waiting for the program to put the terminal "
+                     "in raw mode (a line editor at its prompt; --plain for a program "
+                     "that reads plain lines)" % self.timeout)
+            self.read_some(min(until, time.monotonic() + 0.01))
+
+    def reading(self):
+        """The program waits in read(2) on standard input, from
+        /proc/PID/syscall ("running" while it runs; the parent may read
+        it).  Where that file cannot be read, true."""
+        try:
+            with open("/proc/%d/syscall" % self.pid) as f:
+                fields = f.read().split()
+        except OSError:
+            return True
+        return len(fields) > 1 and fields[0] == str(READ_SYSCALL) and int(fields[1], 16) == 0
 
 
 def fail(msg):
@@ -132,6 +164,9 @@ def fail(msg):
 
 
 SESSION = None
+# read(2)'s number, as /proc/PID/syscall shows it
+READ_SYSCALL = {"x86_64": 0, "aarch64": 63, "riscv64": 63, "ppc64le": 3,
+                "s390x": 3, "i686": 3, "armv7l": 3}.get(os.uname().machine, 0)
 
 
 def clean(data, echoed):
@@ -148,7 +183,12 @@ def main():
     args = sys.argv[1:]
     opts = {"--cols": "200", "--rows": "50", "--timeout": "30", "--prompt": "(jheap) ",
             "--transcript": None}
-    while args and args[0] in opts:
+    plain = False
+    while args and (args[0] in opts or args[0] == "--plain"):
+        if args[0] == "--plain":
+            plain = True
+            args = args[1:]
+            continue
         opts[args[0]] = args[1]
         args = args[2:]
     if len(args) < 3 or args[1] != "--":
@@ -158,7 +198,7 @@ def main():
     with open(script) as f:
         steps = [l.rstrip("\n") for l in f if l.strip() and not l.startswith("#")]
     SESSION = s = Session(argv, int(opts["--cols"]), int(opts["--rows"]),
-                          float(opts["--timeout"]), opts["--prompt"])
+                          float(opts["--timeout"]), opts["--prompt"], plain)
     try:
         for step in steps:
             verb, _, rest = step.partition(" ")
@@ -189,9 +229,6 @@ def main():
                 m = s.wait_prompt()
                 s.mark = m.end()
             elif verb == "screen":
-                until = time.monotonic() + 0.3
-                while s.read_some(until):
-                    pass
                 with open(rest, "wb") as f:
                     f.write(s.buf[s.mark:])
                 s.mark = len(s.buf)

@@ -23,6 +23,10 @@ have() { command -v "$1" >/dev/null 2>&1; }
 $CC -O0 -g -o c_O0 fix_c.c
 $CC -O0 -gdwarf-4 -o c_O0_dw4 fix_c.c
 $CC -O0 -g -no-pie -fno-pie -o c_nopie fix_c.c
+# Without a build id, and without DWARF (names from .symtab): the
+# persistent cache knows it by its size, inode and modification time alone
+# (tests/unit/test_diskcache.c replaces it in place).
+$CC -O0 -Wl,--build-id=none -o c_nobid fix_c.c
 # One unit of many functions (partial unit indexes that become full ones),
 # and that unit with another in DWARF 4 (test_linetab makes them share one
 # line table).

@@ -335,10 +335,80 @@ TEST(fractional_values_same_bits)
 	profile_release(&g.p);
 }
 
+/* --thread=N is a view: aggregates of two threads' shares and of the
+ * whole profile, built from one model in any order, leave the model as it
+ * was and each equals the aggregate of a model holding only that share
+ * (the way --thread was once written, the reference here). */
+TEST(thread_views_leave_the_model)
+{
+	static struct gen g;
+	build(&g, true);
+	struct profile *p = &g.p;
+	int64_t t1 = profile_thread(p, 7), t2 = profile_thread(p, 9);
+	CHECK(t1 >= 0 && t2 >= 0);
+	for (size_t i = 0; i < p->nsamples; i++) {
+		double v = p->samples[i].v[PF_INUSE_SPACE];
+		double a[PF_NVALUES] = { 0 }, b[PF_NVALUES] = { 0 };
+		a[PF_INUSE_SPACE] = i % 3 ? floor(v / 4) : 0;
+		b[PF_INUSE_SPACE] = v - a[PF_INUSE_SPACE];
+		if (i % 3)
+			CHECK_INT(profile_thread_add(p, (uint32_t)i, (uint32_t)t1, a), 0);
+		CHECK_INT(profile_thread_add(p, (uint32_t)i, (uint32_t)t2, b), 0);
+	}
+	size_t bytes = p->nsamples * sizeof(*p->samples);
+	struct pf_sample *before = malloc(bytes);
+	memcpy(before, p->samples, bytes);
+	struct agg_options o = { .value = PF_INUSE_SPACE, .gran = GRAN_FUNCTIONS };
+	struct agg_options o7 = o, o9 = o, o99 = o;
+	o7.one_thread = o9.one_thread = o99.one_thread = true;
+	o7.thread_uid = 7;
+	o9.thread_uid = 9;
+	o99.thread_uid = 99;
+	struct aggregate whole, a7, a9, a99, again;
+	CHECK_INT(aggregate_build(&whole, p, &o), 0);
+	CHECK_INT(aggregate_build(&a7, p, &o7), 0);
+	CHECK_INT(aggregate_build(&a9, p, &o9), 0);
+	CHECK_INT(aggregate_build(&a99, p, &o99), 0);
+	CHECK_INT(aggregate_build(&again, p, &o), 0);
+	CHECK(!memcmp(before, p->samples, bytes));
+	CHECK(same_rows(&whole, &again));
+	CHECK(a7.total > 0 && a9.total > a7.total);
+	CHECK(a7.total + a9.total == whole.total);
+	CHECK(a99.total == 0 && a99.flat_total == 0);
+	CHECK(aggregate_values(&a7, p, 1)[PF_INUSE_SPACE] ==
+	      floor(before[1].v[PF_INUSE_SPACE] / 4));
+	CHECK(aggregate_values(&a7, p, 3)[PF_INUSE_SPACE] == 0);
+	CHECK(aggregate_base(&a7, p, 1)[PF_INUSE_SPACE] == 0);
+	CHECK(aggregate_values(&whole, p, 1) == p->samples[1].v);
+	/* the reference: the model's values replaced by each thread's */
+	const struct aggregate *views[2] = { &a7, &a9 };
+	for (int k = 0; k < 2; k++) {
+		for (size_t i = 0; i < p->nsamples; i++)
+			p->samples[i].v[PF_INUSE_SPACE] = 0;
+		for (size_t i = 0; i < p->ntvals; i++)
+			if (p->tvals[i].thread == (uint32_t)(k ? t2 : t1))
+				p->samples[p->tvals[i].sample].v[PF_INUSE_SPACE] +=
+					p->tvals[i].v[PF_INUSE_SPACE];
+		struct aggregate ref;
+		CHECK_INT(aggregate_build(&ref, p, &o), 0);
+		CHECK(same_rows(views[k], &ref));
+		aggregate_release(&ref);
+	}
+	memcpy(p->samples, before, bytes);
+	aggregate_release(&whole);
+	aggregate_release(&a7);
+	aggregate_release(&a9);
+	aggregate_release(&a99);
+	aggregate_release(&again);
+	free(before);
+	profile_release(p);
+}
+
 int main(void)
 {
 	RUN(whole_values_exact);
 	RUN(user_allocator_exact);
 	RUN(fractional_values_same_bits);
+	RUN(thread_views_leave_the_model);
 	return UNIT_END();
 }

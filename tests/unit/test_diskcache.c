@@ -5,9 +5,10 @@
  * either refused or yields only well-formed answers (run under ASan and
  * valgrind by make check SANITIZE=... and t0610).
  *
- * The object is this test program itself.  diskcache.c is included, not
- * linked, to reach its modules' insides; the file layout and checksum
- * are dcfile.h's.
+ * The object is this test program itself, and for stale entries a fixture
+ * without a build id (c_nobid, from tests/unit/build-fixtures.sh in
+ * $JHEAP_FIXTURES).  diskcache.c is included, not linked, to reach its
+ * modules' insides; the file layout and checksum are dcfile.h's.
  */
 #include "symbolize/diskcache.c"
 #include "tests/unit/unit.h"
@@ -780,6 +781,134 @@ TEST(parts)
 	free(first);
 }
 
+/* An address of PROG (a module of SC) that symcache names NAME; 0 if none. */
+static uint64_t find_named(struct symmodule *pm, const char *name)
+{
+	size_t nseg;
+	const struct symsegment *segs = symmodule_segments(pm, &nseg);
+	for (size_t i = 0; i < nseg; i++)
+		if (segs[i].flags & PF_X)
+			for (uint64_t a = segs[i].vaddr; a < segs[i].vaddr + segs[i].memsz; a++) {
+				struct symresult r;
+				symmodule_lookup(pm, a, &r);
+				if (r.nframes && r.frames[0].name && !strcmp(r.frames[0].name, name))
+					return a;
+			}
+	return 0;
+}
+
+/* The name symcache gives at PC of a fresh look at PATH, or "". */
+static void fresh_name(const char *path, uint64_t pc, char *out, size_t outlen)
+{
+	char err[512];
+	struct symcache *c = symcache_new(NULL);
+	struct symmodule *pm = c ? symcache_module(c, path, err, sizeof err) : NULL;
+	struct symresult r;
+	out[0] = '\0';
+	if (pm) {
+		symmodule_lookup(pm, pc, &r);
+		if (r.nframes && r.frames[0].name)
+			snprintf(out, outlen, "%s", r.frames[0].name);
+	}
+	symcache_free(c);
+}
+
+/* A binary without a build id (nor DWARF, whose own file's time would be
+ * checked too) is known by its size, inode and modification time.  One
+ * rewritten in place (same name, size and inode: a rebuild of the same size
+ * copied over it) with a later time, whose function c_leaf is now c_lEaf:
+ * the entry made for the old file must not be used. */
+TEST(stale_without_build_id)
+{
+	const char *fx = getenv("JHEAP_FIXTURES");
+	char src[600], pdir[300], prog[400], err[512], name[64];
+	if (!fx) {
+		printf("%s: stale_without_build_id needs JHEAP_FIXTURES (make unit-run sets it)\n",
+		       __FILE__);
+		CHECK(fx != NULL);
+		return;
+	}
+	snprintf(src, sizeof src, "%s/c_nobid", fx);
+	snprintf(pdir, sizeof pdir, "%s.prog", dir);
+	snprintf(prog, sizeof prog, "%s/prog", pdir);
+	nftw(dir, rm_one, 8, FTW_DEPTH | FTW_PHYS);
+	nftw(pdir, rm_one, 8, FTW_DEPTH | FTW_PHYS);
+	CHECK(mkdir(pdir, 0700) == 0);
+	size_t len = 0;
+	char *bin = slurp(src, &len);
+	CHECK(len > 0);
+	FILE *f = fopen(prog, "wb");
+	CHECK(f && fwrite(bin, 1, len, f) == len && fclose(f) == 0);
+
+	/* the old file's answer for c_leaf, cached */
+	struct symcache *c = symcache_new(NULL);
+	struct symmodule *pm = symcache_module(c, prog, err, sizeof err);
+	CHECK(pm != NULL);
+	if (!pm)
+		return;
+	size_t blen = 1;
+	CHECK(symmodule_build_id(pm, &blen) == NULL || blen == 0);
+	CHECK(symmodule_debug_path(pm) == NULL);  /* only the object's own time counts */
+	uint64_t pc = find_named(pm, "c_leaf");
+	CHECK(pc != 0);
+	struct diskcache *dc = diskcache_new(dir, NULL, err, sizeof err);
+	CHECK(dc != NULL);
+	struct dcmodule *m = diskcache_module(dc, pm, prog);
+	struct symresult r;
+	symmodule_lookup(pm, pc, &r);
+	dcmodule_add(m, pc, &r);
+	CHECK(dcmodule_save(dc, m, pm, err, sizeof err) == 0);
+	diskcache_free(dc);
+	/* used while the file is the same */
+	dc = diskcache_new(dir, NULL, err, sizeof err);
+	m = diskcache_module(dc, pm, prog);
+	CHECK(!strncmp(m->state, "loaded 1 answers", 16));
+	CHECK(dcmodule_lookup(m, pc, &r) && r.nframes && !strcmp(r.frames[0].name, "c_leaf"));
+	diskcache_free(dc);
+	symcache_free(c);
+
+	/* rewritten in place: same size and inode, every "c_leaf" now
+	 * "c_lEaf", a modification time one second later */
+	struct stat before, after;
+	CHECK(stat(prog, &before) == 0);
+	size_t changed = 0;
+	for (char *p = bin; (p = memmem(p, len - (size_t)(p - bin), "c_leaf", 6)); p += 6) {
+		p[3] = 'E';
+		changed++;
+	}
+	CHECK(changed > 0);
+	int fd = open(prog, O_WRONLY);
+	CHECK(fd >= 0 && pwrite(fd, bin, len, 0) == (ssize_t)len);
+	struct timespec times[2] = { before.st_atim, before.st_mtim };
+	times[1].tv_sec += 1;
+	CHECK(fd >= 0 && futimens(fd, times) == 0 && close(fd) == 0);
+	CHECK(stat(prog, &after) == 0);
+	CHECK(after.st_ino == before.st_ino && after.st_size == before.st_size);
+	fresh_name(prog, pc, name, sizeof name);
+	CHECK_STR(name, "c_lEaf");
+
+	/* the old entry is not used: the file is refused, or holds nothing
+	 * for the address, or the new name */
+	c = symcache_new(NULL);
+	pm = symcache_module(c, prog, err, sizeof err);
+	CHECK(pm != NULL);
+	if (pm) {
+		dc = diskcache_new(dir, NULL, err, sizeof err);
+		m = diskcache_module(dc, pm, prog);
+		bool stale = dcmodule_lookup(m, pc, &r) &&
+			     !(r.nframes && r.frames[0].name && !strcmp(r.frames[0].name, "c_lEaf"));
+		bool refused = strstr(m->state, "made for another version of the file") != NULL;
+		if (stale || !refused)
+			fprintf(stderr, "stale_without_build_id: %s\n", m->state);
+		diskcache_free(dc);
+		CHECK(!stale);
+		CHECK(refused);
+	}
+	symcache_free(c);
+	free(bin);
+	nftw(pdir, rm_one, 8, FTW_DEPTH | FTW_PHYS);
+}
+
 int main(void)
 {
 	if (setup()) {
@@ -791,6 +920,7 @@ int main(void)
 	RUN(parts);
 	RUN(bad_fields);
 	RUN(random_damage);
+	RUN(stale_without_build_id);
 	nftw(dir, rm_one, 8, FTW_DEPTH | FTW_PHYS);
 	symcache_free(sc);
 	return UNIT_END();
