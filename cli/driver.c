@@ -307,6 +307,8 @@ static const char *value_option(enum pf_value v)
 	case PF_INUSE_OBJECTS: return "--inuse_objects";
 	case PF_INUSE_SPACE: return "--inuse_space";
 	case PF_ALLOC_OBJECTS: return "--alloc_objects";
+	case PF_CHURN_OBJECTS: return "--churn_objects";
+	case PF_CHURN_SPACE: return "--churn";
 	default: return "--alloc_space";
 	}
 }
@@ -416,10 +418,10 @@ int driver_load(struct driver *r, const char *binary, const char *const *paths,
 			driver_warn(r, err);
 		}
 	}
-	if ((c->value == PF_ALLOC_SPACE || c->value == PF_ALLOC_OBJECTS) && !p.has_alloc &&
-	    p.nsamples) {
-		fprintf(stderr, "jheap: %s: the profile has no allocation counts (the program ran without MALLOC_CONF=prof_accum:true); use --inuse_space or --inuse_objects\n",
-			value_option(c->value));
+	if (c->value >= PF_ALLOC_OBJECTS && !p.has_alloc && p.nsamples) {
+		fprintf(stderr, "jheap: %s: the profile has no allocation counts (the program ran without MALLOC_CONF=prof_accum:true%s); use --inuse_space or --inuse_objects\n",
+			value_option(c->value), c->value >= PF_CHURN_OBJECTS
+			? ": what was allocated and freed again is the allocated counts minus those in use; jheap record --accum keeps them" : "");
 		rc = EXIT_DATA;
 		goto out;
 	}

@@ -6,7 +6,7 @@
 enum opt_id {
 	O_TEXT, O_COLLAPSED, O_FLAMEGRAPH, O_DOT, O_SVG, O_PDF, O_PNG, O_PROTO,
 	O_SPEEDSCOPE, O_CALLGRIND, O_RAW, O_SYMBOLIZED, O_SYMBOLS, O_NODEFRACTION,
-	O_EDGEFRACTION, O_MAXDEGREE, O_THREAD, O_LIST, O_DISASM, O_SOURCE_DIR, O_GROWTH, O_FOCUS, O_IGNORE, O_RETAIN, O_EXCLUDE, O_INUSE_SPACE, O_INUSE_OBJECTS, O_ALLOC_SPACE, O_ALLOC_OBJECTS,
+	O_EDGEFRACTION, O_MAXDEGREE, O_THREAD, O_LIST, O_DISASM, O_SOURCE_DIR, O_GROWTH, O_FOCUS, O_IGNORE, O_RETAIN, O_EXCLUDE, O_INUSE_SPACE, O_INUSE_OBJECTS, O_ALLOC_SPACE, O_ALLOC_OBJECTS, O_CHURN, O_CHURN_OBJECTS,
 	O_SHOW_BYTES, O_FUNCTIONS, O_LINES, O_FILES, O_ADDRESSES, O_CUM,
 	O_NODECOUNT, O_FULL_NAMES, O_KEEP_ALLOCATOR, O_ALLOCATOR, O_BASE, O_DROP_NEGATIVE,
 	O_DEBUGINFO_DIR, O_PERF_MAP, O_LIB_PREFIX, O_SECONDS, O_NO_SYMBOLIZE, O_NO_CACHE, O_OUTPUT, O_QUIET,
@@ -52,6 +52,8 @@ static const struct option_def options[] = {
 	{ "inuse_objects", 0, O_INUSE_OBJECTS, NULL, "report objects in use" },
 	{ "alloc_space", 0, O_ALLOC_SPACE, NULL, "report bytes allocated over the run (needs prof_accum:true)" },
 	{ "alloc_objects", 0, O_ALLOC_OBJECTS, NULL, "report objects allocated over the run (needs prof_accum:true)" },
+	{ "churn", 0, O_CHURN, NULL, "report bytes allocated and freed again: allocated minus in use (needs prof_accum:true)" },
+	{ "churn_objects", 0, O_CHURN_OBJECTS, NULL, "report objects allocated and freed again (needs prof_accum:true)" },
 	{ "show_bytes", 0, O_SHOW_BYTES, NULL, "print bytes instead of MB" },
 	{ "functions", 0, O_FUNCTIONS, NULL, "one row per function (default)" },
 	{ "lines", 0, O_LINES, NULL, "one row per source line" },
@@ -116,7 +118,7 @@ static int set_value(struct cli *c, enum pf_value v, int *seen, char *err, size_
 {
 	if (++*seen > 1)
 		return jh_err(err, errlen, JH_EUSAGE,
-			      "specify at most one of --inuse_space, --inuse_objects, --alloc_space, --alloc_objects");
+			      "specify at most one of --inuse_space, --inuse_objects, --alloc_space, --alloc_objects, --churn, --churn_objects");
 	c->value = v;
 	return 0;
 }
@@ -182,6 +184,8 @@ static int apply(struct cli *c, const struct option_def *o, char *val, int *nval
 	case O_INUSE_OBJECTS: return set_value(c, PF_INUSE_OBJECTS, nvalue, err, errlen);
 	case O_ALLOC_SPACE: return set_value(c, PF_ALLOC_SPACE, nvalue, err, errlen);
 	case O_ALLOC_OBJECTS: return set_value(c, PF_ALLOC_OBJECTS, nvalue, err, errlen);
+	case O_CHURN: return set_value(c, PF_CHURN_SPACE, nvalue, err, errlen);
+	case O_CHURN_OBJECTS: return set_value(c, PF_CHURN_OBJECTS, nvalue, err, errlen);
 	case O_SHOW_BYTES: c->show_bytes = true; return 0;
 	case O_FUNCTIONS: return set_gran(c, GRAN_FUNCTIONS, ngran, err, errlen);
 	case O_LINES: return set_gran(c, GRAN_LINES, ngran, err, errlen);
@@ -469,6 +473,7 @@ static bool is_setting(int id)
 	switch (id) {
 	case O_NODEFRACTION: case O_EDGEFRACTION: case O_MAXDEGREE:
 	case O_INUSE_SPACE: case O_INUSE_OBJECTS: case O_ALLOC_SPACE: case O_ALLOC_OBJECTS:
+	case O_CHURN: case O_CHURN_OBJECTS:
 	case O_SHOW_BYTES: case O_FUNCTIONS: case O_LINES: case O_FILES: case O_ADDRESSES:
 	case O_CUM: case O_NODECOUNT: case O_FULL_NAMES: case O_KEEP_ALLOCATOR: case O_ALLOCATOR:
 	case O_THREAD:

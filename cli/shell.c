@@ -116,8 +116,9 @@ static const struct command *find_command(const char *word)
 
 static const char *value_name(enum pf_value v)
 {
-	static const char *const n[] = { "inuse_objects", "inuse_space", "alloc_objects", "alloc_space" };
-	return n[v];
+	static const char *const n[] = { "inuse_objects", "inuse_space", "alloc_objects", "alloc_space",
+					 "churn_objects", "churn" };
+	return v >= 0 && v < PF_NALL_VALUES ? n[v] : "?";
 }
 
 static const char *gran_name(enum granularity g)
@@ -150,7 +151,7 @@ static bool bad_regex(const char *name, const char *re)
 static bool value_ok(struct shell *sh, enum pf_value v)
 {
 	const struct profile *p = &sh->d->p;
-	if ((v == PF_ALLOC_SPACE || v == PF_ALLOC_OBJECTS) && !p->has_alloc && p->nsamples) {
+	if (v >= PF_ALLOC_OBJECTS && !p->has_alloc && p->nsamples) {
 		say("%s: the profile has no allocation counts (the program ran without MALLOC_CONF=prof_accum:true); use inuse_space or inuse_objects",
 		    value_name(v));
 		return false;
