@@ -289,14 +289,19 @@ int series_timeline(const struct series *s, const struct growth *g, const struct
 		struct series_row *r = &rows[k];
 		r->value = pf_value_of(s->dumps[k].total, v);
 		r->change = k ? r->value - rows[k - 1].value : 0;
-		/* the largest rise; ties to the name first in byte order */
+		/* the largest rise; of equal rises the smallest site (with
+		 * CUM, the callee rather than main, which holds it too),
+		 * then the name first in byte order */
+		double at = 0;
 		for (size_t key = 1; key < nk; key++) {
-			double d = vals[key * g->ndumps + k] - (k ? vals[key * g->ndumps + k - 1] : 0);
+			double now = vals[key * g->ndumps + k];
+			double d = now - (k ? vals[key * g->ndumps + k - 1] : 0);
 			if (d <= 0)
 				continue;
 			if (!r->grew_key || d > r->grew_by ||
-			    (d == r->grew_by && strcmp(strtab_get(&a->keys, (uint32_t)key),
-						       strtab_get(&a->keys, r->grew_key)) < 0)) {
+			    (d == r->grew_by && (now < at || (now == at &&
+			     strcmp(strtab_get(&a->keys, (uint32_t)key), strtab_get(&a->keys, r->grew_key)) < 0)))) {
+				at = now;
 				r->grew_key = (uint32_t)key;
 				r->grew_by = d;
 			}

@@ -117,8 +117,9 @@ struct series_row {
 	double value;                /* the dump's total of V */
 	double change;               /* since the dump before (0 for the first) */
 	uint32_t grew_key;           /* the site that grew most since the dump
-	                                before (for the first, the largest); 0
-	                                when none grew */
+	                                before (for the first, the largest; of
+	                                equal rises the one with the least in
+	                                the dump, then by name); 0 when none grew */
 	double grew_by;
 };
 

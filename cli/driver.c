@@ -20,6 +20,7 @@
 #include "output/disasm.h"
 #include "output/outfile.h"
 #include "output/report.h"
+#include "output/timeline.h"
 #include "symbolize/symbolize.h"
 #include "symbolize/unnamed.h"
 
@@ -219,7 +220,7 @@ static void free_shown(struct driver *r)
  * URL's saved copy (which --raw reads again), or the URL without user
  * information when it was not saved; else PATH; malloc'd. */
 static int load(struct driver *r, struct profile *dst, const char *path, double sign,
-		char **shown)
+		char **shown, struct series *ser, size_t k)
 {
 	struct profile one;
 	char err[1024], saved[4096] = "";
@@ -247,6 +248,12 @@ static int load(struct driver *r, struct profile *dst, const char *path, double 
 	if (!rc && shown && !(*shown = strdup(saved[0] ? saved : name)))
 		rc = jh_err(err, sizeof(err), JH_ENOMEM, "out of memory");
 	if (rc) {
+		fprintf(stderr, "jheap: %s\n", err);
+		profile_release(&one);
+		return EXIT_DATA;
+	}
+	/* a series: of one program and process, as each dump comes */
+	if (ser && (rc = series_note_dump(ser, k, &one, err, sizeof(err)))) {
 		fprintf(stderr, "jheap: %s\n", err);
 		profile_release(&one);
 		return EXIT_DATA;
@@ -339,13 +346,44 @@ static int open_caches(struct driver *r, const struct cli *c, char *why, size_t 
 	return EXIT_OK;
 }
 
+int driver_read_dump(struct driver *r, const char *path, struct profile *one,
+		     struct series *ser, size_t k)
+{
+	if (profile_init(one)) {
+		fprintf(stderr, "jheap: out of memory\n");
+		return EXIT_DATA;
+	}
+	int rc = load(r, one, path, 1, NULL, ser, k);
+	if (rc) {
+		profile_release(one);
+		profile_init(one);
+	}
+	return rc;
+}
+
 int driver_load(struct driver *r, const char *binary, const char *const *paths,
 		size_t npaths, const struct cli *c)
 {
 	char err[1024];
 	struct profile p;
+	/* a series: the dumps to load, in order (seriesload.h) */
+	struct seriesload sl = { 0 };
+	const char *const *all = paths;
+	size_t nall = npaths;
+	bool values = false;   /* keep each dump's values */
+	if (seriesload_kind(c) != SERIESLOAD_NONE) {
+		int prc = seriesload_plan(r, c, paths, npaths, &sl);
+		if (prc) {
+			seriesload_release(&sl);
+			return prc;
+		}
+		paths = sl.paths;
+		npaths = sl.n;
+		values = sl.kind != SERIESLOAD_PEAK;
+	}
 	if (profile_init(&p)) {
 		fprintf(stderr, "jheap: out of memory\n");
+		seriesload_release(&sl);
 		return EXIT_DATA;
 	}
 	int rc = EXIT_OK;
@@ -354,13 +392,14 @@ int driver_load(struct driver *r, const char *binary, const char *const *paths,
 	if (!shown) {
 		fprintf(stderr, "jheap: out of memory\n");
 		profile_release(&p);
+		seriesload_release(&sl);
 		return EXIT_DATA;
 	}
-	if (c->growth) {
+	if (values) {
 		growth_release(&r->g);
 		growth_init(&r->g);
-		r->growth = &r->g;
 	}
+	r->growth = c->growth ? &r->g : NULL;
 	r->remote = (struct remote_options){
 		.binary = binary, .seconds = c->seconds, .lib_prefixes = c->lib_prefixes,
 		.note = info_cb, .warn = driver_warn, .progress = fetch_progress, .ctx = r,
@@ -376,14 +415,14 @@ int driver_load(struct driver *r, const char *binary, const char *const *paths,
 		r->pre_binary = binary;
 	}
 	for (size_t i = 0; i < npaths && !rc; i++) {
-		rc = load(r, &p, paths[i], 1, &shown[i]);
-		if (!rc && c->growth && growth_snapshot(&r->g, &p)) {
+		rc = load(r, &p, paths[i], 1, &shown[i], values ? &sl.ser : NULL, i);
+		if (!rc && values && growth_snapshot(&r->g, &p)) {
 			fprintf(stderr, "jheap: out of memory\n");
 			rc = EXIT_DATA;
 		}
 	}
 	for (size_t i = 0; i < c->nbases && !rc; i++)
-		rc = load(r, &p, c->bases[i], -1, NULL);
+		rc = load(r, &p, c->bases[i], -1, NULL, NULL, 0);
 	symbolize_preload_finish(r->pre);
 	r->pre = NULL;
 	r->pre_sc = NULL;
@@ -459,7 +498,7 @@ int driver_load(struct driver *r, const char *binary, const char *const *paths,
 	if (src ||
 	    (profile_fold_by_symbol(&p, c->gran == GRAN_ADDRESSES, &remap) &&
 	     jh_err(err, sizeof(err), JH_ENOMEM, "out of memory")) ||
-	    (c->growth && growth_finish(&r->g, &p, remap) && jh_err(err, sizeof(err), JH_ENOMEM, "out of memory"))) {
+	    (values && growth_finish(&r->g, &p, remap) && jh_err(err, sizeof(err), JH_ENOMEM, "out of memory"))) {
 		fprintf(stderr, "jheap: %s\n", err);
 		rc = EXIT_DATA;
 		free(remap);
@@ -503,8 +542,27 @@ int driver_load(struct driver *r, const char *binary, const char *const *paths,
 	r->ranges = so.ranges;
 	r->by_address = c->gran == GRAN_ADDRESSES;
 	r->noted = c->no_symbolize;
+	/* the series now loaded, with each dump's totals */
+	seriesload_release(&r->sl);
+	r->sl = sl;
+	r->loaded_kind = sl.kind;
+	r->paths = all;
+	r->npaths = nall;
+	if (values) {
+		series_totals(&r->sl.ser, &r->g);
+		r->g.series = &r->sl.ser;
+		r->g.left = &r->sl.left;
+	}
+	/* one dump taken at exit */
+	struct dumpname dn;
+	dumpname_parse(npaths == 1 ? paths[0] : "", &dn);
+	r->exit_dump = npaths == 1 && !c->nbases && dn.jemalloc && dn.kind == 'f';
+	r->exit_noted = false;
+	r->exit_path = r->exit_dump ? paths[0] : NULL;
+	r->has_leak = r->exit_dump && leaksum_find(paths[0], &r->leak) == 1;
 	return EXIT_OK;
 out:
+	seriesload_release(&sl);
 	if (shown)
 		for (size_t i = 0; i < npaths; i++)
 			free(shown[i]);
@@ -520,7 +578,10 @@ bool driver_needs_ranges(const struct cli *o)
 
 bool driver_loaded_for(const struct driver *d, const struct cli *o)
 {
-	return d->loaded && d->nbases == o->nbases && (d->ranges || !driver_needs_ranges(o)) &&
+	enum seriesload_kind k = seriesload_kind(o);
+	/* the dumps of a timeline, all of them, serve a plain report too */
+	bool dumps = d->loaded_kind == k || (k == SERIESLOAD_NONE && d->loaded_kind == SERIESLOAD_ALL);
+	return d->loaded && dumps && d->nbases == o->nbases && (d->ranges || !driver_needs_ranges(o)) &&
 	       d->by_address == (o->gran == GRAN_ADDRESSES);
 }
 
@@ -546,6 +607,7 @@ static enum report_format format_of(enum output_mode m)
 	case MODE_TRACES: return REPORT_TRACES;
 	case MODE_TREE: return REPORT_TREE;
 	case MODE_WEBLIST: return REPORT_WEBLIST;
+	case MODE_TIMELINE: return REPORT_TIMELINE;
 	}
 	return REPORT_TEXT;
 }
@@ -754,7 +816,9 @@ static int report_one(struct driver *r, const struct cli *c, const struct profil
 		.program = program_name(p, r->binary), .profile_paths = (const char *const *)r->shown_paths,
 		.thread = thread, .list = c->list, .disasm = c->disasm, .peek = c->peek,
 		.weblist = c->weblist, .growth = r->growth != NULL, .cum = c->cum,
-		.series = c->mode == MODE_TEXT ? r->growth : NULL,
+		.series = c->mode == MODE_TEXT ? r->growth
+			: c->mode == MODE_TIMELINE && r->loaded_kind == SERIESLOAD_ALL ? &r->g : NULL,
+		.dumps = r->loaded_kind == SERIESLOAD_ALL ? &r->sl.ser : NULL,
 		.nodefraction_set = c->nodefraction_set,
 		.source_dirs = (const char *const *)c->source_dirs,
 		.disasm_cache = r->disasm_cache, .note = report_note, .ctx = r,
@@ -784,6 +848,15 @@ int driver_write(struct driver *d, const struct cli *o, FILE *out)
 		return EXIT_DATA;
 	}
 	int rc = report(d, o, &d->p, out);
+	/* a dump at exit: what it shows was never freed */
+	if (rc == EXIT_OK && d->exit_dump && o->mode == MODE_TEXT) {
+		output_exit_note(out, d->exit_path, d->has_leak ? &d->leak : NULL, false);
+	} else if (rc == EXIT_OK && d->exit_dump && !d->exit_noted && !d->cli.quiet &&
+		   o->mode != MODE_TIMELINE) {
+		progress_clear(d);
+		output_exit_note(stderr, d->exit_path, d->has_leak ? &d->leak : NULL, true);
+		d->exit_noted = true;
+	}
 	driver_stage_done(d, "write");
 	return rc;
 }
@@ -856,6 +929,8 @@ void driver_release(struct driver *d)
 	d->caches_open = false;
 	growth_release(&d->g);
 	d->growth = NULL;
+	seriesload_release(&d->sl);
+	d->loaded_kind = SERIESLOAD_NONE;
 	drop_cached(d);
 	disasm_cache_free(d->disasm_cache);
 	d->disasm_cache = NULL;

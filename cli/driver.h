@@ -37,6 +37,8 @@
 #include "analyzer/profile.h"
 #include "cli/options.h"
 #include "cli/remote.h"
+#include "cli/seriesload.h"
+#include "analyzer/leaksum.h"
 #include "symbolize/diskcache.h"
 #include "symbolize/symcache.h"
 
@@ -95,6 +97,16 @@ struct driver {
 	bool noted;              /* the notes about stripped objects are out */
 	struct remote_options remote; /* for PROFILEs that are URLs */
 	struct growth g;
+	/* a series (--timeline, --growth, --peak): its dumps (g holds the
+	 * values of each with SERIESLOAD_ALL and _GROWTH), and what was
+	 * loaded for which kind */
+	struct seriesload sl;
+	enum seriesload_kind loaded_kind;
+	/* the model is one dump taken at exit (prof_final): the reports say
+	 * what that means, with jemalloc's leak summary when there is one */
+	bool exit_dump, exit_noted, has_leak;
+	const char *exit_path;    /* that dump */
+	struct leaksum leak;
 	struct symcache *sc;     /* the symbol caches, kept for a reload */
 	struct diskcache *dc;
 	bool caches_open;
@@ -119,6 +131,13 @@ void driver_release(struct driver *d);
  * before, on failure the one before stays. */
 int driver_load(struct driver *d, const char *binary, const char *const *paths,
 		size_t npaths, const struct cli *o);
+
+/* Reads the dump PATH alone into ONE (initialized here; the caller
+ * releases it), as driver_load() reads each, and notes it as dump K of
+ * SER (series_note_dump).  Prints what goes wrong; returns an exit
+ * status. */
+int driver_read_dump(struct driver *d, const char *path, struct profile *one,
+		     struct series *ser, size_t k);
 
 /* Whether O's report needs the function ranges of --disasm in the model. */
 bool driver_needs_ranges(const struct cli *o);

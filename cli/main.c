@@ -48,35 +48,6 @@ static int is_elf(const char *path)
 	return n == 4 && !memcmp(b, "\177ELF", 4);
 }
 
-/* jemalloc's dump names are <prefix>.<pid>.<seq>.<kind><n>.heap; returns
- * <seq>, or -1 when PATH does not look like one. */
-static long long dump_sequence(const char *path)
-{
-	const char *end = strrchr(path, '/');
-	end = end ? end + 1 : path;
-	size_t n = strlen(end);
-	if (n < 5 || strcmp(end + n - 5, ".heap"))
-		return -1;
-	/* walk back over ".<kind><n>" to ".<seq>" */
-	const char *dot[3] = { NULL, NULL, NULL };
-	int found = 0;
-	for (const char *q = end + n - 5; q > end && found < 3; q--)
-		if (q[-1] == '.')
-			dot[found++] = q;
-	if (found < 2)
-		return -1;
-	const char *seq = dot[1];
-	char *stop;
-	long long v = strtoll(seq, &stop, 10);
-	return stop > seq && *stop == '.' ? v : -1;
-}
-
-static int cmp_sequence(const void *a, const void *b)
-{
-	long long x = dump_sequence(*(const char *const *)a), y = dump_sequence(*(const char *const *)b);
-	return x < y ? -1 : x > y;
-}
-
 static bool is_alnum(char c)
 {
 	return (c >= '0' && c <= '9') || ((c | 32) >= 'a' && (c | 32) <= 'z') || c == '_';
@@ -239,18 +210,22 @@ static int run(struct driver *r, int argc, char **argv)
 			rc = EXIT_USAGE;
 			goto out;
 		}
-		if (c->nargs - first < 2) {
-			fprintf(stderr, "jheap: --growth needs at least two dumps, oldest first\n");
-			rc = EXIT_USAGE;
-			goto out;
-		}
-		/* a glob sorts a.10.i10 before a.2.i2: order jemalloc's dumps by
-		 * their sequence number when every name carries one */
-		bool all = true;
-		for (size_t i = first; i < c->nargs; i++)
-			all &= dump_sequence(c->args[i]) >= 0;
-		if (all)
-			jh_qsort(c->args + first, c->nargs - first, sizeof(*c->args), cmp_sequence);
+	}
+	/* the reports of a series (cli/seriesload.h orders and checks the dumps) */
+	if (c->mode == MODE_TIMELINE && (c->growth || c->peak || c->nbases || c->thread)) {
+		fprintf(stderr, "jheap: --timeline is a report of its own: one row per dump of a series; it does not combine with --growth, --peak, --base or --thread\n");
+		rc = EXIT_USAGE;
+		goto out;
+	}
+	if (c->peak && c->growth) {
+		fprintf(stderr, "jheap: --peak reports one dump, --growth fits a series: pick one\n");
+		rc = EXIT_USAGE;
+		goto out;
+	}
+	if (c->all_dumps && !c->growth) {
+		fprintf(stderr, "jheap: --all-dumps says which dumps --growth fits; it goes with --growth\n");
+		rc = EXIT_USAGE;
+		goto out;
 	}
 	r->want_ranges = shell_wanted(c);
 	rc = driver_load(r, binary, (const char *const *)c->args + first, c->nargs - first, c);

@@ -11,7 +11,7 @@ enum opt_id {
 	O_NODECOUNT, O_FULL_NAMES, O_KEEP_ALLOCATOR, O_ALLOCATOR, O_BASE, O_DROP_NEGATIVE,
 	O_DEBUGINFO_DIR, O_PERF_MAP, O_LIB_PREFIX, O_SECONDS, O_NO_SYMBOLIZE, O_NO_CACHE, O_OUTPUT, O_QUIET,
 	O_HELP, O_VERSION, O_TRACES, O_TREE, O_PEEK, O_WEB, O_WEBLIST, O_GIF, O_PS, O_ADD_LIB,
-	O_INTERACTIVE,
+	O_INTERACTIVE, O_TIMELINE, O_PEAK, O_ALL_DUMPS,
 };
 
 struct option_def {
@@ -66,6 +66,9 @@ static const struct option_def options[] = {
 	{ "allocator", 0, O_ALLOCATOR, "RE", "count the program's functions matching RE (its malloc wrappers) as the allocator's" },
 	{ "thread", 0, O_THREAD, "N", "report thread N only, or every thread with --thread='*'" },
 	{ "growth", 0, O_GROWTH, NULL, "rank call sites by steady growth across a series of dumps" },
+	{ "all-dumps", 0, O_ALL_DUMPS, NULL, "--growth: also fit the dump at exit and peak dumps" },
+	{ "timeline", 0, O_TIMELINE, NULL, "one row per dump of a series: when, in use, change, allocated, what grew most" },
+	{ "peak", 0, O_PEAK, NULL, "report the largest of a series of dumps (most bytes in use), saying which" },
 	{ "list", 0, O_LIST, "RE", "annotated source of the functions matching RE" },
 	{ "disasm", 0, O_DISASM, "RE", "annotated machine code of the functions matching RE (needs objdump)" },
 	{ "source-dir", 0, O_SOURCE_DIR, "DIR", "look for source files under DIR (repeatable)" },
@@ -218,6 +221,9 @@ static int apply(struct cli *c, const struct option_def *o, char *val, int *nval
 		c->list = val;
 		return set_mode(c, MODE_LIST, nmode, err, errlen);
 	case O_GROWTH: c->growth = true; return 0;
+	case O_ALL_DUMPS: c->all_dumps = true; return 0;
+	case O_TIMELINE: return set_mode(c, MODE_TIMELINE, nmode, err, errlen);
+	case O_PEAK: c->peak = true; return 0;
 	case O_DISASM:
 		c->disasm = val;
 		return set_mode(c, MODE_DISASM, nmode, err, errlen);

@@ -99,8 +99,8 @@ int output_timeline(FILE *out, const struct series *s, const struct growth *g,
 		size_t pk = series_peak(s, r->value);
 		char val[64];
 		text_format_value(val, sizeof(val), pf_value_of(s->dumps[pk].total, r->value), r->units);
-		format_dump(buf, sizeof(buf), &s->dumps[pk]);
-		fprintf(out, "Peak: %s %s in %s (dump %zu of %zu; --peak reports it)\n", val,
+		escape_into(buf, sizeof(buf), s->dumps[pk].name.base, strlen(s->dumps[pk].name.base));
+		fprintf(out, "Peak: %s %s in %s, dump %zu of %zu (--peak reports it)\n", val,
 			text_unit_name(r->units), buf, pk + 1, s->n);
 	}
 	free(rows);
@@ -109,19 +109,20 @@ int output_timeline(FILE *out, const struct series *s, const struct growth *g,
 	return 0;
 }
 
-void output_exit_note(FILE *out, const char *path, const struct leaksum *ls)
+void output_exit_note(FILE *out, const char *path, const struct leaksum *ls, bool note)
 {
+	const char *pre = note ? "jheap: note: " : "";
 	char name[1024];
 	const char *slash = strrchr(path, '/');
 	const char *base = slash ? slash + 1 : path;
 	escape_into(name, sizeof(name), base, strlen(base));
-	fprintf(out, "%s is the dump taken at exit (prof_final): the memory above was never freed, leaked or left for the exit to free.\n",
-		name);
+	fprintf(out, "%s%s is the dump taken at exit (prof_final): %s was never freed, leaked or left for the exit to free.\n",
+		pre, name, note ? "what the report shows" : "the memory above");
 	if (ls) {
 		char where[1024];
 		escape_into(where, sizeof(where), ls->path, strlen(ls->path));
-		fprintf(out, "jemalloc's leak summary (prof_leak, from %s): %s%.0f bytes, %s%.0f objects, %s%.0f contexts.\n",
-			where, ls->approx ? "~" : "", ls->bytes, ls->approx ? "~" : "", ls->objects,
+		fprintf(out, "%sjemalloc's leak summary (prof_leak, from %s): %s%.0f bytes, %s%.0f objects, %s%.0f contexts.\n",
+			pre, where, ls->approx ? "~" : "", ls->bytes, ls->approx ? "~" : "", ls->objects,
 			ls->approx ? ">= " : "", ls->contexts);
 	}
 }

@@ -10,7 +10,7 @@
  *        0.210            45.1      +40.0       52.3  w.123.1.p0.heap (peak)      +40.0 spike
  *        0.455             5.1      -40.0       52.4  w.123.2.m1.heap (manual)
  *        0.460             5.1        0.0       52.4  w.123.3.f.heap (at exit)
- *   Peak: 45.1 MB in w.123.1.p0.heap (dump 2 of 4; --peak reports it)
+ *   Peak: 45.1 MB in w.123.1.p0.heap, dump 2 of 4 (--peak reports it)
  *
  * "when" is on the series' clock (series_when: seconds, the sequence
  * number or the position, and the header says which); "change" is the
@@ -42,7 +42,9 @@ int output_timeline(FILE *out, const struct series *s, const struct growth *g,
 		    const struct report *r, bool cum, char *err, size_t errlen);
 
 /* The lines under a report of the dump at exit PATH: what it shows was
- * never freed; LS, when not NULL, is jemalloc's leak summary for it. */
-void output_exit_note(FILE *out, const char *path, const struct leaksum *ls);
+ * never freed; LS, when not NULL, is jemalloc's leak summary for it.
+ * NOTE: as notes on standard error ("jheap: note: ..."), beside a report
+ * of another format. */
+void output_exit_note(FILE *out, const char *path, const struct leaksum *ls, bool note);
 
 #endif
