@@ -39,7 +39,9 @@ SRCS      := $(sort $(wildcard lib/*.c analyzer/*.c symbolize/*.c output/*.c cli
 MAIN_SRC  := cli/main.c
 LIB_SRCS  := $(filter-out $(MAIN_SRC),$(SRCS))
 OBJS      := $(SRCS:%.c=$(BUILD)/%.o)
-LIB_OBJS  := $(LIB_SRCS:%.c=$(BUILD)/%.o)
+# The web UI's files (web/), built in as byte arrays (scripts/embed.sh).
+WEB_FILES := $(sort $(wildcard web/*.html web/*.js web/*.css))
+LIB_OBJS  := $(LIB_SRCS:%.c=$(BUILD)/%.o) $(BUILD)/web/assets.o
 UNIT_SRCS := $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
 TOOL_SRCS := $(sort $(wildcard tests/tools/*.c))
@@ -58,6 +60,13 @@ deps:
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -c -o $@ $<
+
+$(BUILD)/web/assets.c: $(WEB_FILES) scripts/embed.sh
+	@mkdir -p $(dir $@)
+	sh scripts/embed.sh $(WEB_FILES) > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/web/assets.o: $(BUILD)/web/assets.c cli/webassets.h
 	$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
 $(BUILD)/libjheap.a: $(LIB_OBJS)
@@ -82,6 +91,16 @@ $(BUILD)/%.pic.o: %.c
 $(BUILD)/libjheapctl.so: $(PRELOAD_OBJS)
 	$(CC) -shared -Wl,-z,defs -Wl,-soname,libjheapctl.so -o $@ $^ -ldl -lpthread
 
+# The same library with its test hooks (JHEAPCTL_TESTING: see
+# preload/jheapctl.c), for the tests only; never installed.
+TESTCTL_OBJS := $(PRELOAD_SRCS:%.c=$(BUILD)/tests/%.pic.o)
+$(BUILD)/tests/%.pic.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(PRELOAD_FLAGS) -DJHEAPCTL_TESTING -c -o $@ $<
+
+$(BUILD)/tests/libjheapctl-test.so: $(TESTCTL_OBJS)
+	$(CC) -shared -Wl,-z,defs -Wl,-soname,libjheapctl.so -o $@ $^ -ldl -lpthread
+
 $(BUILD)/tests/%: tests/unit/%.c tests/unit/unit.h $(BUILD)/libjheap.a
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libjheap.a $(LIBS)
@@ -90,7 +109,7 @@ $(BUILD)/tests/tools/%: tests/tools/%.c $(BUILD)/libjheap.a
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libjheap.a $(LIBS)
 
-unit: $(UNIT_BINS) $(TOOL_BINS)
+unit: $(UNIT_BINS) $(TOOL_BINS) $(BUILD)/tests/libjheapctl-test.so
 
 # Unit tests print "N passed, N failed"; the symbolizer's fixtures are
 # compiled at test time into $(BUILD)/fixtures; test_parse_split also reads
@@ -132,10 +151,14 @@ install: all
 FUZZ_SECONDS ?= 60
 FUZZ_CC      ?= clang
 FUZZ_FLAGS   := -std=gnu11 -g -O1 -D_GNU_SOURCE -I. -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined
-FUZZ_OBJS    := $(LIB_SRCS:%.c=$(BUILD)/fuzz/%.o)
+FUZZ_OBJS    := $(LIB_SRCS:%.c=$(BUILD)/fuzz/%.o) $(BUILD)/fuzz/web/assets.o
 FUZZ_TARGETS := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(wildcard tests/fuzz/*.c))
 
 $(BUILD)/fuzz/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -c -o $@ $<
+
+$(BUILD)/fuzz/web/assets.o: $(BUILD)/web/assets.c
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -c -o $@ $<
 
@@ -154,4 +177,4 @@ fuzz: $(FUZZ_TARGETS)
 clean:
 	rm -rf $(BUILD)
 
--include $(OBJS:.o=.d) $(PRELOAD_OBJS:.o=.d) $(UNIT_BINS:=.d) $(TOOL_BINS:=.d)
+-include $(OBJS:.o=.d) $(PRELOAD_OBJS:.o=.d) $(TESTCTL_OBJS:.o=.d) $(UNIT_BINS:=.d) $(TOOL_BINS:=.d)

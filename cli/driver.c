@@ -608,6 +608,8 @@ static enum report_format format_of(enum output_mode m)
 	case MODE_TREE: return REPORT_TREE;
 	case MODE_WEBLIST: return REPORT_WEBLIST;
 	case MODE_TIMELINE: return REPORT_TIMELINE;
+	case MODE_JSON_TOP: return REPORT_JSON_TOP;
+	case MODE_JSON_FLAME: return REPORT_JSON_FLAME;
 	}
 	return REPORT_TEXT;
 }

@@ -106,6 +106,8 @@ struct driver {
 	 * what that means, with jemalloc's leak summary when there is one */
 	bool exit_dump, exit_noted, has_leak;
 	const char *exit_path;    /* that dump */
+	bool series_of_one;      /* a series may have one dump (the web UI's
+	                            live series starts so) */
 	struct leaksum leak;
 	struct symcache *sc;     /* the symbol caches, kept for a reload */
 	struct diskcache *dc;

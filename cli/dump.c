@@ -5,7 +5,15 @@
  *
  * `jheap dump PID` prints the new dump's path.  With any further argument
  * the dump is analyzed at once by the ordinary analysis: the command line
- * is handed back to main as "jheap ARGUMENTS DUMP".
+ * is handed back to main as "jheap ARGUMENTS -- DUMP".
+ *
+ * The answer is the process's, and the process may be another user's
+ * (jheap run as root): the path it names is used only after
+ * control_open_dump() has opened and checked it (one of its dumps, a
+ * regular file of its user, no link), comes after "--" so no option
+ * parser sees it (nor the URL reader: it is an absolute path), and is
+ * read through the checked descriptor when someone else could swap the
+ * file.  Every line of an answer is escaped before it is printed.
  */
 #include <limits.h>
 #include <stdbool.h>
@@ -15,6 +23,7 @@
 
 #include "cli/control.h"
 #include "cli/subcmd.h"
+#include "lib/escape.h"
 
 enum { EXIT_OK = 0, EXIT_DATA = 1, EXIT_USAGE = 2 };
 enum { D_TIMEOUT, D_HELP };
@@ -116,44 +125,76 @@ static int need_pid(const char *word, int nrest, char **rest, pid_t *pid)
 	return EXIT_USAGE;
 }
 
+/* Prints the process's text TEXT to OUT, each line escaped (lib/escape.h):
+ * a process's answer never reaches the terminal raw. */
+static void print_escaped(const char *text, FILE *out)
+{
+	char line[16384];
+	for (const char *p = text;;) {
+		size_t n = strcspn(p, "\n");
+		snprintf(line, sizeof(line), "%.*s", (int)n, p);
+		escape_fputs(line, false, out);
+		fputc('\n', out);
+		if (!p[n])
+			break;
+		p += n + 1;
+	}
+}
+
+/* Asks PID for a dump and checks the answer: PATH gets what to read the
+ * dump by, SHOWN its path as the process named it (see
+ * control_open_dump()).  0, or an exit status after a message. */
+static int take_dump(pid_t pid, double timeout, char *path, size_t pathlen, char *shown, size_t shownlen)
+{
+	char err[2048];
+	if (control_request(pid, "dump", timeout, shown, shownlen, err, sizeof(err)) ||
+	    control_open_dump(pid, shown, path, pathlen, err, sizeof(err))) {
+		fprintf(stderr, "jheap: %s\n", err);
+		return EXIT_DATA;
+	}
+	return EXIT_OK;
+}
+
 int dump_main(int argc, char **argv, int *new_argc, char ***new_argv)
 {
 	/* static: the new command line lives until the program exits */
 	static char **analysis;
 	static char path[PATH_MAX + 64];
-	char **rest = malloc((size_t)(argc + 2) * sizeof(*rest));
+	char shown[PATH_MAX + 64];
+	char **rest = malloc((size_t)(argc + 3) * sizeof(*rest));
 	int nrest, rc;
 	double timeout;
 	pid_t pid;
-	char err[1024];
 	if (!rest) {
 		fprintf(stderr, "jheap: out of memory\n");
 		return EXIT_DATA;
 	}
 	if ((rc = parse(argc, argv, "dump", &timeout, rest, &nrest, dump_help)) >= 0 ||
-	    (rc = need_pid("dump", nrest, rest, &pid))) {
+	    (rc = need_pid("dump", nrest, rest, &pid)) ||
+	    (rc = take_dump(pid, timeout, path, sizeof(path), shown, sizeof(shown)))) {
 		free(rest);
 		return rc;
 	}
-	if (control_request(pid, "dump", timeout, path, sizeof(path), err, sizeof(err))) {
-		fprintf(stderr, "jheap: %s\n", err);
-		free(rest);
-		return EXIT_DATA;
-	}
 	if (nrest == 1) {
-		printf("%s\n", path);
+		print_escaped(shown, stdout);
 		free(rest);
 		return EXIT_OK;
 	}
-	/* jheap REPORT-OPTIONS... DUMP */
-	bool quiet = false;
+	/* jheap REPORT-OPTIONS... -- DUMP: the path is never an option */
+	bool quiet = false, dashes = false;
 	rest[0] = (*new_argv)[0];
-	for (int i = 1; i < nrest; i++)
-		quiet |= !strcmp(rest[i], "-q") || !strcmp(rest[i], "--quiet");
+	for (int i = 1; i < nrest; i++) {
+		quiet |= !dashes && (!strcmp(rest[i], "-q") || !strcmp(rest[i], "--quiet"));
+		dashes |= !strcmp(rest[i], "--");
+	}
+	if (!dashes)
+		rest[nrest++] = "--";
 	rest[nrest++] = path;
 	rest[nrest] = NULL;
-	if (!quiet)
-		fprintf(stderr, "jheap: process %d dumped its heap to %s\n", (int)pid, path);
+	if (!quiet) {
+		fprintf(stderr, "jheap: process %d dumped its heap to ", (int)pid);
+		print_escaped(shown, stderr);
+	}
 	free(analysis);
 	analysis = rest;
 	*new_argc = nrest;
@@ -192,10 +233,14 @@ int ctl_main(int argc, char **argv)
 				*c ? "unknown command '" : "which command?", c, *c ? "'" : "");
 		return EXIT_USAGE;
 	}
-	if (control_request(pid, cmd, timeout, reply, sizeof(reply), err, sizeof(err))) {
+	if (!strcmp(cmd, "dump")) {
+		char path[PATH_MAX + 64];
+		if ((rc = take_dump(pid, timeout, path, sizeof(path), reply, sizeof(reply))))
+			return rc;
+	} else if (control_request(pid, cmd, timeout, reply, sizeof(reply), err, sizeof(err))) {
 		fprintf(stderr, "jheap: %s\n", err);
 		return EXIT_DATA;
 	}
-	printf("%s\n", reply);
+	print_escaped(reply, stdout);
 	return EXIT_OK;
 }

@@ -76,7 +76,7 @@ int seriesload_plan(struct driver *r, const struct cli *c, const char *const *pa
 	memset(sl, 0, sizeof(*sl));
 	sl->kind = seriesload_kind(c);
 	const char *opt = kind_option(sl->kind);
-	if (n < 2) {
+	if (n < 2 && !(n == 1 && r->series_of_one)) {
 		fprintf(stderr, "jheap: %s reads a series: two or more dumps of one process (%zu given)%s\n",
 			opt, n, sl->kind == SERIESLOAD_PEAK ? "; to report one dump, give it without --peak" : "");
 		return EXIT_USAGE;

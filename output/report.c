@@ -1,6 +1,7 @@
 /* One switch for every format (see report.h). */
 #include <math.h>
 #include "lib/errors.h"
+#include "output/json.h"
 #include "output/output.h"
 #include "output/report.h"
 #include "output/timeline.h"
@@ -51,6 +52,8 @@ int report_write(FILE *out, enum report_format fmt, const struct report *r, char
 		if (!r->dumps || !r->series)
 			return jh_err(err, errlen, JH_EUSAGE, "the timeline needs a series of dumps, loaded with each one's values");
 		return output_timeline(out, r->dumps, r->series, r, r->cum, err, errlen);
+	case REPORT_JSON_TOP: return output_json_top(out, r, err, errlen);
+	case REPORT_JSON_FLAME: return output_json_flame(out, r, err, errlen);
 	}
 	return jh_err(err, errlen, JH_EUSAGE, "no such report format (%d)", (int)fmt);
 }

@@ -42,6 +42,8 @@ enum report_format {
 	REPORT_DISASM,       /* annotated machine code */
 	REPORT_WEBLIST,      /* annotated source and code as an HTML page */
 	REPORT_TIMELINE,     /* one row per dump of a series (output/timeline.h) */
+	REPORT_JSON_TOP,     /* the web UI's data: the text table (output/json.h) */
+	REPORT_JSON_FLAME,   /* the web UI's data: the call tree */
 };
 
 struct disasm_cache;

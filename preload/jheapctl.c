@@ -4,17 +4,27 @@
  * that listens on a Unix socket for this process, and carries out what
  * `jheap dump PID` and `jheap ctl PID ...` ask for (prof.c).
  *
- * The socket is PID.sock in $XDG_RUNTIME_DIR/jheap when XDG_RUNTIME_DIR is
- * a folder of the process's user, else in /tmp/jheap-UID; the folder is
- * made with mode 0700 and not used unless it is a real folder of that user
- * closed to others.  Every connection's peer is checked with SO_PEERCRED:
- * the process's own user or root, nobody else.
+ * The socket is PID.sock in a folder of the process's user closed to
+ * everybody else (sockdir.c): $XDG_RUNTIME_DIR/jheap when XDG_RUNTIME_DIR
+ * is a folder of that user, else $TMPDIR/jheap-UID.XXXXXX (then /tmp's), a
+ * name nobody else can predict, made by mkdtemp; a folder of that name
+ * that is not the user's own and private is skipped, never used.  jheap
+ * finds the socket from /proc/PID/net/unix (cli/control.c) and checks the
+ * folder, the socket and the peer itself.  Every connection's peer is
+ * checked with SO_PEERCRED: the process's own user or root, nobody else.
  *
  * Protocol (version 1), one request per connection:
  *   request: "jheap1 COMMAND[ ARGUMENT]\n": status, dump, on, off, reset,
  *            sample LG
  *   reply:   "ok ..." or "error MESSAGE", then for status "name: value"
  *            lines, then an empty line; then the connection is closed.
+ * A request must come whole within REQUEST_MS of the connection (a total,
+ * not per read), else the connection is closed unanswered.  Up to
+ * NCLIENTS connections are read at once, so one slow or silent client
+ * does not hold up another (the oldest is dropped when a new one finds
+ * every place taken).  The reply to "dump" names the dump jemalloc wrote,
+ * an absolute path PREFIX.PID.SEQ.mN.heap; jheap trusts none of it until
+ * it has opened the file and checked it (cli/dump.c).
  *
  * What the program pays: one thread blocked in poll() (no timer unless
  * JHEAP_CTL_EVERY asks for periodic dumps, after five looks at its socket
@@ -22,18 +32,23 @@
  * and a socket.  The thread blocks every signal, so signals reach the
  * program's threads as before (a program that waits for them with sigwait
  * still gets them); it installs no signal handler and allocates nothing
- * with malloc once it runs.
+ * with malloc once it runs (the connections' buffers are static).
  *
- * fork(): the child closes the parent's socket (it must not answer, or
- * hold a connection open, for the parent's pid) and starts a listener of
- * its own, as a daemon's or a pre-forked worker's child is worth profiling.
- * exec(): the socket is close-on-exec; a new image that loads the library
- * again replaces the socket file of its pid.
+ * fork(): the child closes the parent's socket and connections (it must
+ * not answer, or hold a connection open, for the parent's pid) and starts
+ * a listener of its own, as a daemon's or a pre-forked worker's child is
+ * worth profiling.  exec(): the socket is close-on-exec; a new image that
+ * loads the library again replaces the socket file of its pid.
  *
  * A program that closes the socket (a daemon closes every descriptor as
  * it starts; varnishd does): the thread makes a new one, up to REOPENS
  * times, in the folder of the user the process runs as by then, so a
- * daemon that dropped root answers where jheap looks for its user.
+ * daemon that dropped root answers as its user.
+ *
+ * Test builds only (make unit builds build/tests/libjheapctl-test.so with
+ * JHEAPCTL_TESTING; never installed, never preloaded by jheap record):
+ * JHEAP_CTL_TEST_PEER_UID=N makes every peer appear to be user N, so
+ * that the refusal of other users is tested without a second user.
  *
  * The library is built apart from jheap (see the Makefile): never with
  * sanitizers, which would have to come first in every program it is
@@ -67,9 +82,23 @@ long jheapctl_every_ms;
 
 static volatile int listen_fd = -1;  /* -1 also once the thread gave up */
 static ino_t listen_ino;              /* the socket's inode: is the fd still ours? */
-static volatile int conn_fd = -1;     /* the connection being served */
-static ino_t conn_ino;
 static pid_t owner;                   /* the pid the socket answers for */
+
+/* The connections being read: fd -1 when the place is free. */
+#define NCLIENTS 4
+#define REQUEST_MS 5000
+struct client {
+	volatile int fd;
+	ino_t ino;
+	long deadline;        /* now_ms() */
+	size_t n;
+	char req[256];
+};
+static struct client clients[NCLIENTS] = { { .fd = -1 }, { .fd = -1 }, { .fd = -1 }, { .fd = -1 } };
+
+#ifdef JHEAPCTL_TESTING
+static long test_peer_uid = -1;       /* JHEAP_CTL_TEST_PEER_UID */
+#endif
 static char sock_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 
 /* One line on standard error, written at once (no stdio: this also runs
@@ -89,40 +118,6 @@ static void say(const char *fmt, ...)
 	buf[n++] = '\n';
 	ssize_t w = write(STDERR_FILENO, buf, (size_t)n);
 	(void)w;
-}
-
-/* True when DIR is a folder (not a link) of user UID closed to others. */
-static bool private_dir(const char *dir, uid_t uid, char *why, size_t whylen)
-{
-	struct stat st;
-	if (lstat(dir, &st)) {
-		snprintf(why, whylen, "cannot use %s: %s", dir, strerror(errno));
-		return false;
-	}
-	if (!S_ISDIR(st.st_mode) || st.st_uid != uid || (st.st_mode & 077)) {
-		snprintf(why, whylen, "%s is not a private folder of user %u (owner %u, mode %04o%s)",
-			 dir, (unsigned)uid, (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777),
-			 S_ISDIR(st.st_mode) ? "" : ", not a folder");
-		return false;
-	}
-	return true;
-}
-
-/* The socket folder, made when missing; false with WHY when unusable. */
-static bool socket_dir(char *dir, size_t len, char *why, size_t whylen)
-{
-	uid_t uid = geteuid();
-	const char *xdg = getenv("XDG_RUNTIME_DIR");
-	struct stat st;
-	if (xdg && xdg[0] == '/' && !stat(xdg, &st) && S_ISDIR(st.st_mode) && st.st_uid == uid)
-		snprintf(dir, len, "%s/jheap", xdg);
-	else
-		snprintf(dir, len, "/tmp/jheap-%u", (unsigned)uid);
-	if (mkdir(dir, 0700) && errno != EEXIST) {
-		snprintf(why, whylen, "cannot create %s: %s", dir, strerror(errno));
-		return false;
-	}
-	return private_dir(dir, uid, why, whylen);
 }
 
 /* Removes the sockets of processes that are gone (killed, or ended with
@@ -151,17 +146,19 @@ static void sweep(const char *dir)
 	close(fd);
 }
 
-static long ms_since(const struct timespec *a)
+static long now_ms(void)
 {
 	struct timespec now;
 	clock_gettime(CLOCK_MONOTONIC, &now);
-	return (now.tv_sec - a->tv_sec) * 1000 + (now.tv_nsec - a->tv_nsec) / 1000000;
+	return now.tv_sec * 1000 + now.tv_nsec / 1000000;
 }
 
+/* The reply, at once or not at all: the socket's buffer holds it, and a
+ * client that does not read must not hold the thread. */
 static void send_all(int fd, const char *p, size_t n)
 {
 	while (n) {
-		ssize_t w = send(fd, p, n, MSG_NOSIGNAL);
+		ssize_t w = send(fd, p, n, MSG_NOSIGNAL | MSG_DONTWAIT);
 		if (w < 0 && errno == EINTR)
 			continue;
 		if (w <= 0)
@@ -171,32 +168,19 @@ static void send_all(int fd, const char *p, size_t n)
 	}
 }
 
-/* Reads one request line, answers it, closes nothing. */
-static void serve_one(int c)
+/* Whether the peer CRED may control this process: its own user or root. */
+static bool peer_allowed(const struct ucred *cred)
 {
-	char out[8192], req[256];
+	return cred->uid == 0 || cred->uid == geteuid();
+}
+
+/* Answers the request REQ (its line, without the newline) on C. */
+static void serve_request(int c, const char *req)
+{
+	char out[8192];
 	struct reply r = { out, 0, sizeof(out) };
 	struct ucred cred = { .pid = 0, .uid = (uid_t)-1, .gid = (gid_t)-1 };
 	socklen_t clen = sizeof(cred);
-	struct timeval tv = { 5, 0 };
-	setsockopt(c, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	setsockopt(c, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-	size_t n = 0;
-	while (n < sizeof(req) - 1) {
-		ssize_t k = recv(c, req + n, sizeof(req) - 1 - n, 0);
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0)
-			break;
-		n += (size_t)k;
-		if (memchr(req, '\n', n))
-			break;
-	}
-	req[n] = '\0';
-	char *nl = strchr(req, '\n');
-	if (!nl)
-		return;   /* the client went away or sent no request */
-	*nl = '\0';
 	/* a client that gave up while the process was stopped left its
 	 * request in the queue: no dump for nobody */
 	struct pollfd gone = { .fd = c, .events = POLLRDHUP };
@@ -204,8 +188,12 @@ static void serve_one(int c)
 		return;
 	/* the request is read first, so that a refused client reads the
 	 * answer rather than a broken pipe */
-	if (getsockopt(c, SOL_SOCKET, SO_PEERCRED, &cred, &clen) ||
-	    (cred.uid != 0 && cred.uid != geteuid())) {
+	int bad = getsockopt(c, SOL_SOCKET, SO_PEERCRED, &cred, &clen);
+#ifdef JHEAPCTL_TESTING
+	if (test_peer_uid >= 0)
+		cred.uid = (uid_t)test_peer_uid;
+#endif
+	if (bad || !peer_allowed(&cred)) {
 		reply_add(&r, "error refused: user %u may not control process %d, which runs as user %u (only that user and root may)\n\n",
 			  (unsigned)cred.uid, (int)getpid(), (unsigned)geteuid());
 		send_all(c, r.buf, r.len);
@@ -236,6 +224,70 @@ static bool still_ours(int fd, ino_t ino)
 {
 	struct stat st;
 	return fd >= 0 && !fstat(fd, &st) && S_ISSOCK(st.st_mode) && st.st_ino == ino;
+}
+
+/* Closes the connection of place C (unless the program closed it and
+ * reused its number) and frees the place. */
+static void client_close(struct client *c)
+{
+	if (still_ours(c->fd, c->ino))
+		close(c->fd);
+	c->fd = -1;
+}
+
+/* Reads what came on connection C; answers and closes it once its
+ * request line is whole; closes it when the client went away or sent
+ * more than a request. */
+static void client_read(struct client *c)
+{
+	if (!still_ours(c->fd, c->ino)) {
+		c->fd = -1;   /* the program closed it: not ours to close */
+		return;
+	}
+	ssize_t k = recv(c->fd, c->req + c->n, sizeof(c->req) - 1 - c->n, MSG_DONTWAIT);
+	if (k < 0 && (errno == EINTR || errno == EAGAIN))
+		return;
+	if (k <= 0) {
+		client_close(c);
+		return;
+	}
+	c->n += (size_t)k;
+	char *nl = memchr(c->req, '\n', c->n);
+	if (!nl) {
+		if (c->n >= sizeof(c->req) - 1)
+			client_close(c);
+		return;
+	}
+	*nl = '\0';
+	serve_request(c->fd, c->req);
+	client_close(c);
+}
+
+/* Takes a new connection on listening socket FD into a free place (the
+ * oldest connection is dropped when there is none).  Returns -1 when FD
+ * is no socket any more. */
+static int client_accept(int fd, long now)
+{
+	int c = accept4(fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+	if (c < 0)
+		return errno == EBADF || errno == ENOTSOCK || errno == EINVAL ? -1 : 0;
+	struct client *slot = NULL;
+	for (int i = 0; i < NCLIENTS && !slot; i++)
+		if (clients[i].fd < 0)
+			slot = &clients[i];
+	if (!slot) {
+		slot = &clients[0];
+		for (int i = 1; i < NCLIENTS; i++)
+			if (clients[i].deadline < slot->deadline)
+				slot = &clients[i];
+		client_close(slot);
+	}
+	struct stat st;
+	slot->ino = fstat(c, &st) ? 0 : st.st_ino;
+	slot->deadline = now + REQUEST_MS;
+	slot->n = 0;
+	slot->fd = c;
+	return 0;
 }
 
 /* How many times the thread makes a new socket after the program closed
@@ -287,58 +339,64 @@ static void *serve(void *arg)
 {
 	int fd = (int)(intptr_t)arg;
 	int reopens = 0, settle = 0;
-	struct timespec last;
-	clock_gettime(CLOCK_MONOTONIC, &last);
+	long now = now_ms();
+	long settle_at = now + settle_ms[0], every_at = now + jheapctl_every_ms;
 	for (;;) {
-		int timeout = -1;
-		if (jheapctl_every_ms) {
-			long left = jheapctl_every_ms - ms_since(&last);
-			timeout = left > 0 ? (int)(left < 1L << 30 ? left : 1L << 30) : 0;
+		/* the next thing to do: a look at the socket, a periodic dump,
+		 * a connection's deadline */
+		long wake = settle < NSETTLE ? settle_at : -1;
+		if (jheapctl_every_ms && (wake < 0 || every_at < wake))
+			wake = every_at;
+		struct pollfd p[1 + NCLIENTS] = { { .fd = fd, .events = POLLIN } };
+		for (int i = 0; i < NCLIENTS; i++) {
+			p[1 + i].fd = clients[i].fd;   /* -1: not polled */
+			p[1 + i].events = POLLIN;
+			if (clients[i].fd >= 0 && (wake < 0 || clients[i].deadline < wake))
+				wake = clients[i].deadline;
 		}
-		bool settling = settle < NSETTLE && (timeout < 0 || settle_ms[settle] < timeout);
-		if (settling)
-			timeout = settle_ms[settle];
-		struct pollfd p = { .fd = fd, .events = POLLIN };
-		int n = poll(&p, 1, timeout);
+		now = now_ms();
+		int timeout = wake < 0 ? -1 : wake <= now ? 0 : wake - now < 1L << 30 ? (int)(wake - now) : 1 << 30;
+		int n = poll(p, 1 + NCLIENTS, timeout);
 		if (n < 0 && errno == EINTR)
 			continue;
-		if (n < 0 || (p.revents & POLLNVAL) || !still_ours(fd, listen_ino)) {
+		if (n < 0 || (p[0].revents & POLLNVAL) || !still_ours(fd, listen_ino)) {
 			if ((fd = reopen_socket(fd, &reopens)) < 0)
 				break;
 			settle = 0;
+			settle_at = now_ms() + settle_ms[0];
 			continue;
 		}
-		if (n == 0 && settling) {
+		now = now_ms();
+		for (int i = 0; i < NCLIENTS; i++) {
+			if (clients[i].fd >= 0 && p[1 + i].fd == clients[i].fd && p[1 + i].revents)
+				client_read(&clients[i]);
+			if (clients[i].fd >= 0 && now_ms() >= clients[i].deadline)
+				client_close(&clients[i]);   /* too slow: unanswered */
+		}
+		if (settle < NSETTLE && now >= settle_at) {
 			settle++;
-			continue;
+			if (settle < NSETTLE)
+				settle_at = now + settle_ms[settle];
 		}
-		if (n == 0) {
+		if (jheapctl_every_ms && now >= every_at) {
 			char out[1024];
 			struct reply r = { out, 0, sizeof(out) };
-			clock_gettime(CLOCK_MONOTONIC, &last);
 			if (prof_periodic_dump(&r)) {
 				say("periodic dumps stopped: %.*s", (int)(r.len && out[r.len - 1] == '\n' ? r.len - 1 : r.len),
 				    out + (strncmp(out, "error ", 6) ? 0 : 6));
 				jheapctl_every_ms = 0;
 			}
-			continue;
+			every_at = now_ms() + jheapctl_every_ms;
 		}
-		int c = accept4(fd, NULL, NULL, SOCK_CLOEXEC);
-		if (c < 0) {
-			if ((errno == EBADF || errno == ENOTSOCK || errno == EINVAL) &&
-			    (fd = reopen_socket(fd, &reopens)) < 0)
-				break;
-			continue;
-		}
-		struct stat cst;
-		conn_ino = fstat(c, &cst) ? 0 : cst.st_ino;
-		conn_fd = c;
-		serve_one(c);
-		conn_fd = -1;
-		close(c);
+		if ((p[0].revents & POLLIN) && client_accept(fd, now_ms()) < 0 &&
+		    (fd = reopen_socket(fd, &reopens)) < 0)
+			break;
 	}
 	/* the program kept closing the socket: stop, and leave no dead file
 	 * behind */
+	for (int i = 0; i < NCLIENTS; i++)
+		if (clients[i].fd >= 0)
+			client_close(&clients[i]);
 	listen_fd = -1;
 	if (owner == getpid())
 		unlink(sock_path);
@@ -352,7 +410,7 @@ static void *serve(void *arg)
 static int open_socket(bool first, bool loud)
 {
 	char dir[sizeof(sock_path)], why[400];
-	if (!socket_dir(dir, sizeof(dir), why, sizeof(why))) {
+	if (sockdir_find(dir, sizeof(dir), why, sizeof(why))) {
 		if (loud)
 			say("not listening: %s", why);
 		return -1;
@@ -424,12 +482,13 @@ static bool start_listener(bool first)
 
 static void after_fork_child(void)
 {
-	int c = conn_fd, l = listen_fd;
-	if (still_ours(c, conn_ino))
-		close(c);
+	int l = listen_fd;
+	for (int i = 0; i < NCLIENTS; i++)
+		if (clients[i].fd >= 0)
+			client_close(&clients[i]);
 	if (still_ours(l, listen_ino))
 		close(l);
-	conn_fd = listen_fd = -1;
+	listen_fd = -1;
 	owner = 0;
 	prof_after_fork();
 	start_listener(false);
@@ -439,6 +498,11 @@ __attribute__((constructor))
 static void jheapctl_init(void)
 {
 	dumpfile_init();
+#ifdef JHEAPCTL_TESTING
+	const char *peer = getenv("JHEAP_CTL_TEST_PEER_UID");
+	if (peer && *peer >= '0' && *peer <= '9')
+		test_peer_uid = strtol(peer, NULL, 10);
+#endif
 	const char *every = getenv("JHEAP_CTL_EVERY");
 	if (every && *every) {
 		char *end;

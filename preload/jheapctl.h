@@ -61,6 +61,11 @@ JHEAPCTL_HIDDEN int prof_check_start(struct reply *r);
 /* Forget the dump counts: the process is a new child of fork(). */
 JHEAPCTL_HIDDEN void prof_after_fork(void);
 
+/* The folder of the control socket (sockdir.c), made when missing: 0
+ * with its path in DIR, or -1 with WHY ("DIR is not a private folder of
+ * user ...", "cannot create ..."). */
+JHEAPCTL_HIDDEN int sockdir_find(char *dir, size_t len, char *why, size_t whylen);
+
 /* Reads JHEAP_CTL_DUMP_MODE (dumpfile.c): the mode dumps are made with. */
 JHEAPCTL_HIDDEN void dumpfile_init(void);
 

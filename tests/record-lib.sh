@@ -17,6 +17,9 @@
 #   wait_gone PID [SECONDS]   wait until PID has exited (a zombie counts:
 #                    'wait PID' then gives a child's status), else fail
 #                    saying so
+#   ctl_socket PID   the path of PID's control socket (a listening socket
+#                    named DIR/PID.sock in /proc/net/unix, DIR jheap or
+#                    jheap-*); fails when there is none
 #   make_users       two local users, $ATTACKER and $VICTIM, made with
 #                    useradd when the script runs as root and removed
 #                    when it ends (their processes killed first); sets
@@ -99,6 +102,13 @@ wait_gone() {
 	done
 	echo "process $1 did not exit within ${2:-20} s"
 	return 1
+}
+
+ctl_socket() {
+	awk -v tail="/$1.sock" '$5 == "0001" && $6 == "01" && length($8) > length(tail) &&
+		substr($8, length($8) - length(tail) + 1) == tail && $8 ~ /\/jheap(-[^\/]*)?\/[0-9]+\.sock$/ {
+			print $8; found = 1; exit }
+		END { exit !found }' /proc/net/unix
 }
 
 bg() {

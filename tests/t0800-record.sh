@@ -119,12 +119,12 @@ test_expect_success 'ctl reset forgets the samples; ctl sample sets the rate' '
 
 test_expect_success 'the program ends as it would: exit status, a final dump, no socket left' '
 	pid=$(cat w.pid) &&
-	test -S /tmp/jheap-$(id -u)/$pid.sock &&
+	sock=$(ctl_socket $pid) && test -S "$sock" &&
 	kill -TERM $pid && wait_line w.out "^bye\$" &&
 	for i in $(seq 100); do kill -0 $pid 2>/dev/null || break; sleep 0.05; done &&
 	! kill -0 $pid 2>/dev/null &&
 	ls d/w_ctl.$pid.*.f.heap &&
-	! test -e /tmp/jheap-$(id -u)/$pid.sock &&
+	! test -e "$sock" &&
 	expect_fail 1 "^jheap: no process $pid\$" dump $pid
 '
 

@@ -12,22 +12,31 @@ backend, all on loopback.'
 
 test_have_prog varnishd || test -x /usr/sbin/varnishd ||
 	test_skip "varnishd is needed (apt-get install varnish: scripts/deps.sh)"
-test_have_prog python3 && test_have_prog curl || test_skip "python3 and curl are needed"
+test_have_prog /usr/bin/python3 && test_have_prog curl && test_have_prog varnishadm ||
+	test_skip "/usr/bin/python3, curl and varnishadm are needed"
 [ "$(id -u)" = 0 ] || test_skip "varnishd drops root to its own users: the test runs as root"
 test_have_prog llvm-symbolizer && test_set_prereq LLVM
 VARNISHD=$(command -v varnishd || echo /usr/sbin/varnishd)
 
-free_port() {
-	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
-
+# Both servers bind port 0 and say which port they got: no port is probed,
+# released and then taken by someone else meanwhile.
 test_expect_success 'varnishd serves files from a backend under jheap record' '
 	mkdir -p www &&
 	for i in $(seq 1 200); do head -c $((1000 + i * 37)) /dev/zero | tr "\\0" x >www/f$i.txt; done &&
-	free_port >bport && free_port >vport &&
-	bg web python3 -m http.server "$(cat bport)" --bind 127.0.0.1 --directory www &&
+	bg web /usr/bin/python3 -u -m http.server 0 --bind 127.0.0.1 --directory www &&
+	wait_line web.out "^Serving HTTP on 127.0.0.1 port [0-9]" 30 &&
+	sed -n "s/^Serving HTTP on 127.0.0.1 port \([0-9]*\) .*/\1/p" web.out >bport &&
 	bg v "$JHEAP" record --sample=1 --dir="$TRASH_DIRECTORY/dumps" --dump-group=varnish -- "$VARNISHD" -F -n "$TRASH_DIRECTORY/vwork" \
-		-a 127.0.0.1:"$(cat vport)" -b 127.0.0.1:"$(cat bport)" -s malloc,32m &&
+		-a 127.0.0.1:0 -b 127.0.0.1:"$(cat bport)" -s malloc,32m &&
+	# the port varnishd bound, from its command line interface
+	for i in $(seq 300); do
+		varnishadm -n "$TRASH_DIRECTORY/vwork" debug.listen_address >addr 2>/dev/null &&
+			grep -q "^a0 127.0.0.1 [0-9]" addr && break
+		kill -0 $(cat v.pid) 2>/dev/null || break
+		sleep 0.1
+	done &&
+	sed -n "s/^a0 127.0.0.1 \([0-9]*\)\$/\1/p" addr >vport && test -s vport ||
+		{ echo "varnishd did not say which port it listens on:"; cat addr v.err; false; } &&
 	for i in $(seq 100); do
 		curl -s -o /dev/null http://127.0.0.1:"$(cat vport)"/f1.txt && break
 		sleep 0.1
@@ -42,11 +51,18 @@ test_expect_success 'varnishd serves files from a backend under jheap record' '
 	! grep jheap-ctl v.err
 '
 
-test_expect_success 'the manager (user varnish) dumps on demand' '
+test_expect_success 'the manager (user varnish) dumps on demand: its heap, with its parameter table' '
 	mpid=$(cat v.pid) &&
 	test "$(stat -c %U /proc/$mpid)" = varnish &&
-	path=$("$JHEAP" dump $mpid) && test -s "$path" &&
-	"$JHEAP" --show_bytes "$path" >m.txt && head -n 3 m.txt
+	path=$("$JHEAP" dump $mpid) &&
+	case $path in "$TRASH_DIRECTORY"/dumps/varnishd.$mpid.*.m*.heap) ;; *) false ;; esac &&
+	test "$(stat -c "%U %a" "$path")" = "varnish 600" &&
+	head -n 1 "$path" | grep "^heap_v2/1\$" &&
+	grep -c "^@ 0x" "$path" >samples && test "$(cat samples)" -gt 10 &&
+	sed -n "/^MAPPED_LIBRARIES:\$/,\$p" "$path" | grep " $VARNISHD\$" &&
+	"$JHEAP" --show_bytes "$path" >m.txt && head -n 3 m.txt &&
+	# MCF_AddParams fills the manager'"'"'s table of parameters (mgt_param.c)
+	grep " MCF_AddParams\$" m.txt
 '
 
 test_expect_success 'the child (cache-main, user vcache) dumps on demand, with the objects it caches' '

@@ -3,11 +3,13 @@ test_description='the control socket: who may use it, and processes that stop, c
 . "$(dirname "$0")/lib.sh"
 . "$TEST_DIRECTORY/record-lib.sh"
 
-SOCKDIR=/tmp/jheap-$(id -u)
+# the sockets' folders go to a sticky folder of this script's own (the
+# library makes its folder in $TMPDIR): nothing another test left in /tmp
+mkdir -p tmp && chmod 1777 tmp
+export TMPDIR=$TRASH_DIRECTORY/tmp
 # the recorded python is the real one, not a wrapper script (pyenv's
 # shims run several programs in one process)
-PYTHON=$(readlink -f /usr/bin/python3 2>/dev/null || command -v python3)
-TESTUSER=jheaptest
+PYTHON=$(readlink -f /usr/bin/python3)
 
 test_expect_success 'build the workload' '
 	cc -O0 -g -o w_ctl "$SRCDIR/testdata/w_ctl.c"
@@ -20,33 +22,31 @@ start() {
 	bg "$name" "$JHEAP" record -q --sample=1 "$@" -- ./w_ctl && wait_line "$name.out" "^ready\$"
 }
 
-test_expect_success 'the socket is PID.sock in a folder of mode 0700; the socket is 0600' '
+test_expect_success 'the socket is PID.sock in a folder jheap-UID.XXXXXX of mode 0700; the socket is 0600' '
 	start a --dir=d &&
 	pid=$(cat a.pid) &&
-	test "$(stat -c "%a %u %F" $SOCKDIR)" = "700 $(id -u) directory" &&
-	test "$(stat -c "%a %u %F" $SOCKDIR/$pid.sock)" = "600 $(id -u) socket"
+	sock=$(ctl_socket $pid) &&
+	case $sock in "$TMPDIR"/jheap-$(id -u).??????/$pid.sock) ;; *) echo "socket $sock"; false ;; esac &&
+	test "$(stat -c "%a %u %F" ${sock%/*})" = "700 $(id -u) directory" &&
+	test "$(stat -c "%a %u %F" $sock)" = "600 $(id -u) socket"
 '
 
-# Another user: made with useradd when we are root.
-if [ "$(id -u)" = 0 ] && { id -u $TESTUSER >/dev/null 2>&1 ||
-	useradd --system --no-create-home --shell /usr/sbin/nologin $TESTUSER >/dev/null 2>&1; } &&
-	test_have_prog runuser && test_have_prog python3; then
-	test_set_prereq OTHER_USER
-else
-	say "# skipping the tests with another user: they need root (to make the user $TESTUSER with useradd), runuser and python3"
-fi
+# Another user: made with useradd when we are root (and removed at the end).
+make_users
+test_have_prereq USERS && test_set_prereq OTHER_USER
+TESTUSER=${VICTIM:-}
 
 test_expect_success OTHER_USER 'another user cannot reach the socket folder' '
 	pid=$(cat a.pid) &&
-	runuser -u $TESTUSER -- "$JHEAP" dump $pid >out 2>err; test $? -eq 1 &&
-	grep "^jheap: no control socket of process $pid (w_ctl) found (in /tmp/jheap-0 or its \$XDG_RUNTIME_DIR/jheap); it runs as user 0" err
+	as_user $TESTUSER "$JHEAP" dump $pid >out 2>err; test $? -eq 1 &&
+	grep "^jheap: cannot reach the control socket of process $pid (w_ctl) ($(ctl_socket $pid)): Permission denied; it runs as user root: run jheap as that user or as root\$" err
 '
 
 # A hard link gives the other user a path to the socket itself (the link
 # shares the inode, so its mode too): then SO_PEERCRED must refuse.
 test_expect_success OTHER_USER 'a peer of another user that reaches the socket is refused (SO_PEERCRED)' '
 	pid=$(cat a.pid) &&
-	mkdir -p open && chmod 755 open && ln $SOCKDIR/$pid.sock open/s.sock && chmod 666 open/s.sock &&
+	mkdir -p open && chmod 755 open && ln $(ctl_socket $pid) open/s.sock && chmod 666 open/s.sock &&
 	cat >client.py <<-\EOF &&
 	import socket, sys
 	s = socket.socket(socket.AF_UNIX)
@@ -60,18 +60,17 @@ test_expect_success OTHER_USER 'a peer of another user that reaches the socket i
 	    data += more
 	sys.stdout.write(data.decode())
 	EOF
-	runuser -u $TESTUSER -- python3 client.py open/s.sock "jheap1 dump" >reply &&
+	as_user $TESTUSER /usr/bin/python3 client.py open/s.sock "jheap1 dump" >reply &&
 	grep "^error refused: user $(id -u $TESTUSER) may not control process $pid, which runs as user 0 (only that user and root may)\$" reply &&
-	python3 client.py open/s.sock "jheap1 status" >mine && grep "^pid: $pid\$" mine &&
-	chmod 600 $SOCKDIR/$pid.sock && rm open/s.sock
+	/usr/bin/python3 client.py open/s.sock "jheap1 status" >mine && grep "^pid: $pid\$" mine &&
+	chmod 600 $(ctl_socket $pid) && rm open/s.sock
 '
 
 test_expect_success OTHER_USER 'root controls a process of another user' '
 	mkdir -m 700 o && chown $TESTUSER o &&
-	bg u runuser -u $TESTUSER -- env -u XDG_RUNTIME_DIR "$JHEAP" record -q --sample=1 --dir="$TRASH_DIRECTORY/o" -- ./w_ctl &&
-	wait_line u.out "^ready\$" &&
-	upid=$(pgrep -u $TESTUSER -n -x w_ctl) && forget_pid $upid &&
-	test "$(stat -c %U /tmp/jheap-$(id -u $TESTUSER)/$upid.sock)" = $TESTUSER &&
+	bg u "$AS_USER" $TESTUSER "$JHEAP" record -q --sample=1 --dir="$TRASH_DIRECTORY/o" -- ./w_ctl &&
+	wait_line u.out "^ready\$" && upid=$(cat u.pid) &&
+	test "$(stat -c %U "$(ctl_socket $upid)")" = $TESTUSER &&
 	kill -USR1 $upid && wait_line u.out "^step 1\$" &&
 	path=$("$JHEAP" dump $upid) &&
 	test "$(stat -c %U "$path")" = $TESTUSER &&
@@ -84,7 +83,7 @@ test_expect_success 'a socket folder open to others is not used; the process say
 	bg x env XDG_RUNTIME_DIR="$TRASH_DIRECTORY/xdg" "$JHEAP" record -q --dir=d -- ./w_ctl &&
 	wait_line x.out "^ready\$" && pid=$(cat x.pid) &&
 	grep "^jheap-ctl: process $pid: not listening: $TRASH_DIRECTORY/xdg/jheap is not a private folder of user $(id -u) (owner $(id -u), mode 0777)\$" x.err &&
-	expect_fail 1 "^jheap: process $pid \(w_ctl\) has jheap.s control library but no socket in /tmp/jheap-$(id -u) or its \\\$XDG_RUNTIME_DIR/jheap \(see its standard error for why\)\$" dump $pid
+	expect_fail 1 "^jheap: process $pid \(w_ctl\) has jheap.s control library but no control socket \(see its standard error for why\)\$" dump $pid
 '
 
 test_expect_success 'the socket goes to $XDG_RUNTIME_DIR/jheap, and jheap finds it from anywhere' '
@@ -92,24 +91,24 @@ test_expect_success 'the socket goes to $XDG_RUNTIME_DIR/jheap, and jheap finds 
 	start y --dir=d && pid=$(cat y.pid) &&
 	bg z env XDG_RUNTIME_DIR="$TRASH_DIRECTORY/xdg" "$JHEAP" record -q --sample=1 --dir=d -- ./w_ctl &&
 	wait_line z.out "^ready\$" && zpid=$(cat z.pid) &&
-	test -S xdg/jheap/$zpid.sock && ! test -e $SOCKDIR/$zpid.sock &&
+	test "$(ctl_socket $zpid)" = "$TRASH_DIRECTORY/xdg/jheap/$zpid.sock" &&
 	env -u XDG_RUNTIME_DIR "$JHEAP" ctl $zpid status | grep "^pid: $zpid\$"
 '
 
 test_expect_success 'a killed process leaves its socket; jheap says it is gone; the next start removes it' '
-	start k --dir=d && pid=$(cat k.pid) &&
-	kill -KILL $pid && for i in $(seq 50); do kill -0 $pid 2>/dev/null || break; sleep 0.05; done &&
-	test -S $SOCKDIR/$pid.sock &&
+	start k --dir=d && pid=$(cat k.pid) && sock=$(ctl_socket $pid) &&
+	kill -KILL $pid && wait_gone $pid &&
+	test -S $sock &&
 	expect_fail 1 "^jheap: no process $pid\$" dump $pid &&
 	start k2 --dir=d &&
-	! test -e $SOCKDIR/$pid.sock
+	! test -e $sock
 '
 
-test_expect_success 'a socket nobody listens on: the message says so, at once' '
-	bg s sleep 60 && spid=$(cat s.pid) &&
-	python3 -c "import socket, sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])" $SOCKDIR/$spid.sock &&
-	elapsed_below 5 expect_fail 1 "^jheap: process $spid \(sleep\) does not listen on $SOCKDIR/$spid.sock: the socket was left by an earlier process with that id" dump $spid &&
-	rm -f $SOCKDIR/$spid.sock
+test_expect_success 'a socket file nobody listens on is not used; the message says what is missing' '
+	bg s sleep 60 && spid=$(cat s.pid) && dir=$(dirname "$(ctl_socket $(cat a.pid))") &&
+	/usr/bin/python3 -c "import socket, sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])" $dir/$spid.sock &&
+	elapsed_below 5 expect_fail 1 "^jheap: process $spid \(sleep\) does not have jheap.s control library loaded" dump $spid &&
+	rm -f $dir/$spid.sock
 '
 
 test_expect_success 'a stopped process: jheap gives up after --timeout' '
@@ -119,18 +118,34 @@ test_expect_success 'a stopped process: jheap gives up after --timeout' '
 	"$JHEAP" dump $pid >path && test -f "$(cat path)"
 '
 
+# wait_asking PID: wait until jheap (process PID) sleeps in poll(2),
+# waiting for an answer: its request has been sent.
+wait_asking() {
+	local i
+	for ((i = 0; i < 600; i++)); do
+		case $(cat /proc/$1/wchan 2>/dev/null) in *poll*) return 0 ;; esac
+		case $(cut -d" " -f1 /proc/$1/syscall 2>/dev/null) in 7 | 271 | 73) return 0 ;; esac
+		kill -0 $1 2>/dev/null || { echo "jheap ($1) ended before it asked"; return 1; }
+		sleep 0.05
+	done
+	echo "jheap ($1) did not come to wait for an answer within 30 s"
+	return 1
+}
+
 # ask_dying NAME SIGNAL: start w_ctl as NAME, stop it, ask it for a dump
 # (jheap dump in the background: the request waits in the socket's queue
-# while the process is stopped), send SIGNAL and SIGCONT, and wait for
-# jheap, which must be done within 10 s: its status in NAME.rc, its
-# output in NAME.dout and NAME.derr.
+# while the process is stopped), send SIGNAL and SIGCONT once the request
+# is sent, and wait for jheap, which must be done within 10 s: its status
+# in NAME.rc, its output in NAME.dout and NAME.derr.
 ask_dying() {
 	local name=$1 pid client
 	start "$name" --dir=d && pid=$(cat "$name.pid") && stop_process "$pid" || return 1
-	{ "$JHEAP" dump --timeout=30 "$pid" >"$name.dout" 2>"$name.derr"; echo $? >"$name.rc"; } &
+	"$JHEAP" dump --timeout=30 "$pid" >"$name.dout" 2>"$name.derr" &
 	client=$!
-	sleep 0.5 && kill -"$2" "$pid" && { kill -CONT "$pid" 2>/dev/null; true; } &&
+	echo $client >>"$BG_PIDS"
+	wait_asking $client && kill -"$2" "$pid" && { kill -CONT "$pid" 2>/dev/null; true; } &&
 	elapsed_below 10 wait $client
+	echo $? >"$name.rc"
 }
 
 # answered_or_ended NAME: the dump was written, or jheap said the process
@@ -178,13 +193,14 @@ test_expect_success 'a child of fork answers for itself and holds nothing of its
 	w_step f 1 &&
 	kill -USR2 $pid && wait_line f.out "^child " &&
 	child=$(sed -n "s/^child //p" f.out) && forget_pid $child &&
-	for i in $(seq 100); do test -S $SOCKDIR/$child.sock && break; sleep 0.05; done &&
+	for i in $(seq 100); do ctl_socket $child >/dev/null && break; sleep 0.05; done &&
+	psock=$(ctl_socket $pid) && csock=$(ctl_socket $child) &&
 	for ino in $(unix_inodes $child); do
 		p=$(socket_path $ino)
-		test "$p" != $SOCKDIR/$pid.sock || { echo "the child holds its parent'"'"'s socket"; return 1; }
+		test "$p" != $psock || { echo "the child holds its parent'"'"'s socket"; return 1; }
 		echo "$p"
 	done >child.sockets &&
-	grep -x $SOCKDIR/$child.sock child.sockets &&
+	grep -x $csock child.sockets &&
 	cpath=$("$JHEAP" dump $child) &&
 	case $cpath in "$TRASH_DIRECTORY"/d/w_ctl.$child.*.m*.heap) ;; *) false ;; esac &&
 	"$JHEAP" --show_bytes "$cpath" >cr &&
@@ -247,13 +263,13 @@ test_expect_success 'a program that closes the socket and reuses its descriptor 
 	wait_line r.out "^listening" && pid=$(cat r.pid) &&
 	sleep 0.3 &&
 	for i in 1 2 3 4 5; do
-		python3 -c "import socket, sys; s = socket.socket(socket.AF_UNIX); s.settimeout(5); s.connect(sys.argv[1]); print(s.recv(100).decode(), end=\"\")" \
+		/usr/bin/python3 -c "import socket, sys; s = socket.socket(socket.AF_UNIX); s.settimeout(5); s.connect(sys.argv[1]); print(s.recv(100).decode(), end=\"\")" \
 			"$TRASH_DIRECTORY/own.sock" >>answers || return 1
 		sleep 0.15
 	done &&
 	test "$(sort -u answers)" = mine && test $(wc -l <answers) -eq 5 &&
 	path=$("$JHEAP" dump $pid) && test -s "$path" &&
-	test -S $SOCKDIR/$pid.sock && ! grep jheap-ctl r.err
+	ctl_socket $pid && ! grep jheap-ctl r.err
 '
 
 test_expect_success 'a program that closed every descriptor: the next request finds the thread listening again' '
@@ -270,7 +286,7 @@ test_expect_success 'a program that closed every descriptor: the next request fi
 	# the thread, blocked in poll(), learns of it from the first
 	# connection; jheap asks again and gets the answer
 	path=$("$JHEAP" dump $pid) && test -s "$path" &&
-	test -S $SOCKDIR/$pid.sock && ! grep jheap-ctl k.err &&
+	ctl_socket $pid && ! grep jheap-ctl k.err &&
 	"$JHEAP" ctl $pid status >st && grep "^pid: $pid\$" st
 '
 
@@ -285,7 +301,7 @@ test_expect_success 'closed after the thread stopped looking (3.1 s): the reques
 	bg l "$JHEAP" record -q --sample=1 --dir=d -- "$PYTHON" late.py &&
 	wait_line l.out "^closed" && pid=$(cat l.pid) &&
 	path=$("$JHEAP" dump $pid) && test -s "$path" &&
-	test -S $SOCKDIR/$pid.sock
+	ctl_socket $pid
 '
 
 # A daemon as varnishd is one: started as root, it closes every
@@ -310,7 +326,7 @@ test_expect_success OTHER_USER 'a daemon that closes every descriptor and drops 
 	wait_line dm.out "^ready\$" && pid=$(cat dm.pid) &&
 	test "$(stat -c %U /proc/$pid)" = $TESTUSER &&
 	path=$("$JHEAP" dump $pid) &&
-	test -S /tmp/jheap-$(id -u $TESTUSER)/$pid.sock &&
+	test "$(stat -c %U "$(ctl_socket $pid)")" = $TESTUSER &&
 	test "$(stat -c %U "$path")" = $TESTUSER &&
 	"$JHEAP" ctl $pid status >st && grep "^pid: $pid\$" st
 '
