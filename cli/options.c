@@ -383,7 +383,7 @@ void cli_help(FILE *out)
 	fputs("Usage: jheap [OPTIONS] [BINARY] PROFILE...\n"
 	      "   or: jheap record [OPTIONS] [--] PROGRAM [ARGS...]\n"
 	      "   or: jheap dump [OPTIONS] PID [REPORT OPTIONS] [BINARY]\n"
-	      "   or: jheap ctl [OPTIONS] PID on|off|reset|sample SIZE|status|dump\n"
+	      "   or: jheap ctl [OPTIONS] PID on|off|reset|sample SIZE|status|dump|peaks on|off\n"
 	      "Analyze heap profiles. BINARY is optional: the program is found from the\n"
 	      "dump's MAPPED_LIBRARIES; when given, it replaces that path. Several\n"
 	      "profiles are summed. Options may come anywhere on the line, as\n"

@@ -68,7 +68,7 @@ test_expect_success 'jheap --help names the subcommands' '
 	"$JHEAP" --help >help &&
 	grep "^   or: jheap record \[OPTIONS\] \[--\] PROGRAM \[ARGS...\]\$" help &&
 	grep "^   or: jheap dump \[OPTIONS\] PID \[REPORT OPTIONS\]" help &&
-	grep "^   or: jheap ctl \[OPTIONS\] PID on|off|reset|sample SIZE|status|dump\$" help
+	grep "^   or: jheap ctl \[OPTIONS\] PID on|off|reset|sample SIZE|status|dump|peaks on|off\$" help
 '
 
 test_expect_success 'an unknown option is a usage error (status 2)' '
