@@ -221,8 +221,11 @@ void peaks_cmd(struct reply *r, bool want, long now)
 	on = want;
 	why_off[0] = '\0';
 	if (want && !was) {
-		/* from here on: what the heap holds now is the first mark */
+		/* from here on: a dump when the heap passes what it holds
+		 * now (or the last peak dump, when higher) */
 		last_seen = a;
+		if (a > last_dump)
+			last_dump = a;
 		next_ms = now;
 		interval = PEAK_FAST_MS;
 	}
