@@ -1,6 +1,7 @@
 /*
- * growth: a time series of dumps of one process (interval dumps
- * jeprof.<pid>.<seq>.i<n>.heap, in order).  Each call site's value in each
+ * growth: the values of each dump of a time series of one process
+ * (analyzer/series.h orders and checks the dumps; --timeline reads the
+ * values per dump, --growth their fit).  Each call site's value in each
  * dump is fitted with a least-squares line; a site that grows steadily (a
  * leak) has a positive slope and a fit near 1, a large but stable cache has
  * a slope near 0, and a spike that is freed again fits badly.

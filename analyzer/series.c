@@ -1,5 +1,6 @@
 /* A series of dumps of one process (see series.h). */
 #include <inttypes.h>
+#include <math.h>
 #include <stdlib.h>
 
 #include "analyzer/series.h"
@@ -285,6 +286,14 @@ int series_timeline(const struct series *s, const struct growth *g, const struct
 		free(vals);
 		return JH_ENOMEM;
 	}
+	/* the per-dump values are differences of running sums: a site that
+	 * did not change may show a rise of a few units in the last place */
+	double big = 1;
+	for (size_t k = 0; k < nd; k++)
+		for (int j = 0; j < PF_NVALUES; j++)
+			if (fabs(s->dumps[k].total[j]) > big)
+				big = fabs(s->dumps[k].total[j]);
+	double eps = big * 1e-9;
 	for (size_t k = 0; k < nd; k++) {
 		struct series_row *r = &rows[k];
 		r->value = pf_value_of(s->dumps[k].total, v);
@@ -296,7 +305,7 @@ int series_timeline(const struct series *s, const struct growth *g, const struct
 		for (size_t key = 1; key < nk; key++) {
 			double now = vals[key * g->ndumps + k];
 			double d = now - (k ? vals[key * g->ndumps + k - 1] : 0);
-			if (d <= 0)
+			if (d <= eps)
 				continue;
 			if (!r->grew_key || d > r->grew_by ||
 			    (d == r->grew_by && (now < at || (now == at &&

@@ -395,11 +395,9 @@ int driver_load(struct driver *r, const char *binary, const char *const *paths,
 		seriesload_release(&sl);
 		return EXIT_DATA;
 	}
-	if (values) {
-		growth_release(&r->g);
-		growth_init(&r->g);
-	}
-	r->growth = c->growth ? &r->g : NULL;
+	/* each dump's values, kept when the load succeeds */
+	struct growth g;
+	growth_init(&g);
 	r->remote = (struct remote_options){
 		.binary = binary, .seconds = c->seconds, .lib_prefixes = c->lib_prefixes,
 		.note = info_cb, .warn = driver_warn, .progress = fetch_progress, .ctx = r,
@@ -416,7 +414,7 @@ int driver_load(struct driver *r, const char *binary, const char *const *paths,
 	}
 	for (size_t i = 0; i < npaths && !rc; i++) {
 		rc = load(r, &p, paths[i], 1, &shown[i], values ? &sl.ser : NULL, i);
-		if (!rc && values && growth_snapshot(&r->g, &p)) {
+		if (!rc && values && growth_snapshot(&g, &p)) {
 			fprintf(stderr, "jheap: out of memory\n");
 			rc = EXIT_DATA;
 		}
@@ -498,7 +496,7 @@ int driver_load(struct driver *r, const char *binary, const char *const *paths,
 	if (src ||
 	    (profile_fold_by_symbol(&p, c->gran == GRAN_ADDRESSES, &remap) &&
 	     jh_err(err, sizeof(err), JH_ENOMEM, "out of memory")) ||
-	    (values && growth_finish(&r->g, &p, remap) && jh_err(err, sizeof(err), JH_ENOMEM, "out of memory"))) {
+	    (values && growth_finish(&g, &p, remap) && jh_err(err, sizeof(err), JH_ENOMEM, "out of memory"))) {
 		fprintf(stderr, "jheap: %s\n", err);
 		rc = EXIT_DATA;
 		free(remap);
@@ -509,7 +507,7 @@ int driver_load(struct driver *r, const char *binary, const char *const *paths,
 	if (c->drop_negative)
 		drop_negative(&p);
 	if (c->growth && c->mode != MODE_TEXT)
-		growth_apply(&r->g, &p);
+		growth_apply(&g, &p);
 	if (st.binary_mismatch || st.resource_failed)
 		r->degraded = true;
 	if (binary && st.pcs_presym)
@@ -548,6 +546,9 @@ int driver_load(struct driver *r, const char *binary, const char *const *paths,
 	r->loaded_kind = sl.kind;
 	r->paths = all;
 	r->npaths = nall;
+	growth_release(&r->g);
+	r->g = g;
+	r->growth = c->growth ? &r->g : NULL;
 	if (values) {
 		series_totals(&r->sl.ser, &r->g);
 		r->g.series = &r->sl.ser;
@@ -562,6 +563,7 @@ int driver_load(struct driver *r, const char *binary, const char *const *paths,
 	r->has_leak = r->exit_dump && leaksum_find(paths[0], &r->leak) == 1;
 	return EXIT_OK;
 out:
+	growth_release(&g);
 	seriesload_release(&sl);
 	if (shown)
 		for (size_t i = 0; i < npaths; i++)
@@ -851,9 +853,10 @@ int driver_write(struct driver *d, const struct cli *o, FILE *out)
 	}
 	int rc = report(d, o, &d->p, out);
 	/* a dump at exit: what it shows was never freed */
-	if (rc == EXIT_OK && d->exit_dump && o->mode == MODE_TEXT) {
+	bool inuse = o->value == PF_INUSE_SPACE || o->value == PF_INUSE_OBJECTS;
+	if (rc == EXIT_OK && d->exit_dump && inuse && o->mode == MODE_TEXT) {
 		output_exit_note(out, d->exit_path, d->has_leak ? &d->leak : NULL, false);
-	} else if (rc == EXIT_OK && d->exit_dump && !d->exit_noted && !d->cli.quiet &&
+	} else if (rc == EXIT_OK && d->exit_dump && inuse && !d->exit_noted && !d->cli.quiet &&
 		   o->mode != MODE_TIMELINE) {
 		progress_clear(d);
 		output_exit_note(stderr, d->exit_path, d->has_leak ? &d->leak : NULL, true);

@@ -128,7 +128,10 @@ void driver_release(struct driver *d);
 /* Parses PATHS (NPATHS profiles, NULL-terminated) and O's --base
  * profiles, merges and symbolizes them with BINARY (or NULL) and the load
  * options of O (--no-symbolize, --lib_prefix, --debuginfo-dir, --growth,
- * --drop_negative; --disasm's function ranges).  Prints what goes wrong
+ * --drop_negative; --disasm's function ranges).  With --timeline,
+ * --growth or --peak the PATHS are a series (cli/seriesload.h): ordered,
+ * checked, and the dumps it asks for loaded, with each one's values for
+ * --timeline and --growth (d->g, d->sl).  Prints what goes wrong
  * and returns an exit status; on success the model replaces the one
  * before, on failure the one before stays. */
 int driver_load(struct driver *d, const char *binary, const char *const *paths,

@@ -71,7 +71,7 @@ static const struct subopt record_options[] = {
 	{ "every", 0, R_EVERY, "TIME", "also dump every TIME (90, 500ms, 60s, 5m, 1h)" },
 	{ "every-bytes", 0, R_EVERY_BYTES, "SIZE", "also dump every SIZE bytes allocated (jemalloc's lg_prof_interval)" },
 	{ "peaks", 0, R_PEAKS, "[RATIO]", "also dump at each new peak of the heap, RATIO (10%) above the last peak dump, at most one a second" },
-	{ "peaks-keep", 0, R_PEAKS_KEEP, "N", "keep at most N peak dumps (20; 2 to 64): the highest, and the others spread out" },
+	{ "peaks-keep", 0, R_PEAKS_KEEP, "N", "keep at most N peak dumps (20; 1 to 64): the highest, and the others spread out" },
 	{ "inactive", 0, R_INACTIVE, NULL, "start with sampling off; 'jheap ctl PID on' turns it on" },
 	{ "accum", 0, R_ACCUM, NULL, "also keep the counts of freed allocations (prof_accum)" },
 	{ "no-final", 0, R_NO_FINAL, NULL, "no dump when the program exits" },
@@ -158,8 +158,8 @@ static int apply(struct record *r, const struct subopt *o, const char *val)
 	case R_PEAKS_KEEP: {
 		char *end;
 		long n = strtol(val, &end, 10);
-		if (*end || end == val || n < 2 || n > 64) {
-			fprintf(stderr, "jheap record: --peaks-keep expects a number of dumps from 2 to 64, not '%s'\n", val);
+		if (*end || end == val || n < 1 || n > 64) {
+			fprintf(stderr, "jheap record: --peaks-keep expects a number of dumps from 1 to 64, not '%s'\n", val);
 			return EXIT_USAGE;
 		}
 		r->peaks_keep = n;

@@ -11,7 +11,8 @@
  * same, so an idle program is woken ten times a second.
  *
  * A peak dump is taken when the figure is at least RATIO above the
- * figure at the last peak dump (the first: above PEAK_FLOOR), once the
+ * figure at the last peak dump (the first: above PEAK_FLOOR; turned on by
+ * "peaks on", above the figure at that moment), once the
  * heap has stopped rising (a look that finds no more than the look
  * before: a dump taken on the way up would be smaller than the peak; a
  * heap that keeps rising for PEAK_MIN_MS is dumped anyway), and at most
@@ -21,7 +22,7 @@
  * dumps, and the "p" tells it apart (analyzer/dumpname.h).
  *
  * At most KEEP peak dumps are kept (JHEAP_CTL_PEAKS_KEEP, 20 by default,
- * 2 to PEAK_MAX_KEEP): when one more is taken, one of the others is
+ * 1 to PEAK_MAX_KEEP): when one more is taken, one of the others is
  * removed, the one whose neighbours lie closest in bytes, so that those
  * left spread over the range.  The highest, the newest, always stays.
  * Only files this process made are removed, by the name it gave them.
@@ -71,7 +72,7 @@ static void parse_env(void)
 	if (k && *k) {
 		char *end;
 		long v = strtol(k, &end, 10);
-		if (!*end && v >= 2 && v <= PEAK_MAX_KEEP)
+		if (!*end && v >= 1 && v <= PEAK_MAX_KEEP)
 			keep = (int)v;
 	}
 	if (r && *r) {

@@ -146,7 +146,7 @@ test_expect_success 'record --peaks=30% --peaks-keep=3: seven peaks, three kept,
 
 test_expect_success 'record --peaks with a bad ratio or count: usage errors' '
 	"$JHEAP" record --peaks=ten -- ./w_spike run 2>err; test $? -eq 2 && grep "^jheap record: --peaks expects a ratio" err &&
-	"$JHEAP" record --peaks-keep=1 -- ./w_spike run 2>err; test $? -eq 2 && grep "^jheap record: --peaks-keep expects a number of dumps from 2 to 64" err
+	"$JHEAP" record --peaks-keep=0 -- ./w_spike run 2>err; test $? -eq 2 && grep "^jheap record: --peaks-keep expects a number of dumps from 1 to 64" err
 '
 
 test_done
