@@ -20,12 +20,17 @@ void series_release(struct series *s)
 	memset(s, 0, sizeof(*s));
 }
 
-static int cmp_seq(const void *x, const void *y)
+struct order {
+	long long seq;
+	size_t k;
+};
+
+static int cmp_order(const void *x, const void *y)
 {
-	const struct series_dump *a = x, *b = y;
-	if (a->name.seq != b->name.seq)
-		return a->name.seq < b->name.seq ? -1 : 1;
-	return 0;
+	const struct order *a = x, *b = y;
+	if (a->seq != b->seq)
+		return a->seq < b->seq ? -1 : 1;
+	return a->k < b->k ? -1 : a->k > b->k;
 }
 
 /* PREFIX.PID of a jemalloc name, for messages. */
@@ -63,16 +68,23 @@ int series_plan(struct series *s, const char *const *paths, const double *mtimes
 			      s->dumps[0].path, pa, s->dumps[k].path, pb);
 	}
 	if (all_seq) {
-		/* stable: insertion sort keeps the order of equal numbers for the message */
-		for (size_t i = 1; i < n; i++) {
-			struct series_dump d = s->dumps[i];
-			size_t j = i;
-			while (j > 0 && cmp_seq(&s->dumps[j - 1], &d) > 0) {
-				s->dumps[j] = s->dumps[j - 1];
-				j--;
-			}
-			s->dumps[j] = d;
+		/* by sequence number; equal numbers keep the order given (for
+		 * the message): the position is the second key */
+		struct series_dump *sorted = malloc((n + 1) * sizeof(*sorted));
+		struct order *o = malloc((n + 1) * sizeof(*o));
+		if (!sorted || !o) {
+			free(sorted);
+			free(o);
+			return jh_err(err, errlen, JH_ENOMEM, "out of memory");
 		}
+		for (size_t k = 0; k < n; k++)
+			o[k] = (struct order){ s->dumps[k].name.seq, k };
+		qsort(o, n, sizeof(*o), cmp_order);
+		for (size_t k = 0; k < n; k++)
+			sorted[k] = s->dumps[o[k].k];
+		memcpy(s->dumps, sorted, n * sizeof(*sorted));
+		free(sorted);
+		free(o);
 		for (size_t k = 1; k < n; k++)
 			if (s->dumps[k].name.seq == s->dumps[k - 1].name.seq)
 				return jh_err(err, errlen, JH_EUSAGE,
