@@ -494,7 +494,7 @@ int aggregate_each_stack(const struct aggregate *a, const struct profile *p, enu
 	size_t cap = 0;
 	int rc = 0;
 	for (size_t si = 0; si < p->nsamples && !rc; si++) {
-		double value = aggregate_values(a, p, (uint32_t)si)[v];
+		double value = pf_value_of(aggregate_values(a, p, (uint32_t)si), v);
 		if (value == 0)
 			continue;
 		int64_t n = aggregate_stack_keys(a, p, (uint32_t)si, &keys, &cap);
@@ -605,7 +605,7 @@ static void *sum_part(void *arg)
 	uint32_t *keys = NULL;
 	size_t cap = 0;
 	for (size_t si = sp->from; si < sp->to; si++) {
-		double v = aggregate_values(sp->a, sp->p, (uint32_t)si)[sp->value];
+		double v = pf_value_of(aggregate_values(sp->a, sp->p, (uint32_t)si), sp->value);
 		sp->total += v;
 		if (v == 0)
 			continue;

@@ -107,5 +107,5 @@ void growth_apply(const struct growth *g, struct profile *p)
 
 double growth_value(const struct growth *g, size_t sample, size_t dump, enum pf_value v)
 {
-	return cell(g, sample, dump)[v];
+	return pf_value_of(cell(g, sample, dump), v);
 }

@@ -1,6 +1,7 @@
 /*
- * growth: a time series of dumps of one process (interval dumps
- * jeprof.<pid>.<seq>.i<n>.heap, in order).  Each call site's value in each
+ * growth: the values of each dump of a time series of one process
+ * (analyzer/series.h orders and checks the dumps; --timeline reads the
+ * values per dump, --growth their fit).  Each call site's value in each
  * dump is fitted with a least-squares line; a site that grows steadily (a
  * leak) has a positive slope and a fit near 1, a large but stable cache has
  * a slope near 0, and a spike that is freed again fits badly.
@@ -12,12 +13,18 @@
 #include "analyzer/aggregate.h"
 #include "analyzer/profile.h"
 
+struct series;
+
 struct growth {
 	size_t ndumps;
 	double **snap;        /* per dump: the profile's running sums after it was merged */
 	size_t *nsnap;        /* samples in each snapshot */
 	double *v;            /* [sample][dump][PF_NVALUES]: each dump's own values */
 	size_t nsamples;
+	/* for the reports, set by the caller: the dumps fitted (in order) and
+	 * those given but left out (--growth fits regular dumps only), or
+	 * NULL */
+	const struct series *series, *left;
 };
 
 void growth_init(struct growth *g);
@@ -35,7 +42,8 @@ int growth_finish(struct growth *g, const struct profile *p, const uint32_t *rem
  * output format can show where memory grows. */
 void growth_apply(const struct growth *g, struct profile *p);
 
-/* Sample SAMPLE's value V in dump DUMP (after growth_finish). */
+/* Sample SAMPLE's value V in dump DUMP (after growth_finish); V may be a
+ * derived value (pf_value_of). */
 double growth_value(const struct growth *g, size_t sample, size_t dump, enum pf_value v);
 
 /* Least-squares fit of Y[0..n) against 0..n-1: slope and R^2 (0 when Y is

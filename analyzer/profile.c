@@ -958,7 +958,7 @@ double profile_total(const struct profile *p, enum pf_value v)
 {
 	double t = 0;
 	for (size_t i = 0; i < p->nsamples; i++)
-		t += p->samples[i].v[v];
+		t += pf_value_of(p->samples[i].v, v);
 	return t;
 }
 

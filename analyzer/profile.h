@@ -33,14 +33,33 @@
 #include "lib/idmap.h"
 #include "analyzer/strtab.h"
 
-/* The four values of every sample, in the order of a heap_v2 counts tuple. */
+/* The four values of every sample, in the order of a heap_v2 counts tuple,
+ * then the values derived from them, which no sample stores: what was
+ * allocated and freed again (allocated minus in use; --churn). */
 enum pf_value {
 	PF_INUSE_OBJECTS = 0,
 	PF_INUSE_SPACE = 1,
 	PF_ALLOC_OBJECTS = 2,
 	PF_ALLOC_SPACE = 3,
-	PF_NVALUES = 4
+	PF_NVALUES = 4,          /* the values stored */
+	PF_CHURN_OBJECTS = 4,
+	PF_CHURN_SPACE = 5,
+	PF_NALL_VALUES = 6       /* stored and derived */
 };
+
+/* Value V of the stored values X[PF_NVALUES] (a sample's v or base, a
+ * thread's share, a total): X[V], or the derived value computed from
+ * them.  Every reader of a value that may be derived goes through it. */
+static inline double pf_value_of(const double *x, int v)
+{
+	return v < PF_NVALUES ? x[v] : x[v - 2] - x[v - 4];
+}
+
+/* Whether V is a count of objects (else of bytes). */
+static inline bool pf_value_is_objects(int v)
+{
+	return !(v & 1);
+}
 
 enum pf_map_kind {
 	PF_MAP_FILE = 0,   /* backed by a file path */

@@ -20,6 +20,8 @@
 # (bench/ctl.sh; "bash bench/run.sh BUILD ctl" runs and prints only it)
 # and how fast the interactive shell answers on the 200,000-stack dump
 # (bench/shell.sh; "bash bench/run.sh BUILD shell", once the inputs exist),
+# what jheap record --peaks costs beside plain recording and heaptrack
+# (bench/peaks.sh; "bash bench/run.sh BUILD peaks"),
 # and what each speed mechanism saves, measured with and without it
 # (bench/mech.sh; "bash bench/run.sh BUILD mech").
 # "bash bench/run.sh BUILD inputs" only makes the inputs (for measuring by
@@ -49,6 +51,10 @@ fi
 # bench/run.sh BUILD web: only the web UI's section (bench/web.sh)
 if [ "${2:-}" = web ]; then
 	exec bash "$SRCDIR/bench/web.sh" "$BUILD"
+fi
+# bench/run.sh BUILD peaks: only the peak dumps' section (bench/peaks.sh)
+if [ "${2:-}" = peaks ]; then
+	exec bash "$SRCDIR/bench/peaks.sh" "$BUILD"
 fi
 # bench/run.sh BUILD mech: only the mechanisms' section (bench/mech.sh)
 if [ "${2:-}" = mech ]; then
@@ -580,6 +586,11 @@ out ""
 
 bash "$SRCDIR/bench/ctl.sh" "$BUILD" >>"$REPORT" ||
 	out "The control library's section failed (bench/ctl.sh)."
+
+# ------------------------------------------------- peak dumps
+
+bash "$SRCDIR/bench/peaks.sh" "$BUILD" >>"$REPORT" ||
+	out "The peak dumps' section failed (bench/peaks.sh)."
 
 # ------------------------------------------------- the mechanisms
 

@@ -19,6 +19,7 @@
 #include "output/disasm.h"
 #include "output/outfile.h"
 #include "output/report.h"
+#include "output/timeline.h"
 #include "symbolize/symbolize.h"
 #include "symbolize/unnamed.h"
 
@@ -153,7 +154,7 @@ static void free_shown(struct driver_inputs *in)
  * URL's saved copy (which --raw reads again), or the URL without user
  * information when it was not saved; else PATH; malloc'd. */
 static int load(struct driver *r, struct profile *dst, const char *path, double sign,
-		char **shown)
+		char **shown, struct series *ser, size_t k)
 {
 	struct profile one;
 	char err[1024], saved[4096] = "";
@@ -181,6 +182,12 @@ static int load(struct driver *r, struct profile *dst, const char *path, double 
 	if (!rc && shown && !(*shown = strdup(saved[0] ? saved : name)))
 		rc = jh_err(err, sizeof(err), JH_ENOMEM, "out of memory");
 	if (rc) {
+		fprintf(stderr, "jheap: %s\n", err);
+		profile_release(&one);
+		return EXIT_DATA;
+	}
+	/* a series: of one program and process, as each dump comes */
+	if (ser && (rc = series_note_dump(ser, k, &one, err, sizeof(err)))) {
 		fprintf(stderr, "jheap: %s\n", err);
 		profile_release(&one);
 		return EXIT_DATA;
@@ -241,6 +248,8 @@ static const char *value_option(enum pf_value v)
 	case PF_INUSE_OBJECTS: return "--inuse_objects";
 	case PF_INUSE_SPACE: return "--inuse_space";
 	case PF_ALLOC_OBJECTS: return "--alloc_objects";
+	case PF_CHURN_OBJECTS: return "--churn_objects";
+	case PF_CHURN_SPACE: return "--churn";
 	default: return "--alloc_space";
 	}
 }
@@ -272,22 +281,24 @@ static int open_caches(struct driver_symbols *sym, const struct cli *c, char *wh
 }
 
 /* Parses PATHS and C's --base profiles into P, each merged as it is
- * read (a growth snapshot after each PATH), with the binary opened beside
- * the parse; SHOWN[i] gets the name reports give PATHS[i] (load()).
+ * read, with the binary opened beside the parse; SHOWN[i] gets the name
+ * reports give PATHS[i] (load()).  For a series whose values are kept
+ * (G not NULL), each PATH is noted in SER and G gets a snapshot after it.
  * Returns an exit status. */
 static int parse_all(struct driver *r, struct profile *p, const char *const *paths,
-		     size_t npaths, char **shown, const struct cli *c)
+		     size_t npaths, char **shown, const struct cli *c, struct series *ser,
+		     struct growth *g)
 {
 	int rc = EXIT_OK;
 	for (size_t i = 0; i < npaths && !rc; i++) {
-		rc = load(r, p, paths[i], 1, &shown[i]);
-		if (!rc && c->growth && growth_snapshot(&r->model.g, p)) {
+		rc = load(r, p, paths[i], 1, &shown[i], g ? ser : NULL, i);
+		if (!rc && g && growth_snapshot(g, p)) {
 			fprintf(stderr, "jheap: out of memory\n");
 			rc = EXIT_DATA;
 		}
 	}
 	for (size_t i = 0; i < c->nbases && !rc; i++)
-		rc = load(r, p, c->bases[i], -1, NULL);
+		rc = load(r, p, c->bases[i], -1, NULL, NULL, 0);
 	symbolize_preload_finish(r->sym.pre);
 	r->sym.pre = NULL;
 	r->sym.pre_sc = NULL;
@@ -339,12 +350,12 @@ static int open_perfmap(struct console *con, const char *const *paths, size_t np
 
 /* Symbolizes P with the caches of R (and the JIT names of
  * open_perfmap()), folds it by symbol (by address for --addresses) and
- * finishes --growth's series; *RANGES: whether P has the function ranges
- * of --disasm.  Prints what the run should know (a wrong binary, a
- * symbolized profile's names); returns an exit status. */
+ * finishes the series' values G (when not NULL); *RANGES: whether P has
+ * the function ranges of --disasm.  Prints what the run should know (a
+ * wrong binary, a symbolized profile's names); returns an exit status. */
 static int symbolize_model(struct driver *r, struct profile *p, const char *binary,
 			   const char *const *paths, size_t npaths, const struct cli *c,
-			   bool *ranges)
+			   struct growth *g, bool *ranges)
 {
 	char err[1024];
 	struct symbolize_options so = {
@@ -366,7 +377,7 @@ static int symbolize_model(struct driver *r, struct profile *p, const char *bina
 	if (src ||
 	    (profile_fold_by_symbol(p, c->gran == GRAN_ADDRESSES, &remap) &&
 	     jh_err(err, sizeof(err), JH_ENOMEM, "out of memory")) ||
-	    (c->growth && growth_finish(&r->model.g, p, remap) &&
+	    (g && growth_finish(g, p, remap) &&
 	     jh_err(err, sizeof(err), JH_ENOMEM, "out of memory"))) {
 		fprintf(stderr, "jheap: %s\n", err);
 		free(remap);
@@ -377,8 +388,8 @@ static int symbolize_model(struct driver *r, struct profile *p, const char *bina
 	driver_stage_done(r, "symbolize");
 	if (c->drop_negative)
 		drop_negative(p);
-	if (c->growth && c->mode != MODE_TEXT)
-		growth_apply(&r->model.g, p);
+	if (g && c->growth && c->mode != MODE_TEXT)
+		growth_apply(g, p);
 	if (st.binary_mismatch || st.resource_failed)
 		r->degraded = true;
 	if (binary && st.pcs_presym)
@@ -398,13 +409,44 @@ static int symbolize_model(struct driver *r, struct profile *p, const char *bina
 	return EXIT_OK;
 }
 
+int driver_read_dump(struct driver *r, const char *path, struct profile *one,
+		     struct series *ser, size_t k)
+{
+	if (profile_init(one)) {
+		fprintf(stderr, "jheap: out of memory\n");
+		return EXIT_DATA;
+	}
+	int rc = load(r, one, path, 1, NULL, ser, k);
+	if (rc) {
+		profile_release(one);
+		profile_init(one);
+	}
+	return rc;
+}
+
 int driver_load(struct driver *r, const char *binary, const char *const *paths,
 		size_t npaths, const struct cli *c)
 {
 	char err[1024];
 	struct profile p;
+	/* a series: the dumps to load, in order (seriesload.h) */
+	struct seriesload sl = { 0 };
+	const char *const *all = paths;
+	size_t nall = npaths;
+	bool values = false;   /* keep each dump's values */
+	if (seriesload_kind(c) != SERIESLOAD_NONE) {
+		int prc = seriesload_plan(r, c, paths, npaths, &sl);
+		if (prc) {
+			seriesload_release(&sl);
+			return prc;
+		}
+		paths = sl.paths;
+		npaths = sl.n;
+		values = sl.kind != SERIESLOAD_PEAK;
+	}
 	if (profile_init(&p)) {
 		fprintf(stderr, "jheap: out of memory\n");
+		seriesload_release(&sl);
 		return EXIT_DATA;
 	}
 	/* the names reports give the profiles (load()) */
@@ -412,13 +454,12 @@ int driver_load(struct driver *r, const char *binary, const char *const *paths,
 	if (!shown) {
 		fprintf(stderr, "jheap: out of memory\n");
 		profile_release(&p);
+		seriesload_release(&sl);
 		return EXIT_DATA;
 	}
-	if (c->growth) {
-		growth_release(&r->model.g);
-		growth_init(&r->model.g);
-		r->model.growth = &r->model.g;
-	}
+	/* each dump's values, kept when the load succeeds */
+	struct growth g;
+	growth_init(&g);
 	r->in.remote = (struct remote_options){
 		.binary = binary, .seconds = c->seconds, .lib_prefixes = c->lib_prefixes,
 		.note = fetch_info, .warn = warn_line, .progress = fetch_progress, .ctx = &r->con,
@@ -433,7 +474,7 @@ int driver_load(struct driver *r, const char *binary, const char *const *paths,
 		r->sym.pre_dc = r->sym.dc;
 		r->sym.pre_binary = binary;
 	}
-	rc = parse_all(r, &p, paths, npaths, shown, c);
+	rc = parse_all(r, &p, paths, npaths, shown, c, &sl.ser, values ? &g : NULL);
 	/* names from the server of the first URL, for files not here */
 	const char *url = rc || binary || c->no_symbolize ? NULL
 		: remote_first_url(paths, npaths, (const char *const *)c->bases, c->nbases);
@@ -454,15 +495,15 @@ int driver_load(struct driver *r, const char *binary, const char *const *paths,
 		console_warn(&r->con, cache_why);
 	if ((rc = add_libs(&r->con, &p, c)))
 		goto out;
-	if ((c->value == PF_ALLOC_SPACE || c->value == PF_ALLOC_OBJECTS) && !p.has_alloc &&
-	    p.nsamples) {
-		fprintf(stderr, "jheap: %s: the profile has no allocation counts (the program ran without MALLOC_CONF=prof_accum:true); use --inuse_space or --inuse_objects\n",
-			value_option(c->value));
+	if (c->value >= PF_ALLOC_OBJECTS && !p.has_alloc && p.nsamples) {
+		fprintf(stderr, "jheap: %s: the profile has no allocation counts (the program ran without MALLOC_CONF=prof_accum:true%s); use --inuse_space or --inuse_objects\n",
+			value_option(c->value), c->value >= PF_CHURN_OBJECTS
+			? ": what was allocated and freed again is the allocated counts minus those in use; jheap record --accum keeps them" : "");
 		rc = EXIT_DATA;
 		goto out;
 	}
 	bool ranges;
-	if ((rc = symbolize_model(r, &p, binary, paths, npaths, c, &ranges)))
+	if ((rc = symbolize_model(r, &p, binary, paths, npaths, c, values ? &g : NULL, &ranges)))
 		goto out;
 	/* the new model replaces the one before */
 	aggcache_clear(&r->aggs);
@@ -480,8 +521,31 @@ int driver_load(struct driver *r, const char *binary, const char *const *paths,
 	shown = NULL;
 	r->in.nbases = c->nbases;
 	r->out.noted = c->no_symbolize;
+	/* the series now loaded, with each dump's totals */
+	seriesload_release(&r->model.sl);
+	r->model.sl = sl;
+	r->model.loaded_kind = sl.kind;
+	r->in.paths = all;
+	r->in.npaths = nall;
+	growth_release(&r->model.g);
+	r->model.g = g;
+	r->model.growth = c->growth ? &r->model.g : NULL;
+	if (values) {
+		series_totals(&r->model.sl.ser, &r->model.g);
+		r->model.g.series = &r->model.sl.ser;
+		r->model.g.left = &r->model.sl.left;
+	}
+	/* one dump taken at exit */
+	struct dumpname dn;
+	dumpname_parse(npaths == 1 ? paths[0] : "", &dn);
+	r->model.exit_dump = npaths == 1 && !c->nbases && dn.jemalloc && dn.kind == 'f';
+	r->model.exit_noted = false;
+	r->model.exit_path = r->model.exit_dump ? paths[0] : NULL;
+	r->model.has_leak = r->model.exit_dump && leaksum_find(paths[0], &r->model.leak) == 1;
 	return EXIT_OK;
 out:
+	growth_release(&g);
+	seriesload_release(&sl);
 	if (shown)
 		for (size_t i = 0; i < npaths; i++)
 			free(shown[i]);
@@ -492,10 +556,13 @@ out:
 
 int driver_reload(struct driver *d, const struct cli *o)
 {
-	struct cli t = *o;
-	if (d->model.ranges && !driver_needs_ranges(&t))
-		t.mode = MODE_DISASM;   /* keep the function ranges */
-	return driver_load(d, d->in.binary, d->in.paths, d->in.npaths, &t);
+	/* the function ranges stay; O's mode stays too (a timeline loads
+	 * a series) */
+	bool want = d->model.want_ranges;
+	d->model.want_ranges = want || d->model.ranges;
+	int rc = driver_load(d, d->in.binary, d->in.paths, d->in.npaths, o);
+	d->model.want_ranges = want;
+	return rc;
 }
 
 const struct profile *driver_profile(const struct driver *d)
@@ -510,7 +577,11 @@ bool driver_needs_ranges(const struct cli *o)
 
 bool driver_loaded_for(const struct driver *d, const struct cli *o)
 {
-	return d->model.loaded && d->in.nbases == o->nbases &&
+	enum seriesload_kind k = seriesload_kind(o);
+	/* the dumps of a timeline, all of them, serve a plain report too */
+	bool dumps = d->model.loaded_kind == k ||
+		     (k == SERIESLOAD_NONE && d->model.loaded_kind == SERIESLOAD_ALL);
+	return d->model.loaded && dumps && d->in.nbases == o->nbases &&
 	       (d->model.ranges || !driver_needs_ranges(o)) &&
 	       d->model.by_address == (o->gran == GRAN_ADDRESSES);
 }
@@ -537,6 +608,7 @@ static enum report_format format_of(enum output_mode m)
 	case MODE_TRACES: return REPORT_TRACES;
 	case MODE_TREE: return REPORT_TREE;
 	case MODE_WEBLIST: return REPORT_WEBLIST;
+	case MODE_TIMELINE: return REPORT_TIMELINE;
 	case MODE_JSON_TOP: return REPORT_JSON_TOP;
 	case MODE_JSON_FLAME: return REPORT_JSON_FLAME;
 	}
@@ -674,8 +746,10 @@ static int report_one(struct driver *r, const struct cli *c, const struct profil
 		.program = program_name(p, r->in.binary),
 		.profile_paths = (const char *const *)r->in.shown_paths,
 		.thread = thread, .list = c->list, .disasm = c->disasm, .peek = c->peek,
-		.weblist = c->weblist, .growth = r->model.growth != NULL,
-		.series = c->mode == MODE_TEXT ? r->model.growth : NULL,
+		.weblist = c->weblist, .growth = r->model.growth != NULL, .cum = c->cum,
+		.series = c->mode == MODE_TEXT ? r->model.growth
+			: c->mode == MODE_TIMELINE && r->model.loaded_kind == SERIESLOAD_ALL ? &r->model.g : NULL,
+		.dumps = r->model.loaded_kind == SERIESLOAD_ALL ? &r->model.sl.ser : NULL,
 		.nodefraction_set = c->nodefraction_set,
 		.source_dirs = (const char *const *)c->source_dirs,
 		.disasm_cache = r->out.disasm_cache, .note = report_note, .warn = warn_line,
@@ -711,6 +785,17 @@ int driver_write(struct driver *d, const struct cli *o, FILE *out)
 		return EXIT_DATA;
 	}
 	int rc = report(d, o, &d->model.p, out);
+	/* a dump at exit: what it shows was never freed */
+	const struct driver_model *m = &d->model;
+	bool inuse = o->value == PF_INUSE_SPACE || o->value == PF_INUSE_OBJECTS;
+	if (rc == EXIT_OK && m->exit_dump && inuse && o->mode == MODE_TEXT) {
+		output_exit_note(out, m->exit_path, m->has_leak ? &m->leak : NULL, false);
+	} else if (rc == EXIT_OK && m->exit_dump && inuse && !m->exit_noted && !d->con.quiet &&
+		   o->mode != MODE_TIMELINE) {
+		console_clear(&d->con);
+		output_exit_note(stderr, m->exit_path, m->has_leak ? &m->leak : NULL, true);
+		d->model.exit_noted = true;
+	}
 	driver_stage_done(d, "write");
 	return rc;
 }
@@ -781,6 +866,8 @@ void driver_release(struct driver *d)
 	d->sym = (struct driver_symbols){ 0 };
 	growth_release(&d->model.g);
 	d->model.growth = NULL;
+	seriesload_release(&d->model.sl);
+	d->model.loaded_kind = SERIESLOAD_NONE;
 	aggcache_clear(&d->aggs);
 	disasm_cache_free(d->out.disasm_cache);
 	d->out.disasm_cache = NULL;

@@ -36,10 +36,12 @@
 #include "analyzer/aggcache.h"
 #include "analyzer/aggregate.h"
 #include "analyzer/growth.h"
+#include "analyzer/leaksum.h"
 #include "analyzer/profile.h"
 #include "cli/console.h"
 #include "cli/options.h"
 #include "cli/remote.h"
+#include "cli/seriesload.h"
 #include "symbolize/diskcache.h"
 #include "symbolize/symcache.h"
 
@@ -84,6 +86,18 @@ struct driver_model {
 	bool by_address;         /* p was folded for --addresses */
 	struct growth g;
 	struct growth *growth;   /* --growth: &g, the series, else NULL */
+	/* a series (--timeline, --growth, --peak): its dumps (g holds the
+	 * values of each with SERIESLOAD_ALL and _GROWTH), and what was
+	 * loaded for which kind */
+	struct seriesload sl;
+	enum seriesload_kind loaded_kind;
+	bool series_of_one;      /* a series may have one dump (the web UI's
+	                            live series starts so) */
+	/* the model is one dump taken at exit (prof_final): the reports say
+	 * what that means, with jemalloc's leak summary when there is one */
+	bool exit_dump, exit_noted, has_leak;
+	const char *exit_path;    /* that dump */
+	struct leaksum leak;
 };
 
 /* What reports keep between them. */
@@ -113,7 +127,10 @@ void driver_release(struct driver *d);
 /* Parses PATHS (NPATHS profiles, NULL-terminated) and O's --base
  * profiles, merges and symbolizes them with BINARY (or NULL) and the load
  * options of O (--no-symbolize, --lib_prefix, --debuginfo-dir, --growth,
- * --drop_negative; --disasm's function ranges).  Prints what goes wrong
+ * --drop_negative; --disasm's function ranges).  With --timeline,
+ * --growth or --peak the PATHS are a series (cli/seriesload.h): ordered,
+ * checked, and the dumps it asks for loaded, with each one's values for
+ * --timeline and --growth (d->g, d->sl).  Prints what goes wrong
  * and returns an exit status; on success the model replaces the one
  * before, on failure the one before stays. */
 int driver_load(struct driver *d, const char *binary, const char *const *paths,
@@ -127,6 +144,13 @@ int driver_reload(struct driver *d, const struct cli *o);
 /* The model driver_load() made (NULL before).  The driver owns it; it
  * stays until the next driver_load() or driver_release(). */
 const struct profile *driver_profile(const struct driver *d);
+
+/* Reads the dump PATH alone into ONE (initialized here; the caller
+ * releases it), as driver_load() reads each, and notes it as dump K of
+ * SER (series_note_dump).  Prints what goes wrong; returns an exit
+ * status. */
+int driver_read_dump(struct driver *d, const char *path, struct profile *one,
+		     struct series *ser, size_t k);
 
 /* Whether O's report needs the function ranges of --disasm in the model. */
 bool driver_needs_ranges(const struct cli *o);

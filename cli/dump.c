@@ -66,7 +66,9 @@ static void ctl_help(FILE *out)
 	      "  sample SIZE   one sample per SIZE bytes on average (1 samples every\n"
 	      "                allocation; a power of two); this also resets\n"
 	      "  status        jemalloc, profiling state, sample rate, where dumps go\n"
-	      "  dump          the same as 'jheap dump PID'\n\n", out);
+	      "  dump          the same as 'jheap dump PID'\n"
+	      "  peaks on|off  a dump at each new peak of the heap, 10% above the last\n"
+	      "                (jheap record --peaks=RATIO sets another ratio), or none\n\n", out);
 	subopt_help(out, dump_options, NDUMP);
 	fputs("\nExit status: 0 success, 1 the process did not do it, 2 usage error.\n", out);
 }
@@ -234,6 +236,8 @@ int ctl_main(int argc, char **argv)
 			return EXIT_USAGE;
 		}
 		snprintf(cmd, sizeof(cmd), "sample %d", lg);
+	} else if (nrest == 3 && !strcmp(c, "peaks") && (!strcmp(rest[2], "on") || !strcmp(rest[2], "off"))) {
+		snprintf(cmd, sizeof(cmd), "peaks %s", rest[2]);
 	} else if (nrest == 2 && (!strcmp(c, "on") || !strcmp(c, "off") || !strcmp(c, "reset") ||
 				  !strcmp(c, "status") || !strcmp(c, "dump"))) {
 		snprintf(cmd, sizeof(cmd), "%s", c);
@@ -241,8 +245,10 @@ int ctl_main(int argc, char **argv)
 		if (nrest == 3 && !strcmp(c, "sample"))
 			fprintf(stderr, "jheap ctl: sample expects a size in bytes (1, 4096, 512K, 1M), not '%s'\n",
 				rest[2]);
+		else if (!strcmp(c, "peaks"))
+			fprintf(stderr, "jheap ctl: peaks takes on or off\n");
 		else
-			fprintf(stderr, "jheap ctl: %s%s%s; the commands are on, off, reset, sample SIZE, status and dump\n",
+			fprintf(stderr, "jheap ctl: %s%s%s; the commands are on, off, reset, sample SIZE, status, dump and peaks on|off\n",
 				*c ? "unknown command '" : "which command?", c, *c ? "'" : "");
 		return EXIT_USAGE;
 	}

@@ -49,35 +49,6 @@ static int is_elf(const char *path)
 	return n == 4 && !memcmp(b, "\177ELF", 4);
 }
 
-/* jemalloc's dump names are <prefix>.<pid>.<seq>.<kind><n>.heap; returns
- * <seq>, or -1 when PATH does not look like one. */
-static long long dump_sequence(const char *path)
-{
-	const char *end = strrchr(path, '/');
-	end = end ? end + 1 : path;
-	size_t n = strlen(end);
-	if (n < 5 || strcmp(end + n - 5, ".heap"))
-		return -1;
-	/* walk back over ".<kind><n>" to ".<seq>" */
-	const char *dot[3] = { NULL, NULL, NULL };
-	int found = 0;
-	for (const char *q = end + n - 5; q > end && found < 3; q--)
-		if (q[-1] == '.')
-			dot[found++] = q;
-	if (found < 2)
-		return -1;
-	const char *seq = dot[1];
-	char *stop;
-	long long v = strtoll(seq, &stop, 10);
-	return stop > seq && *stop == '.' ? v : -1;
-}
-
-static int cmp_sequence(const void *a, const void *b)
-{
-	long long x = dump_sequence(*(const char *const *)a), y = dump_sequence(*(const char *const *)b);
-	return x < y ? -1 : x > y;
-}
-
 static bool is_alnum(char c)
 {
 	return (c >= '0' && c <= '9') || ((c | 32) >= 'a' && (c | 32) <= 'z') || c == '_';
@@ -231,15 +202,6 @@ static int run(struct driver *r, int argc, char **argv)
 		return wrc ? wrc : r->degraded ? EXIT_DATA : EXIT_OK;
 	}
 	int rc = EXIT_OK;
-	if (c->growth) {
-		/* a glob sorts a.10.i10 before a.2.i2: order jemalloc's dumps by
-		 * their sequence number when every name carries one */
-		bool all = true;
-		for (size_t i = first; i < c->nargs; i++)
-			all &= dump_sequence(c->args[i]) >= 0;
-		if (all)
-			jh_qsort(c->args + first, c->nargs - first, sizeof(*c->args), cmp_sequence);
-	}
 	r->model.want_ranges = shell_wanted(c);
 	rc = driver_load(r, binary, (const char *const *)c->args + first, c->nargs - first, c);
 	if (rc)

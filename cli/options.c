@@ -7,12 +7,12 @@
 enum opt_id {
 	O_TEXT, O_COLLAPSED, O_FLAMEGRAPH, O_DOT, O_SVG, O_PDF, O_PNG, O_PROTO,
 	O_SPEEDSCOPE, O_CALLGRIND, O_RAW, O_SYMBOLIZED, O_SYMBOLS, O_NODEFRACTION,
-	O_EDGEFRACTION, O_MAXDEGREE, O_THREAD, O_LIST, O_DISASM, O_SOURCE_DIR, O_GROWTH, O_FOCUS, O_IGNORE, O_RETAIN, O_EXCLUDE, O_INUSE_SPACE, O_INUSE_OBJECTS, O_ALLOC_SPACE, O_ALLOC_OBJECTS,
+	O_EDGEFRACTION, O_MAXDEGREE, O_THREAD, O_LIST, O_DISASM, O_SOURCE_DIR, O_GROWTH, O_FOCUS, O_IGNORE, O_RETAIN, O_EXCLUDE, O_INUSE_SPACE, O_INUSE_OBJECTS, O_ALLOC_SPACE, O_ALLOC_OBJECTS, O_CHURN, O_CHURN_OBJECTS,
 	O_SHOW_BYTES, O_FUNCTIONS, O_LINES, O_FILES, O_ADDRESSES, O_CUM,
 	O_NODECOUNT, O_FULL_NAMES, O_KEEP_ALLOCATOR, O_ALLOCATOR, O_BASE, O_DROP_NEGATIVE,
 	O_DEBUGINFO_DIR, O_PERF_MAP, O_LIB_PREFIX, O_SECONDS, O_NO_SYMBOLIZE, O_NO_CACHE, O_OUTPUT, O_QUIET,
 	O_HELP, O_VERSION, O_TRACES, O_TREE, O_PEEK, O_WEB, O_WEBLIST, O_GIF, O_PS, O_ADD_LIB,
-	O_INTERACTIVE, O_HTTP, O_NO_BROWSER, O_PID,
+	O_INTERACTIVE, O_TIMELINE, O_PEAK, O_ALL_DUMPS, O_HTTP, O_NO_BROWSER, O_PID,
 };
 
 struct option_def {
@@ -56,6 +56,8 @@ static const struct option_def options[] = {
 	{ "inuse_objects", 0, O_INUSE_OBJECTS, NULL, "report objects in use" },
 	{ "alloc_space", 0, O_ALLOC_SPACE, NULL, "report bytes allocated over the run (needs prof_accum:true)" },
 	{ "alloc_objects", 0, O_ALLOC_OBJECTS, NULL, "report objects allocated over the run (needs prof_accum:true)" },
+	{ "churn", 0, O_CHURN, NULL, "report bytes allocated and freed again: allocated minus in use (needs prof_accum:true)" },
+	{ "churn_objects", 0, O_CHURN_OBJECTS, NULL, "report objects allocated and freed again (needs prof_accum:true)" },
 	{ "show_bytes", 0, O_SHOW_BYTES, NULL, "print bytes instead of MB" },
 	{ "functions", 0, O_FUNCTIONS, NULL, "one row per function (default)" },
 	{ "lines", 0, O_LINES, NULL, "one row per source line" },
@@ -68,6 +70,9 @@ static const struct option_def options[] = {
 	{ "allocator", 0, O_ALLOCATOR, "RE", "count the program's functions matching RE (its malloc wrappers) as the allocator's" },
 	{ "thread", 0, O_THREAD, "N", "report thread N only, or every thread with --thread='*'" },
 	{ "growth", 0, O_GROWTH, NULL, "rank call sites by steady growth across a series of dumps" },
+	{ "all-dumps", 0, O_ALL_DUMPS, NULL, "--growth: also fit the dump at exit and peak dumps" },
+	{ "timeline", 0, O_TIMELINE, NULL, "one row per dump of a series: when, in use, change, allocated, what grew most" },
+	{ "peak", 0, O_PEAK, NULL, "report the largest of a series of dumps (most bytes in use), saying which" },
 	{ "list", 0, O_LIST, "RE", "annotated source of the functions matching RE" },
 	{ "disasm", 0, O_DISASM, "RE", "annotated machine code of the functions matching RE (needs objdump)" },
 	{ "source-dir", 0, O_SOURCE_DIR, "DIR", "look for source files under DIR (repeatable)" },
@@ -120,7 +125,7 @@ static int set_value(struct cli *c, enum pf_value v, int *seen, char *err, size_
 {
 	if (++*seen > 1)
 		return jh_err(err, errlen, JH_EUSAGE,
-			      "specify at most one of --inuse_space, --inuse_objects, --alloc_space, --alloc_objects");
+			      "specify at most one of --inuse_space, --inuse_objects, --alloc_space, --alloc_objects, --churn, --churn_objects");
 	c->value = v;
 	return 0;
 }
@@ -186,6 +191,8 @@ static int apply(struct cli *c, const struct option_def *o, char *val, int *nval
 	case O_INUSE_OBJECTS: return set_value(c, PF_INUSE_OBJECTS, nvalue, err, errlen);
 	case O_ALLOC_SPACE: return set_value(c, PF_ALLOC_SPACE, nvalue, err, errlen);
 	case O_ALLOC_OBJECTS: return set_value(c, PF_ALLOC_OBJECTS, nvalue, err, errlen);
+	case O_CHURN: return set_value(c, PF_CHURN_SPACE, nvalue, err, errlen);
+	case O_CHURN_OBJECTS: return set_value(c, PF_CHURN_OBJECTS, nvalue, err, errlen);
 	case O_SHOW_BYTES: c->show_bytes = true; return 0;
 	case O_FUNCTIONS: return set_gran(c, GRAN_FUNCTIONS, ngran, err, errlen);
 	case O_LINES: return set_gran(c, GRAN_LINES, ngran, err, errlen);
@@ -218,6 +225,9 @@ static int apply(struct cli *c, const struct option_def *o, char *val, int *nval
 		c->list = val;
 		return set_mode(c, MODE_LIST, nmode, err, errlen);
 	case O_GROWTH: c->growth = true; return 0;
+	case O_ALL_DUMPS: c->all_dumps = true; return 0;
+	case O_TIMELINE: return set_mode(c, MODE_TIMELINE, nmode, err, errlen);
+	case O_PEAK: c->peak = true; return 0;
 	case O_DISASM:
 		c->disasm = val;
 		return set_mode(c, MODE_DISASM, nmode, err, errlen);
@@ -399,8 +409,16 @@ int cli_check(const struct cli *c, size_t nprofiles, char *err, size_t errlen)
 	if (c->growth && (c->mode == MODE_RAW || c->mode == MODE_LIST))
 		return jh_err(err, errlen, JH_EUSAGE,
 			      "--growth works with --text, --collapsed, --flamegraph, --proto, --dot, --callgrind and --speedscope");
-	if (c->growth && nprofiles < 2)
-		return jh_err(err, errlen, JH_EUSAGE, "--growth needs at least two dumps, oldest first");
+	/* the reports of a series (cli/seriesload.h orders the dumps, leaves
+	 * out those of another kind and says when fewer than two are left) */
+	if (c->mode == MODE_TIMELINE && (c->growth || c->peak || c->nbases || c->thread))
+		return jh_err(err, errlen, JH_EUSAGE,
+			      "--timeline is a report of its own: one row per dump of a series; it does not combine with --growth, --peak, --base or --thread");
+	if (c->peak && c->growth)
+		return jh_err(err, errlen, JH_EUSAGE, "--peak reports one dump, --growth fits a series: pick one");
+	if (c->all_dumps && !c->growth)
+		return jh_err(err, errlen, JH_EUSAGE,
+			      "--all-dumps says which dumps --growth fits; it goes with --growth");
 	return cli_check_report(c, err, errlen);
 }
 
@@ -432,7 +450,7 @@ void cli_help(FILE *out)
 	fputs("Usage: jheap [OPTIONS] [BINARY] PROFILE...\n"
 	      "   or: jheap record [OPTIONS] [--] PROGRAM [ARGS...]\n"
 	      "   or: jheap dump [OPTIONS] PID [REPORT OPTIONS] [BINARY]\n"
-	      "   or: jheap ctl [OPTIONS] PID on|off|reset|sample SIZE|status|dump\n"
+	      "   or: jheap ctl [OPTIONS] PID on|off|reset|sample SIZE|status|dump|peaks on|off\n"
 	      "Analyze heap profiles. BINARY is optional: the program is found from the\n"
 	      "dump's MAPPED_LIBRARIES; when given, it replaces that path. Several\n"
 	      "profiles are summed. Options may come anywhere on the line, as\n"
@@ -534,6 +552,7 @@ static bool is_setting(int id)
 	switch (id) {
 	case O_NODEFRACTION: case O_EDGEFRACTION: case O_MAXDEGREE:
 	case O_INUSE_SPACE: case O_INUSE_OBJECTS: case O_ALLOC_SPACE: case O_ALLOC_OBJECTS:
+	case O_CHURN: case O_CHURN_OBJECTS:
 	case O_SHOW_BYTES: case O_FUNCTIONS: case O_LINES: case O_FILES: case O_ADDRESSES:
 	case O_CUM: case O_NODECOUNT: case O_FULL_NAMES: case O_KEEP_ALLOCATOR: case O_ALLOCATOR:
 	case O_THREAD:

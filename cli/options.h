@@ -33,6 +33,7 @@ enum output_mode {
 	MODE_WEBLIST,    /* --weblist=RE: the annotated source as HTML, opened in a browser */
 	MODE_GIF,        /* the call graph rendered by graphviz */
 	MODE_PS,
+	MODE_TIMELINE,   /* one row per dump of a series (output/timeline.h) */
 	MODE_JSON_TOP,   /* hidden: the web UI's Top data (output/json.h) */
 	MODE_JSON_FLAME, /* hidden: the web UI's flame graph data */
 };
@@ -42,6 +43,8 @@ struct cli {
 	enum pf_value value;
 	bool show_bytes, cum, full_names, keep_allocator, drop_negative, quiet;
 	bool no_symbolize, no_cache, growth;
+	bool peak;                      /* --peak: report the largest dump of a series */
+	bool all_dumps;                 /* --all-dumps: --growth fits every kind of dump */
 	enum granularity gran;
 	long nodecount;                 /* -1 when not given */
 	double nodefraction, edgefraction;

@@ -15,6 +15,8 @@
  *                same in JE_MALLOC_CONF or _RJEM_MALLOC_CONF for a program
  *                whose jemalloc has that prefix
  *   JHEAP_CTL_EVERY  seconds between periodic dumps (--every)
+ *   JHEAP_CTL_PEAKS, JHEAP_CTL_PEAKS_KEEP  a dump at each new peak (--peaks,
+ *                as a fraction: 0.1 for 10%), how many kept (--peaks-keep)
  *   JHEAP_CTL_CHECK  the program's pid: in that process (not in those it
  *                starts) the control library says at once when no
  *                profile can be had (no jemalloc, or one built without
@@ -58,7 +60,7 @@ enum { EXIT_OK = 0, EXIT_DATA = 1, EXIT_USAGE = 2 };
 
 enum {
 	R_DIR, R_SAMPLE, R_EVERY, R_EVERY_BYTES, R_INACTIVE, R_ACCUM, R_NO_FINAL,
-	R_JEMALLOC, R_MALLOC_CONF, R_DUMP_MODE, R_DUMP_GROUP, R_QUIET, R_HELP,
+	R_JEMALLOC, R_MALLOC_CONF, R_DUMP_MODE, R_DUMP_GROUP, R_QUIET, R_HELP, R_PEAKS, R_PEAKS_KEEP,
 };
 
 /* The options of jheap record.  Keep in step with its section of
@@ -68,6 +70,8 @@ static const struct subopt record_options[] = {
 	{ "sample", 0, R_SAMPLE, "SIZE", "one sample per SIZE bytes allocated on average (512K; 1: every allocation)" },
 	{ "every", 0, R_EVERY, "TIME", "also dump every TIME (90, 500ms, 60s, 5m, 1h)" },
 	{ "every-bytes", 0, R_EVERY_BYTES, "SIZE", "also dump every SIZE bytes allocated (jemalloc's lg_prof_interval)" },
+	{ "peaks", 0, R_PEAKS, "[RATIO]", "also dump at each new peak of the heap, RATIO (10%) above the last peak dump, at most one a second" },
+	{ "peaks-keep", 0, R_PEAKS_KEEP, "N", "keep at most N peak dumps (20; 1 to 64): the highest, and the others spread out" },
 	{ "inactive", 0, R_INACTIVE, NULL, "start with sampling off; 'jheap ctl PID on' turns it on" },
 	{ "accum", 0, R_ACCUM, NULL, "also keep the counts of freed allocations (prof_accum)" },
 	{ "no-final", 0, R_NO_FINAL, NULL, "no dump when the program exits" },
@@ -84,6 +88,8 @@ struct record {
 	const char *dir, *jemalloc, *extra, *group_name, *mode_arg;
 	int lg_sample, lg_interval;   /* lg_interval -1: none */
 	double every;                 /* seconds, 0: none */
+	double peaks;                 /* --peaks: the ratio as a fraction, 0: none */
+	long peaks_keep;              /* 0: the library's default */
 	unsigned dump_mode;
 	gid_t group;                  /* with group_name */
 	bool inactive, accum, no_final, quiet, help;
@@ -134,6 +140,31 @@ static int apply(struct record *r, const struct subopt *o, const char *val)
 		}
 		*(o->id == R_SAMPLE ? &r->lg_sample : &r->lg_interval) = subopt_lg(size);
 		return 0;
+	case R_PEAKS: {
+		/* "10%", "0.1" (a fraction), nothing: 10% */
+		char *end = NULL;
+		double v = val ? strtod(val, &end) : 0.1;
+		if (val && end && !strcmp(end, "%"))
+			v /= 100;
+		else if (val && (end == val || (end && *end)))
+			v = -1;
+		if (!(v >= 0.001 && v <= 100)) {
+			fprintf(stderr, "jheap record: --peaks expects a ratio (10%%, 0.1, 50%%; 0.1%% to 10000%%), not '%s'\n", val);
+			return EXIT_USAGE;
+		}
+		r->peaks = v;
+		return 0;
+	}
+	case R_PEAKS_KEEP: {
+		char *end;
+		long n = strtol(val, &end, 10);
+		if (*end || end == val || n < 1 || n > 64) {
+			fprintf(stderr, "jheap record: --peaks-keep expects a number of dumps from 1 to 64, not '%s'\n", val);
+			return EXIT_USAGE;
+		}
+		r->peaks_keep = n;
+		return 0;
+	}
 	case R_EVERY:
 		if ((r->every = parse_time(val)) < 0) {
 			fprintf(stderr, "jheap record: --every expects a time (90, 500ms, 60s, 5m, 1h), not '%s'\n", val);
@@ -519,14 +550,18 @@ int record_main(int argc, char **argv)
 			   r.extra ? "," : "", r.extra ? r.extra : "") > 0 &&
 		  asprintf(&preload, "%s%s%s%s%s", jemalloc ? jemalloc : "", jemalloc ? ":" : "", ctl,
 			   old_preload && *old_preload ? ":" : "", old_preload ? old_preload : "") > 0;
-	char every[32], self[24], mode[16];
+	char every[32], self[24], mode[16], peaks[32], keep[24];
+	snprintf(peaks, sizeof(peaks), "%.6g", r.peaks);
+	snprintf(keep, sizeof(keep), "%ld", r.peaks_keep);
 	snprintf(every, sizeof(every), "%.3f", r.every);
 	snprintf(mode, sizeof(mode), "%04o", r.dump_mode);
 	snprintf(self, sizeof(self), "%d", (int)pid);
 	ok = ok && set("MALLOC_CONF", conf) && set("LD_PRELOAD", preload) && set("JHEAP_CTL_CHECK", self) &&
 	     set("JHEAP_CTL_DUMP_MODE", mode) &&
 	     (!pi.prefix || set(!strcmp(pi.prefix, "je_") ? "JE_MALLOC_CONF" : "_RJEM_MALLOC_CONF", conf)) &&
-	     (r.every > 0 ? set("JHEAP_CTL_EVERY", every) : !unsetenv("JHEAP_CTL_EVERY"));
+	     (r.every > 0 ? set("JHEAP_CTL_EVERY", every) : !unsetenv("JHEAP_CTL_EVERY")) &&
+	     (r.peaks > 0 ? set("JHEAP_CTL_PEAKS", peaks) : !unsetenv("JHEAP_CTL_PEAKS")) &&
+	     (r.peaks_keep ? set("JHEAP_CTL_PEAKS_KEEP", keep) : !unsetenv("JHEAP_CTL_PEAKS_KEEP"));
 	if (!ok) {
 		fprintf(stderr, "jheap: out of memory\n");
 		return EXIT_DATA;
@@ -550,9 +585,12 @@ int record_main(int argc, char **argv)
 			snprintf(with, sizeof(with), "its own jemalloc");
 		fprintf(stderr, "jheap: recording process %d (%s) with %s; %s%s\n", (int)pid, base,
 			with, rate, off);
-		char when[96] = "";
+		char when[160] = "";
 		if (r.every > 0)
 			snprintf(when, sizeof(when), "every %g s, ", r.every);
+		if (r.peaks > 0)
+			snprintf(when + strlen(when), sizeof(when) - strlen(when), "at new peaks (+%g%%), ",
+				 r.peaks * 100);
 		if (r.lg_interval >= 0) {
 			human_size(buf, sizeof(buf), 1ULL << r.lg_interval);
 			snprintf(when + strlen(when), sizeof(when) - strlen(when), "every %s allocated, ", buf);

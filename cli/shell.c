@@ -49,6 +49,8 @@ static const struct command commands[] = {
 	  "the call graph as SVG: in the browser, or into FILE", "--svg" },
 	{ "flamegraph", MODE_FLAMEGRAPH, T_BROWSER, false, "[> FILE]",
 	  "the flame graph: in the browser, or into FILE", "--flamegraph" },
+	{ "timeline", MODE_TIMELINE, T_TERMINAL, false, "[RE...] [--OPTION...]",
+	  "one row per dump of the series: when, in use, change, what grew most", "--timeline" },
 	{ "dot", MODE_DOT, T_TERMINAL, false, "[> FILE]", "the call graph in graphviz's dot language", "--dot" },
 	{ "collapsed", MODE_COLLAPSED, T_TERMINAL, false, "[> FILE]", "folded stacks", "--collapsed" },
 	{ "callgrind", MODE_CALLGRIND, T_TERMINAL, false, "[FILE]", "callgrind's format (into FILE, as jeprof's)", "--callgrind" },
@@ -63,7 +65,7 @@ static const struct command commands[] = {
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
 
 /* Words that are not reports. */
-static const char *const others[] = { "help", "options", "quit", "exit" };
+static const char *const others[] = { "help", "options", "quit", "exit", "peak" };
 
 /* The settings the shell knows by a name of its own, beside the options
  * cli_apply() takes: their values are files or choices. */
@@ -116,8 +118,9 @@ static const struct command *find_command(const char *word)
 
 static const char *value_name(enum pf_value v)
 {
-	static const char *const n[] = { "inuse_objects", "inuse_space", "alloc_objects", "alloc_space" };
-	return n[v];
+	static const char *const n[] = { "inuse_objects", "inuse_space", "alloc_objects", "alloc_space",
+					 "churn_objects", "churn" };
+	return v >= 0 && v < PF_NALL_VALUES ? n[v] : "?";
 }
 
 static const char *gran_name(enum granularity g)
@@ -150,7 +153,7 @@ static bool bad_regex(const char *name, const char *re)
 static bool value_ok(struct shell *sh, enum pf_value v)
 {
 	const struct profile *p = driver_profile(sh->d);
-	if ((v == PF_ALLOC_SPACE || v == PF_ALLOC_OBJECTS) && !p->has_alloc && p->nsamples) {
+	if (v >= PF_ALLOC_OBJECTS && !p->has_alloc && p->nsamples) {
 		say("%s: the profile has no allocation counts (the program ran without MALLOC_CONF=prof_accum:true); use inuse_space or inuse_objects",
 		    value_name(v));
 		return false;
@@ -183,6 +186,24 @@ static void set_base(struct shell *sh, const char *file)
 	if (driver_reload(sh->d, &t) == EXIT_OK) {
 		sh->set = t;
 		sh->names_made = false;
+	}
+}
+
+/* peak, peak off: the reports that follow are of the largest dump of
+ * the series, or of all the dumps again; the model is loaded again (the
+ * driver says which dump it is). */
+static void set_peak(struct shell *sh, bool on)
+{
+	struct cli t = sh->set;
+	t.peak = on;
+	t.mode = MODE_TEXT;   /* not a timeline's load; the ranges stay */
+	struct driver *d = sh->d;
+	if (driver_reload(d, &t) == EXIT_OK) {
+		t.mode = sh->set.mode;
+		sh->set = t;
+		sh->names_made = false;
+		if (!on && !d->cli.quiet)
+			say("the reports are of all %zu profiles again", d->in.npaths);
 	}
 }
 
@@ -274,6 +295,7 @@ static void show_options(struct shell *sh)
 	else
 		printf("  %-22s %s\n", "nodecount", "(top: 10, others: all)");
 	printf("  %-22s %s\n", "thread", c->thread ? c->thread : "(all)");
+	printf("  %-22s %s\n", "peak", c->peak ? "on: the largest dump" : "off");
 	printf("  %-22s", "base");
 	for (size_t i = 0; i < c->nbases; i++)
 		printf(" %s", c->bases[i]);
@@ -297,6 +319,8 @@ static void show_options(struct shell *sh)
 		printf(" --nodecount=%ld", c->nodecount);
 	if (c->thread)
 		printf(" --thread='%s'", c->thread);
+	if (c->peak)
+		printf(" --peak");
 	for (size_t i = 0; i < c->nbases; i++)
 		printf(" --base=%s", c->bases[i]);
 	if (c->full_names)
@@ -333,6 +357,11 @@ static void help(const char *topic)
 			       "  The same as jheap --base=FILE.\n");
 			return;
 		}
+		if (!strcmp(topic, "peak")) {
+			printf("peak [on|off]\n  the reports that follow are of the largest of the dumps (most bytes in use),\n"
+			       "  which it names; 'peak off' goes back to all of them.  The same as jheap --peak.\n");
+			return;
+		}
 		say("no command or setting '%s'; 'help' lists them", topic);
 		return;
 	}
@@ -350,6 +379,7 @@ static void help(const char *topic)
 	       "  functions lines files addresses                  the granularity\n"
 	       "  show_bytes[=false] cum[=false] nodecount=N thread=N base=FILE\n"
 	       "  allocator=RE                                     the program's malloc wrappers\n"
+	       "Series of dumps: timeline (a row per dump), peak [on|off] (the largest dump).\n"
 	       "Other commands: options, help [COMMAND], quit (or Ctrl-D).\n"
 	       "Tab completes commands, settings, function names and files.\n");
 }
@@ -518,6 +548,14 @@ static void run_line(struct shell *sh, char *line)
 	}
 	if (!strcmp(w, "options")) {
 		show_options(sh);
+		return;
+	}
+	if (!strcmp(w, "peak")) {
+		if (n > 2 || file || (n == 2 && strcmp(words[1], "on") && strcmp(words[1], "off"))) {
+			say("peak takes no report options: 'peak' (or 'peak on') reports the largest dump, 'peak off' all of them");
+			return;
+		}
+		set_peak(sh, n == 1 || !strcmp(words[1], "on"));
 		return;
 	}
 	/* "top20" as jeprof writes it, and "top 20" */

@@ -50,6 +50,9 @@ int subopt_match(const struct subopt *table, size_t n, int argc, char **argv, in
 	}
 	if (!*opt)
 		return 0;
+	/* an optional value ("[RATIO]"): only as --name=VALUE */
+	if (!eq && (*opt)->arg && (*opt)->arg[0] == '[')
+		return 1;
 	if (eq) {
 		if (!(*opt)->arg)
 			return jh_err(err, errlen, JH_EUSAGE, "option '--%s' takes no value", (*opt)->name);
@@ -66,8 +69,17 @@ int subopt_match(const struct subopt *table, size_t n, int argc, char **argv, in
 void subopt_help(FILE *out, const struct subopt *table, size_t n)
 {
 	fputs("Options:\n", out);
-	for (size_t k = 0; k < n; k++)
-		cli_help_line(out, table[k].short_name, table[k].name, table[k].arg, table[k].help, 24);
+	for (size_t k = 0; k < n; k++) {
+		const char *arg = table[k].arg;
+		if (arg && arg[0] == '[') {
+			/* "--name[=VALUE]" */
+			char name[96];
+			snprintf(name, sizeof(name), "%s[=%.*s]", table[k].name, (int)strlen(arg) - 2, arg + 1);
+			cli_help_line(out, table[k].short_name, name, NULL, table[k].help, 24);
+		} else {
+			cli_help_line(out, table[k].short_name, table[k].name, arg, table[k].help, 24);
+		}
+	}
 }
 
 int subopt_size(const char *s, unsigned long long *out)

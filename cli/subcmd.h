@@ -31,7 +31,8 @@ struct subopt {
 	const char *name;     /* long name, without the dashes */
 	char short_name;      /* 0 when none */
 	int id;
-	const char *arg;      /* metavariable, or NULL for a flag */
+	const char *arg;      /* metavariable, or NULL for a flag; "[NAME]" for
+	                         a value that may be left out (--opt=NAME only) */
 	const char *help;
 };
 

@@ -647,6 +647,10 @@ int webui_run(struct driver *d, const char *binary, const char *const *paths, si
 	}
 	w.load = *c;
 	w.load.growth = w.series;
+	/* every dump of the series, each with its values, however few
+	 * (a live series starts with one) */
+	w.load.all_dumps = w.series;
+	d->model.series_of_one = w.series;
 	w.load.mode = MODE_TEXT;
 	d->model.want_ranges = true;   /* disasm needs the functions' ranges */
 	if (w.series)

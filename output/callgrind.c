@@ -184,7 +184,7 @@ static int add_ent(struct cg *c, const struct cg_frame *fr, uint32_t callee,
 
 static enum pf_value objects_of(enum pf_value v)
 {
-	return v == PF_ALLOC_SPACE || v == PF_ALLOC_OBJECTS ? PF_ALLOC_OBJECTS : PF_INUSE_OBJECTS;
+	return pf_value_is_objects(v) ? v : (enum pf_value)(v - 1);
 }
 
 /* A distinct call path (the frames of one or more samples, leaf first)
@@ -251,7 +251,7 @@ static int build_paths(struct cg *c, struct cg_paths *ps)
 	for (size_t si = 0; si < p->nsamples && !rc; si++) {
 		const struct pf_sample *s = &p->samples[si];
 		const double *sv = aggregate_values(a, p, (uint32_t)si);
-		double v = sv[c->r->value];
+		double v = pf_value_of(sv, c->r->value);
 		if (v == 0)
 			continue;
 		/* the stack after the outermost allocator location */
@@ -279,7 +279,7 @@ static int build_paths(struct cg *c, struct cg_paths *ps)
 			st[0] = (struct cg_frame){ (uint32_t)(s->depth ? f_alloc : f_none), (uint32_t)u, 0 };
 			n = 1;
 		}
-		rc = path_add(ps, st, n, v, sv[objects_of(c->r->value)]);
+		rc = path_add(ps, st, n, v, pf_value_of(sv, objects_of(c->r->value)));
 	}
 	free(st);
 	return rc;
@@ -396,6 +396,8 @@ static const char *value_name(enum pf_value v, const char **what)
 	case PF_INUSE_OBJECTS: *what = "objects in use"; return "inuse_objects";
 	case PF_INUSE_SPACE: *what = "bytes in use"; return "inuse_space";
 	case PF_ALLOC_OBJECTS: *what = "objects allocated"; return "alloc_objects";
+	case PF_CHURN_OBJECTS: *what = "objects allocated and freed again"; return "churn_objects";
+	case PF_CHURN_SPACE: *what = "bytes allocated and freed again"; return "churn_space";
 	default: *what = "bytes allocated"; return "alloc_space";
 	}
 }

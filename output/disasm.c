@@ -242,7 +242,7 @@ static int location_values(const struct report *r, double *flat, double *cum)
 		return JH_ENOMEM;
 	for (size_t si = 0; si < p->nsamples; si++) {
 		const struct pf_sample *s = &p->samples[si];
-		double v = aggregate_values(r->a, p, (uint32_t)si)[r->value];
+		double v = pf_value_of(aggregate_values(r->a, p, (uint32_t)si), r->value);
 		/* the filters' verdict (without filters, a stack with a frame
 		 * after the cut has keys) */
 		if (v == 0 || (r->a->filtered && aggregate_stack_keys(r->a, p, (uint32_t)si, &keys, &cap) <= 0))

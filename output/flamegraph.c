@@ -134,6 +134,8 @@ static const char *value_name(enum pf_value v)
 	case PF_INUSE_OBJECTS: return "inuse_objects";
 	case PF_INUSE_SPACE: return "inuse_space";
 	case PF_ALLOC_OBJECTS: return "alloc_objects";
+	case PF_CHURN_OBJECTS: return "churn_objects";
+	case PF_CHURN_SPACE: return "churn_space";
 	default: return "alloc_space";
 	}
 }

@@ -101,12 +101,8 @@ static int64_t child(struct ftree *t, uint32_t parent, uint32_t key)
 
 static enum pf_value companion(enum pf_value v)
 {
-	switch (v) {
-	case PF_INUSE_SPACE: return PF_INUSE_OBJECTS;
-	case PF_INUSE_OBJECTS: return PF_INUSE_SPACE;
-	case PF_ALLOC_SPACE: return PF_ALLOC_OBJECTS;
-	default: return PF_ALLOC_SPACE;
-	}
+	/* objects and bytes of one kind are neighbours (profile.h) */
+	return (enum pf_value)(pf_value_is_objects(v) ? v + 1 : v - 1);
 }
 
 /* The values of sample SI (chosen after, companion after, chosen before,
@@ -116,10 +112,10 @@ static bool sample_values(const struct ftree *t, uint32_t si, double v[2], doubl
 	const struct report *r = t->r;
 	const struct pf_sample *s = &r->p->samples[si];
 	enum pf_value cv = companion(r->value);
-	b[0] = r->diff ? s->base[r->value] : 0;
-	b[1] = r->diff ? s->base[cv] : 0;
-	v[0] = s->v[r->value] + b[0];
-	v[1] = s->v[cv] + b[1];
+	b[0] = r->diff ? pf_value_of(s->base, r->value) : 0;
+	b[1] = r->diff ? pf_value_of(s->base, cv) : 0;
+	v[0] = pf_value_of(s->v, r->value) + b[0];
+	v[1] = pf_value_of(s->v, cv) + b[1];
 	return v[0] != 0 || b[0] != 0;
 }
 

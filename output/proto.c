@@ -104,7 +104,7 @@ struct pw {
 	struct pbenc e;
 	struct strtab strs;          /* the output's string_table */
 	int nvals;
-	enum pf_value vidx[PF_NVALUES];  /* model value of each sample type */
+	enum pf_value vidx[PF_NALL_VALUES];  /* model value of each sample type */
 	uint32_t *loc_id;            /* model location -> pprof id (0: unused) */
 	uint32_t *cut_id;            /* model location -> pprof id of the location
 	                                without its leading allocator frames, where
@@ -322,17 +322,17 @@ static bool emit_threads(struct pw *w, uint32_t si)
 	uint32_t t0 = w->tv_start[si], t1 = w->tv_start[si + 1];
 	if (t0 == t1)
 		return false;
-	double sum[PF_NVALUES] = { 0 };
+	double sum[PF_NALL_VALUES] = { 0 };
 	for (uint32_t t = t0; t < t1; t++)
 		for (int k = 0; k < w->nvals; k++) {
-			double x = p->tvals[w->tv_order[t]].v[w->vidx[k]];
+			double x = pf_value_of(p->tvals[w->tv_order[t]].v, w->vidx[k]);
 			if (x < 0)
 				return false;
 			sum[k] += x;
 		}
 	const double *sv = aggregate_values(w->r->a, p, si);
 	for (int k = 0; k < w->nvals; k++) {
-		double a = sv[w->vidx[k]];
+		double a = pf_value_of(sv, w->vidx[k]);
 		if (a < 0 || (sum[k] <= 0 && trunc64(a) != 0))
 			return false;
 	}
@@ -340,14 +340,14 @@ static bool emit_threads(struct pw *w, uint32_t si)
 	 * T the stack's truncated value and cum_i the running sum of the
 	 * thread values: non-negative, adding up to exactly T, and equal to
 	 * the thread's own values whenever they add up to T. */
-	double cum[PF_NVALUES] = { 0 };
-	int64_t prev[PF_NVALUES] = { 0 };
+	double cum[PF_NALL_VALUES] = { 0 };
+	int64_t prev[PF_NALL_VALUES] = { 0 };
 	for (uint32_t t = t0; t < t1; t++) {
 		const struct pf_thread_value *tv = &p->tvals[w->tv_order[t]];
-		int64_t v[PF_NVALUES];
+		int64_t v[PF_NALL_VALUES];
 		for (int k = 0; k < w->nvals; k++) {
-			int64_t total = trunc64(sv[w->vidx[k]]);
-			cum[k] += tv->v[w->vidx[k]];
+			int64_t total = trunc64(pf_value_of(sv, w->vidx[k]));
+			cum[k] += pf_value_of(tv->v, w->vidx[k]);
 			int64_t c = total;
 			if (t + 1 < t1 && sum[k] > 0) {
 				double f = floor(cum[k] * ((double)total / sum[k]) + 1e-7);
@@ -372,9 +372,9 @@ static void emit_sample(struct pw *w, uint32_t si)
 {
 	const double *sv = aggregate_values(w->r->a, w->p, si);
 	const double *base = aggregate_base(w->r->a, w->p, si);
-	int64_t v[PF_NVALUES];
+	int64_t v[PF_NALL_VALUES];
 	for (int k = 0; k < w->nvals; k++)
-		v[k] = trunc64(sv[w->vidx[k]]);
+		v[k] = trunc64(pf_value_of(sv, w->vidx[k]));
 	if (w->r->thread) {
 		/* --thread: the aggregate's values are the thread's (net of
 		 * any --base); the label is "tN" or "tN NAME" */
@@ -388,10 +388,10 @@ static void emit_sample(struct pw *w, uint32_t si)
 	}
 	if (w->r->diff) {
 		for (int k = 0; k < w->nvals; k++)
-			v[k] = trunc64(sv[w->vidx[k]] + base[w->vidx[k]]);
+			v[k] = trunc64(pf_value_of(sv, w->vidx[k]) + pf_value_of(base, w->vidx[k]));
 		emit(w, si, v, NULL, NULL, 0);
 		for (int k = 0; k < w->nvals; k++)
-			v[k] = -trunc64(base[w->vidx[k]]);
+			v[k] = -trunc64(pf_value_of(base, w->vidx[k]));
 		const char *key = "pprof::base", *val = "true";
 		emit(w, si, v, &key, &val, 1);
 		return;
@@ -585,12 +585,14 @@ static int number_locations(struct pw *w)
 
 /* ---- the profile ---- */
 
-static const char *const type_names[2][PF_NVALUES] = {
+static const char *const type_names[2][PF_NALL_VALUES] = {
 	{ [PF_INUSE_OBJECTS] = "inuse_objects", [PF_INUSE_SPACE] = "inuse_space",
-	  [PF_ALLOC_OBJECTS] = "alloc_objects", [PF_ALLOC_SPACE] = "alloc_space" },
+	  [PF_ALLOC_OBJECTS] = "alloc_objects", [PF_ALLOC_SPACE] = "alloc_space",
+	  [PF_CHURN_OBJECTS] = "churn_objects", [PF_CHURN_SPACE] = "churn_space" },
 	/* --growth: each value is the fitted growth over the series */
 	{ [PF_INUSE_OBJECTS] = "inuse_objects_growth", [PF_INUSE_SPACE] = "inuse_space_growth",
-	  [PF_ALLOC_OBJECTS] = "alloc_objects_growth", [PF_ALLOC_SPACE] = "alloc_space_growth" },
+	  [PF_ALLOC_OBJECTS] = "alloc_objects_growth", [PF_ALLOC_SPACE] = "alloc_space_growth",
+	  [PF_CHURN_OBJECTS] = "churn_objects_growth", [PF_CHURN_SPACE] = "churn_space_growth" },
 };
 
 static void write_header(struct pw *w)
@@ -599,7 +601,7 @@ static void write_header(struct pw *w)
 	const struct report *r = w->r;
 	for (int k = 0; k < w->nvals; k++) {
 		enum pf_value v = w->vidx[k];
-		bool count = v == PF_INUSE_OBJECTS || v == PF_ALLOC_OBJECTS;
+		bool count = pf_value_is_objects(v);
 		size_t mk = pbenc_begin(&w->e, PROFILE_SAMPLE_TYPE);
 		pbenc_int64(&w->e, VALUETYPE_TYPE, str(w, type_names[r->growth][v]));
 		pbenc_int64(&w->e, VALUETYPE_UNIT, str(w, count ? "count" : "bytes"));
@@ -643,6 +645,11 @@ static int build(struct pw *w)
 			PF_ALLOC_OBJECTS, PF_ALLOC_SPACE, PF_INUSE_OBJECTS, PF_INUSE_SPACE };
 		memcpy(w->vidx, go_order, sizeof(go_order));
 		w->nvals = 4;
+		/* --churn: its two values after the stored ones */
+		if (w->r->value == PF_CHURN_OBJECTS || w->r->value == PF_CHURN_SPACE) {
+			w->vidx[w->nvals++] = PF_CHURN_OBJECTS;
+			w->vidx[w->nvals++] = PF_CHURN_SPACE;
+		}
 	} else {
 		w->vidx[0] = PF_INUSE_OBJECTS;
 		w->vidx[1] = PF_INUSE_SPACE;

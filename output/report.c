@@ -4,6 +4,7 @@
 #include "output/json.h"
 #include "output/output.h"
 #include "output/report.h"
+#include "output/timeline.h"
 
 /* jeprof's --text table; with --nodefraction, its limit and its note as
  * for call graphs. */
@@ -47,6 +48,10 @@ int report_write(FILE *out, enum report_format fmt, const struct report *r, char
 	case REPORT_LIST: return output_list(out, r, err, errlen);
 	case REPORT_DISASM: return output_disasm(out, r, err, errlen);
 	case REPORT_WEBLIST: return output_weblist(out, r, err, errlen);
+	case REPORT_TIMELINE:
+		if (!r->dumps || !r->series)
+			return jh_err(err, errlen, JH_EUSAGE, "the timeline needs a series of dumps, loaded with each one's values");
+		return output_timeline(out, r->dumps, r->series, r, r->cum, err, errlen);
 	case REPORT_JSON_TOP: return output_json_top(out, r, err, errlen);
 	case REPORT_JSON_FLAME: return output_json_flame(out, r, err, errlen);
 	}

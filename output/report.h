@@ -44,12 +44,14 @@ enum report_format {
 	REPORT_LIST,         /* annotated source */
 	REPORT_DISASM,       /* annotated machine code */
 	REPORT_WEBLIST,      /* annotated source and code as an HTML page */
+	REPORT_TIMELINE,     /* one row per dump of a series (output/timeline.h) */
 	REPORT_JSON_TOP,     /* the web UI's data: the text table (output/json.h) */
 	REPORT_JSON_FLAME,   /* the web UI's data: the call tree */
 };
 
 struct disasm_cache;
 struct growth;
+struct series;
 
 struct report {
 	const struct profile *p;
@@ -76,7 +78,10 @@ struct report {
 	const char *peek;            /* --peek=RE: --tree of the matching entries */
 	const char *weblist;         /* --weblist=RE */
 	bool growth;                 /* --growth: sample values are fitted growth over a series */
-	const struct growth *series; /* with growth: the series, for the text table */
+	bool cum;                    /* --cum: rank by cumulative values (--growth's table too) */
+	const struct growth *series; /* with growth: the series, for the text table;
+	                                for the timeline: each dump's values */
+	const struct series *dumps;  /* the timeline's dumps, totals filled */
 	const char *const *source_dirs; /* --source-dir, NULL-terminated, may be NULL */
 	struct disasm_cache *disasm_cache; /* objdump's answers kept between reports, or NULL */
 	/* A line jeprof prints on standard error beside the report, without

@@ -72,6 +72,9 @@ static const struct {
 	{ PF_INUSE_OBJECTS, "inuse_objects", "none" },
 	{ PF_ALLOC_SPACE, "alloc_space", "bytes" },
 	{ PF_ALLOC_OBJECTS, "alloc_objects", "none" },
+	/* derived: written only when chosen */
+	{ PF_CHURN_SPACE, "churn_space", "bytes" },
+	{ PF_CHURN_OBJECTS, "churn_objects", "none" },
 };
 
 /* ---- JSON ------------------------------------------------------------ */
@@ -333,7 +336,7 @@ static double next_group(const struct ss *s, size_t *i, enum pf_value v)
 static bool has_negative(const struct aggregate *a, const struct profile *p, enum pf_value v)
 {
 	for (size_t i = 0; i < p->nsamples; i++)
-		if (aggregate_values(a, p, (uint32_t)i)[v] < 0)
+		if (pf_value_of(aggregate_values(a, p, (uint32_t)i), v) < 0)
 			return true;
 	return false;
 }
@@ -405,7 +408,7 @@ int output_speedscope(FILE *out, const struct report *r, char *err, size_t errle
 {
 	const struct profile *p = r->p;
 	int chosen = 0, ntypes = r->p->has_alloc ? 4 : 2;
-	for (int t = 0; t < 4; t++)
+	for (int t = 0; t < 6; t++)
 		if (types[t].v == r->value)
 			chosen = t;
 	if (r->diff && has_negative(r->a, p, r->value))
@@ -413,7 +416,7 @@ int output_speedscope(FILE *out, const struct report *r, char *err, size_t errle
 			      "--speedscope: with --base some %s differences are negative, and speedscope's weights cannot be; add --drop_negative to keep only what grew",
 			      types[chosen].name);
 	/* the profiles to write, the chosen one first */
-	int list[4], nlist = 0;
+	int list[6], nlist = 0;
 	list[nlist++] = chosen;
 	for (int t = 0; t < ntypes; t++)
 		if (t != chosen && !(r->diff && has_negative(r->a, p, types[t].v)))
@@ -425,7 +428,7 @@ int output_speedscope(FILE *out, const struct report *r, char *err, size_t errle
 	for (size_t i = 0; i < p->nsamples && !rc; i++) {
 		bool live = false;
 		for (int k = 0; k < nlist; k++)
-			if (aggregate_values(r->a, p, (uint32_t)i)[types[list[k]].v] > 0)
+			if (pf_value_of(aggregate_values(r->a, p, (uint32_t)i), types[list[k]].v) > 0)
 				live = true;
 		if (live)
 			rc = add_stack(&s, (uint32_t)i);

@@ -84,8 +84,8 @@ static int add_sample(struct build *b, const struct report *r, uint32_t si,
 {
 	struct stacks *st = b->st;
 	const struct pf_sample *s = &r->p->samples[si];
-	double before = r->diff ? aggregate_base(r->a, r->p, si)[r->value] : 0;
-	double value = aggregate_values(r->a, r->p, si)[r->value] + before;
+	double before = r->diff ? pf_value_of(aggregate_base(r->a, r->p, si), r->value) : 0;
+	double value = pf_value_of(aggregate_values(r->a, r->p, si), r->value) + before;
 	if (value == 0 && before == 0)
 		return 0;
 	int64_t n = aggregate_stack_keys(r->a, r->p, si, keys, cap);

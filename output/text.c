@@ -6,7 +6,7 @@
 
 enum units text_units(enum pf_value v, bool show_bytes)
 {
-	if (v == PF_INUSE_OBJECTS || v == PF_ALLOC_OBJECTS)
+	if (pf_value_is_objects(v))
 		return UNITS_OBJECTS;
 	return show_bytes ? UNITS_BYTES : UNITS_MB;
 }

@@ -206,8 +206,8 @@ static int collect(struct traces *ts, const struct report *r)
 const char *output_value_name(enum pf_value v)
 {
 	static const char *const names[] = { "inuse_objects", "inuse_space", "alloc_objects",
-					     "alloc_space" };
-	return v >= 0 && v < PF_NVALUES ? names[v] : "?";
+					     "alloc_space", "churn_objects", "churn_space" };
+	return v >= 0 && v < PF_NALL_VALUES ? names[v] : "?";
 }
 
 void output_labels(FILE *out, const struct report *r)

@@ -30,6 +30,7 @@
 
 static mode_t dump_mode = 0600;
 static char refused[400];   /* why the last dump was refused, for the reply */
+static char last_made[4096]; /* the last dump made (leakmsg.c names its summary after it) */
 
 void dumpfile_init(void)
 {
@@ -126,7 +127,14 @@ static int make_dump(const char *path)
 	if (fl >= 0)
 		fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
 	refused[0] = '\0';
+	if (strlen(path) < sizeof(last_made))
+		memcpy(last_made, path, strlen(path) + 1);
 	return fd;
+}
+
+const char *dumpfile_last(void)
+{
+	return last_made;
 }
 
 __attribute__((visibility("default"))) int creat(const char *path, mode_t mode);

@@ -15,7 +15,7 @@
  *
  * Protocol (version 1), one request per connection:
  *   request: "jheap1 COMMAND[ ARGUMENT]\n": status, dump, on, off, reset,
- *            sample LG
+ *            sample LG, peaks on, peaks off (peak dumps: peaks.c)
  *   reply:   "ok ..." or "error MESSAGE", then for status "name: value"
  *            lines, then an empty line; then the connection is closed.
  * A request must come whole within REQUEST_MS of the connection (a total,
@@ -211,6 +211,8 @@ static void serve_request(int c, const char *req)
 	else if (!strncmp(req, "jheap1 sample ", 14) && req[14] >= '0' && req[14] <= '9' &&
 		 strtol(req + 14, &end, 10) <= 62 && !*end)
 		prof_cmd_reset(&r, strtol(req + 14, NULL, 10));
+	else if (!strcmp(req, "jheap1 peaks on") || !strcmp(req, "jheap1 peaks off"))
+		peaks_cmd(&r, req[14] == 'n', now_ms());
 	else
 		reply_add(&r, "error unknown request '%.100s' (jheap and libjheapctl.so of different versions?)\n", req);
 	reply_add(&r, "\n");
@@ -347,6 +349,9 @@ static void *serve(void *arg)
 		long wake = settle < NSETTLE ? settle_at : -1;
 		if (jheapctl_every_ms && (wake < 0 || every_at < wake))
 			wake = every_at;
+		long peak_at = peaks_next_ms();
+		if (peak_at >= 0 && (wake < 0 || peak_at < wake))
+			wake = peak_at;
 		struct pollfd p[1 + NCLIENTS] = { { .fd = fd, .events = POLLIN } };
 		for (int i = 0; i < NCLIENTS; i++) {
 			p[1 + i].fd = clients[i].fd;   /* -1: not polled */
@@ -388,6 +393,7 @@ static void *serve(void *arg)
 			}
 			every_at = now_ms() + jheapctl_every_ms;
 		}
+		peaks_tick(now_ms());
 		if ((p[0].revents & POLLIN) && client_accept(fd, now_ms()) < 0 &&
 		    (fd = reopen_socket(fd, &reopens)) < 0)
 			break;
@@ -491,6 +497,7 @@ static void after_fork_child(void)
 	listen_fd = -1;
 	owner = 0;
 	prof_after_fork();
+	peaks_after_fork();
 	start_listener(false);
 }
 
@@ -498,6 +505,8 @@ __attribute__((constructor))
 static void jheapctl_init(void)
 {
 	dumpfile_init();
+	peaks_init();
+	leakmsg_init();
 #ifdef JHEAPCTL_TESTING
 	const char *peer = getenv("JHEAP_CTL_TEST_PEER_UID");
 	if (peer && *peer >= '0' && *peer <= '9')

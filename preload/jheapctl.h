@@ -73,6 +73,31 @@ JHEAPCTL_HIDDEN void dumpfile_init(void);
  * file of another user, ... (dumpfile.c). */
 JHEAPCTL_HIDDEN const char *dumpfile_refused(void);
 JHEAPCTL_HIDDEN void dumpfile_forget(void);
+/* The path of the last dump made ("" before the first). */
+JHEAPCTL_HIDDEN const char *dumpfile_last(void);
+
+/* A dump now, as prof.dump writes it (PREFIX.PID.SEQ.mN.heap), for a
+ * peak dump: 0 with its path in PATH, or -1 with the error reply in R. */
+JHEAPCTL_HIDDEN int prof_dump_path(struct reply *r, char *path, size_t len);
+
+/* The bytes the program has allocated (jemalloc's stats.allocated, after
+ * an "epoch" refresh): 0, or -1 when jemalloc gives no such figure. */
+JHEAPCTL_HIDDEN int prof_allocated(size_t *bytes);
+
+/* Peak dumps (peaks.c): JHEAP_CTL_PEAKS and JHEAP_CTL_PEAKS_KEEP read at
+ * start; when the control thread is to look next (now_ms() time), -1
+ * when off; a look, at NOW; "peaks on|off"; the status lines; a new
+ * child of fork() keeps none of its parent's. */
+JHEAPCTL_HIDDEN void peaks_init(void);
+JHEAPCTL_HIDDEN long peaks_next_ms(void);
+JHEAPCTL_HIDDEN void peaks_tick(long now);
+JHEAPCTL_HIDDEN void peaks_cmd(struct reply *r, bool on, long now);
+JHEAPCTL_HIDDEN void peaks_status(struct reply *r);
+JHEAPCTL_HIDDEN void peaks_after_fork(void);
+
+/* jemalloc's leak summary (leakmsg.c): its messages pass through the
+ * library, which copies the prof_leak summary into PREFIX.PID.leak. */
+JHEAPCTL_HIDDEN void leakmsg_init(void);
 
 /* The interval of periodic dumps in milliseconds, 0 when none. */
 JHEAPCTL_HIDDEN extern long jheapctl_every_ms;

@@ -395,6 +395,22 @@ void prof_cmd_dump(struct reply *r)
 	reply_add(r, "ok %s\n", path);
 }
 
+int prof_dump_path(struct reply *r, char *path, size_t len)
+{
+	return dump(r, path, len);
+}
+
+int prof_allocated(size_t *bytes)
+{
+	if (!get_mallctl())
+		return -1;
+	uint64_t epoch = 1;
+	size_t sz = sizeof(epoch);
+	if (mallctl_p("epoch", &epoch, &sz, &epoch, sizeof(epoch)))
+		return -1;
+	return get_size("stats.allocated", bytes) ? 0 : -1;
+}
+
 int prof_periodic_dump(struct reply *r)
 {
 	char path[PATH_MAX];
@@ -495,4 +511,5 @@ void prof_cmd_status(struct reply *r)
 	if (jheapctl_every_ms)
 		reply_add(r, "periodic dumps: every %.3g s\n", jheapctl_every_ms / 1000.0);
 	reply_add(r, "dumps taken: %lu on request, %lu periodic\n", dumps_requested, dumps_periodic);
+	peaks_status(r);
 }

@@ -52,6 +52,7 @@ lld
 chromium
 libgoogle-perftools4
 librust-jemalloc-sys-dev
+heaptrack
 "
 
 set -u

@@ -51,7 +51,7 @@ static int jit_note(const struct profile *p, enum pf_value v,
 	double total = 0, ends = 0, unnamed = 0;
 	for (size_t i = 0; i < p->nsamples; i++) {
 		const struct pf_sample *s = &p->samples[i];
-		double x = fabs(s->v[v]);
+		double x = fabs(pf_value_of(s->v, v));
 		total += x;
 		bool named;
 		if (s->depth && jit_like(p, &p->locs[p->stacks[s->stack0 + s->depth - 1]], &named)) {

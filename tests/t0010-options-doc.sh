@@ -294,6 +294,42 @@ effect_growth() {
 	grep -qE "^ +-96 +1\\.00 +192 +96 +-96 operator>\$" out &&
 	grep -qE "^ +64 +1\\.00 +64 +128 +64 it's&\"q\"\$" out
 }
+# A series of two dumps of one process: the non-PIE workload's two
+# dumps (the same load address), named as jemalloc names them, the
+# second as its dump at exit.
+NP=$P/w_basic_nopie
+cp "$NP.exact.heap" s.7.1.m1.heap && cp "$NP.accum.heap" s.7.2.f.heap
+effect_timeline() {
+	"$JHEAP" --timeline --show_bytes s.7.1.m1.heap s.7.2.f.heap >out &&
+	grep -q "^Timeline of inuse_space over 2 dumps (B; when: " out &&
+	test "$(sed -n 3p out | awk '{ print $2 }')" = "$(want_sum "$NP.exact.heap" inuse_space)" &&
+	test "$(sed -n 4p out | awk '{ print $2 }')" = "$(want_sum "$NP.accum.heap" inuse_space)" &&
+	sed -n 4p out | grep -q " s\.7\.2\.f\.heap (at exit)"
+}
+effect_peak() {
+	"$JHEAP" --peak --show_bytes s.7.1.m1.heap s.7.2.f.heap >out 2>err &&
+	a=$(want_sum "$NP.exact.heap" inuse_space) && b=$(want_sum "$NP.accum.heap" inuse_space) &&
+	if [ "$b" -gt "$a" ]; then m=$b f=s.7.2.f.heap; else m=$a f=s.7.1.m1.heap; fi &&
+	test "$(total out)" = "$m" && grep -q "^jheap: --peak: the largest of the 2 dumps is $f, " err
+}
+effect_all_dumps() {
+	# without it the dump at exit is left out, and one dump is no series
+	! "$JHEAP" --growth s.7.1.m1.heap s.7.2.f.heap >/dev/null 2>err &&
+	grep -q "1 of the 2 given is one; --all-dumps fits" err &&
+	"$JHEAP" --growth --all-dumps --show_bytes s.7.1.m1.heap s.7.2.f.heap >out &&
+	grep -q "^Growth of inuse_space over 2 profiles, s\.7\.1\.m1\.heap to s\.7\.2\.f\.heap " out
+}
+# churn: the allocated totals minus those in use (exact sampling: whole numbers)
+effect_churn() {
+	"$JHEAP" --show_bytes --churn "$A" >out &&
+	test "$(total out)" = $(($(want_sum "$A" alloc_space) - $(want_sum "$A" inuse_space))) &&
+	test "$(total out)" -gt 0
+}
+effect_churn_objects() {
+	"$JHEAP" --churn_objects "$A" >out &&
+	test "$(total out)" = $(($(want_sum "$A" alloc_objects) - $(want_sum "$A" inuse_objects))) &&
+	test "$(total out)" -gt 0
+}
 effect_list() {
 	"$JHEAP" --show_bytes --list="^alloc_realloc\$" "$H" >out &&
 	test "$(grep -c "^ROUTINE" out)" = 1 && grep -q "realloc(p, 200000)" out
@@ -515,7 +551,7 @@ test_expect_success 'jheap --help names the subcommands' '
 	"$JHEAP" --help >help &&
 	grep "^   or: jheap record \[OPTIONS\] \[--\] PROGRAM \[ARGS...\]\$" help &&
 	grep "^   or: jheap dump \[OPTIONS\] PID \[REPORT OPTIONS\]" help &&
-	grep "^   or: jheap ctl \[OPTIONS\] PID on|off|reset|sample SIZE|status|dump\$" help
+	grep "^   or: jheap ctl \[OPTIONS\] PID on|off|reset|sample SIZE|status|dump|peaks on|off\$" help
 '
 
 test_expect_success 'an unknown option is a usage error (status 2)' '

@@ -33,15 +33,15 @@ cat >table <<'EOF'
 0 | -q --thread=* --collapsed @B@ @P@ | -
 0 | -q --thread=* --callgrind @B@ @P@ | -
 0 | --thread=@T@ --base=@Q@ --text @B@ @P@ | -
-0 | --growth --text @B@ @P@ @Q@ | -
-0 | --growth --proto -o g.pb.gz @B@ @P@ @Q@ | -
+0 | --growth --text @B@ @P@ @P@ | -
+0 | --growth --proto -o g.pb.gz @B@ @P@ @P@ | -
 0 | --interactive @B@ @P@ | -
 0 | --interactive --thread=* --base=@Q@ @B@ @P@ | -
 0 | --peek=worker --focus=worker --cum @B@ @P@ | -
 0 | -q --nodefraction=0.5 @B@ @P@ | -
 2 | --text --dot @B@ @P@ | jheap: specify only one output format
 2 | --list=main --tree @B@ @P@ | jheap: specify only one output format
-2 | --inuse_space --alloc_space @B@ @P@ | jheap: specify at most one of --inuse_space, --inuse_objects, --alloc_space, --alloc_objects
+2 | --inuse_space --alloc_space @B@ @P@ | jheap: specify at most one of --inuse_space, --inuse_objects, --alloc_space, --alloc_objects, --churn, --churn_objects
 2 | --lines --files @B@ @P@ | jheap: specify at most one of --functions, --lines, --files, --addresses
 2 | --thread=x @B@ @P@ | jheap: --thread expects a thread number or '*', not 'x'
 2 | --thread=-1 @B@ @P@ | jheap: --thread expects a thread number or '*', not '-1'
@@ -62,7 +62,12 @@ cat >table <<'EOF'
 2 | --growth --thread=* --text @B@ @P@ @Q@ | jheap: --growth reads a series of dumps of one process; it does not combine with --base or --thread
 2 | --growth --raw @B@ @P@ @Q@ | jheap: --growth works with --text, --collapsed, --flamegraph, --proto, --dot, --callgrind and --speedscope
 2 | --growth --list=main @B@ @P@ @Q@ | jheap: --growth works with --text, --collapsed, --flamegraph, --proto, --dot, --callgrind and --speedscope
-2 | --growth @B@ @P@ | jheap: --growth needs at least two dumps, oldest first
+2 | --growth @B@ @P@ | jheap: --growth reads a series: two or more dumps of one process (1 given)
+2 | --timeline --base=@Q@ @B@ @P@ @P@ | jheap: --timeline is a report of its own: one row per dump of a series; it does not combine with --growth, --peak, --base or --thread
+2 | --timeline --peak @B@ @P@ @P@ | jheap: --timeline is a report of its own: one row per dump of a series; it does not combine with --growth, --peak, --base or --thread
+2 | --peak --growth @B@ @P@ @P@ | jheap: --peak reports one dump, --growth fits a series: pick one
+2 | --timeline --thread=1 @B@ @P@ @P@ | jheap: --timeline is a report of its own: one row per dump of a series; it does not combine with --growth, --peak, --base or --thread
+2 | --all-dumps @B@ @P@ | jheap: --all-dumps says which dumps --growth fits; it goes with --growth
 2 | --growth @B@ | jheap: no profile given
 2 | --thread=* --proto @B@ @P@ | jheap: --thread='*' writes one report per thread and works with --text, --traces, --tree, --dot, --collapsed and --callgrind; pick one thread for this format
 2 | --thread=* --flamegraph @B@ @P@ | jheap: --thread='*' writes one report per thread and works with --text, --traces, --tree, --dot, --collapsed and --callgrind; pick one thread for this format
