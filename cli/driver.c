@@ -15,6 +15,7 @@
 #include "cli/addlib.h"
 #include "cli/browser.h"
 #include "cli/driver.h"
+#include "cli/wrapnote.h"
 #include "cli/remote.h"
 #include "cli/url.h"
 #include "output/disasm.h"
@@ -548,6 +549,15 @@ static enum report_format format_of(enum output_mode m)
 	return REPORT_TEXT;
 }
 
+/* Prints "jheap: MSG" unless --quiet. */
+static void hint_line(void *ctx, const char *msg)
+{
+	struct driver *r = ctx;
+	progress_clear(r);
+	if (!r->cli.quiet)
+		fprintf(stderr, "jheap: %s\n", msg);
+}
+
 /* report.note: jeprof's lines beside a report, unless --quiet. */
 static void report_note(void *ctx, const char *line)
 {
@@ -766,6 +776,9 @@ static int report_one(struct driver *r, const struct cli *c, const struct profil
 			rc = wrc == JH_EUSAGE ? EXIT_USAGE : EXIT_DATA;
 		}
 	}
+	if (rc == EXIT_OK && c->mode != MODE_SYMBOLS && c->mode != MODE_RAW &&
+	    wrapnote_hint(p, a, c, r->nbases > 0, r->in_shell, hint_line, r))
+		rc = (fprintf(stderr, "jheap: out of memory\n"), EXIT_DATA);
 	if (a == &own) {
 		if (cacheable)
 			keep_cached(r, a, &ao);

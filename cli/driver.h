@@ -93,6 +93,7 @@ struct driver {
 	                            rather than loading again then) */
 	bool by_address;         /* p was folded for --addresses */
 	bool noted;              /* the notes about stripped objects are out */
+	bool in_shell;           /* the shell runs: hints name its commands */
 	struct remote_options remote; /* for PROFILEs that are URLs */
 	struct growth g;
 	struct symcache *sc;     /* the symbol caches, kept for a reload */

@@ -828,6 +828,7 @@ static bool history_path(char *buf, size_t len)
 int shell_run(struct driver *d)
 {
 	struct shell sh = { .d = d, .set = d->cli };
+	d->in_shell = true;
 	sh.set.mode = MODE_TEXT;
 	sh.set.mode_set = false;
 	bool edit = isatty(STDIN_FILENO) && isatty(STDOUT_FILENO);

@@ -1,0 +1,157 @@
+#include "analyzer/forks.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/array.h"
+#include "lib/errors.h"
+
+/* Where Linux puts a position-independent program when address
+ * randomization is off. */
+#define NORANDOM_PIE 0x555555554000ULL
+
+void forks_init(struct forks *f)
+{
+	memset(f, 0, sizeof(*f));
+}
+
+static void entry_release(struct forks_entry *e)
+{
+	free(e->name);
+	free(e->main.path);
+	for (size_t i = 0; i < e->nlibs; i++)
+		free(e->libs[i].path);
+	free(e->libs);
+}
+
+void forks_release(struct forks *f)
+{
+	for (size_t i = 0; i < f->n; i++)
+		entry_release(&f->e[i]);
+	free(f->e);
+	memset(f, 0, sizeof(*f));
+}
+
+long forks_pid_of(const char *name)
+{
+	const char *base = strrchr(name, '/');
+	base = base ? base + 1 : name;
+	/* NAME.PID.SEQ.KIND.heap[.gz]: the fourth dot-separated field from
+	 * the end, ".heap" (and ".gz") first taken off */
+	size_t n = strlen(base);
+	if (n > 3 && !strcmp(base + n - 3, ".gz"))
+		n -= 3;
+	if (n < 5 || memcmp(base + n - 5, ".heap", 5))
+		return -1;
+	n -= 5;
+	const char *field[3];
+	size_t len[3];
+	for (int k = 2; k >= 0; k--) {
+		const char *dot = NULL;
+		for (size_t i = n; i > 0; i--)
+			if (base[i - 1] == '.') {
+				dot = base + i - 1;
+				break;
+			}
+		if (!dot)
+			return -1;
+		field[k] = dot + 1;
+		len[k] = (size_t)(base + n - field[k]);
+		n = (size_t)(dot - base);
+	}
+	/* field[0] PID, field[1] SEQ, field[2] KIND (f, i3, m0, u1) */
+	if (!n || !len[0] || len[0] > 9 || !len[1] || !len[2] || !strchr("fimu", field[2][0]))
+		return -1;
+	long pid = 0;
+	for (size_t i = 0; i < len[0]; i++) {
+		if (field[0][i] < '0' || field[0][i] > '9')
+			return -1;
+		pid = pid * 10 + (field[0][i] - '0');
+	}
+	for (size_t i = 0; i < len[1]; i++)
+		if (field[1][i] < '0' || field[1][i] > '9')
+			return -1;
+	return pid > 0 ? pid : -1;
+}
+
+int forks_add(struct forks *f, const struct profile *p, const char *name)
+{
+	if (jh_grow(&f->e, &f->cap, f->n + 1, sizeof(*f->e)))
+		return JH_ENOMEM;
+	struct forks_entry *e = &f->e[f->n];
+	memset(e, 0, sizeof(*e));
+	e->group = f->n;
+	e->pid = forks_pid_of(name);
+	if (!(e->name = strdup(name)))
+		return JH_ENOMEM;
+	size_t cap = 0;
+	for (size_t i = 0; i < p->nmaps; i++) {
+		const struct pf_mapping *m = &p->maps[i];
+		if (m->kind != PF_MAP_FILE || !m->exec)
+			continue;
+		const char *path = strtab_get(&p->strs, m->path);
+		if (i == p->main_mapping) {
+			if (!e->main.path && !(e->main.path = strdup(path)))
+				goto nomem;
+			e->main.start = m->start;
+			continue;
+		}
+		if (jh_grow(&e->libs, &cap, e->nlibs + 1, sizeof(*e->libs)))
+			goto nomem;
+		e->libs[e->nlibs].start = m->start;
+		if (!(e->libs[e->nlibs].path = strdup(path)))
+			goto nomem;
+		e->nlibs++;
+	}
+	f->n++;
+	return 0;
+nomem:
+	entry_release(e);
+	return JH_ENOMEM;
+}
+
+bool forks_related(const struct forks *f, size_t i, size_t j)
+{
+	const struct forks_entry *a = &f->e[i], *b = &f->e[j];
+	if (!a->main.path || !b->main.path || strcmp(a->main.path, b->main.path) ||
+	    a->main.start != b->main.start || a->main.start == NORANDOM_PIE)
+		return false;
+	size_t common = 0;
+	for (size_t x = 0; x < a->nlibs; x++)
+		for (size_t y = 0; y < b->nlibs; y++) {
+			if (strcmp(a->libs[x].path, b->libs[y].path))
+				continue;
+			/* a library mapped in several pieces: the same pieces */
+			if (a->libs[x].start != b->libs[y].start) {
+				bool elsewhere = false;
+				for (size_t z = 0; z < b->nlibs && !elsewhere; z++)
+					elsewhere = z != y && b->libs[z].start == a->libs[x].start &&
+						    !strcmp(b->libs[z].path, a->libs[x].path);
+				if (!elsewhere)
+					return false;
+				continue;
+			}
+			common++;
+		}
+	return common > 0;
+}
+
+size_t forks_group_of(const struct forks *f, size_t i)
+{
+	return f->e[i].group;
+}
+
+void forks_group(struct forks *f)
+{
+	/* each entry against the first member of each group so far: one
+	 * layout is one group, so a sum of hundreds of a server's dumps
+	 * costs about one comparison each */
+	for (size_t i = 0; i < f->n; i++) {
+		f->e[i].group = i;
+		for (size_t j = 0; j < i; j++)
+			if (f->e[j].group == j && forks_related(f, j, i)) {
+				f->e[i].group = j;
+				break;
+			}
+	}
+}

@@ -1,0 +1,371 @@
+#include "analyzer/wrappers.h"
+
+#include <ctype.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analyzer/strtab.h"
+#include "lib/array.h"
+#include "lib/errors.h"
+#include "lib/hash.h"
+#include "lib/idmap.h"
+
+bool wrappers_name_fits(const char *name)
+{
+	static const char *const words[] = { "alloc", "memalign", "strdup", "strndup", "mem_get" };
+	if (!name[0] || name[0] == '[' || !strncmp(name, "0x", 2) || !strncmp(name, "std::", 5) ||
+	    !strncmp(name, "__gnu_cxx::", 11))
+		return false;
+	/* module+0xSTART: unnamed code (no space; the module's name first) */
+	const char *plus = strstr(name, "+0x");
+	if (plus && plus > name && !strchr(name, ' ')) {
+		const char *h = plus + 3;
+		while (isxdigit((unsigned char)*h))
+			h++;
+		if (!*h && h > plus + 3)
+			return true;
+	}
+	for (const char *s = name; *s; s++)
+		for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++)
+			if (!strncasecmp(s, words[i], strlen(words[i])))
+				return true;
+	return false;
+}
+
+/* What is known of one function (a base name: a key without " (inline)"). */
+enum { W_NONE, W_YES, W_SOLE, W_NO };
+struct fn {
+	uint8_t fits, state;       /* wrappers_name_fits; W_* */
+	uint32_t succ;             /* W_SOLE: the caller that brings its bytes */
+	uint32_t seen;             /* the last sample that added to cum */
+	double flat, cum, flat0;   /* this round's; flat0 of the first round */
+};
+
+/* A (candidate, caller) pair of pass 2 and the bytes through it. */
+struct edge {
+	uint32_t callee, caller;
+	double v;
+};
+
+struct finder {
+	const struct aggregate *a;
+	struct strtab names;       /* base names */
+	uint32_t *base;            /* key id -> base name id */
+	struct fn *fn;             /* per base name id */
+	size_t nfn;
+	double total, total0;
+	int round;
+	/* pass 2 */
+	struct edge *edges;
+	size_t nedges, cap_edges;
+	struct idmap index;
+	const struct edge *want;   /* for edge_eq */
+	wrappers_trace_fn trace;   /* JHEAP_DEBUG=wrappers */
+	void *tctx;
+};
+
+static bool is_cut(const struct fn *f)
+{
+	return f->state == W_YES || f->state == W_SOLE;
+}
+
+/* The first of KEYS that is not cut (N when every one is). */
+static size_t first_kept(const struct finder *fd, const uint32_t *keys, size_t n)
+{
+	size_t i = 0;
+	while (i < n && is_cut(&fd->fn[fd->base[keys[i]]]))
+		i++;
+	return i;
+}
+
+static int pass_sums(void *ctx, uint32_t sample, const uint32_t *keys, size_t n, double v)
+{
+	struct finder *fd = ctx;
+	size_t i = first_kept(fd, keys, n);
+	if (i == n || v <= 0)
+		return 0;
+	uint32_t stamp = sample + 1;
+	struct fn *leaf = &fd->fn[fd->base[keys[i]]];
+	leaf->flat += v;
+	fd->total += v;
+	for (size_t j = i; j < n; j++) {
+		struct fn *f = &fd->fn[fd->base[keys[j]]];
+		if (f->seen != stamp) {
+			f->seen = stamp;
+			f->cum += v;
+		}
+	}
+	return 0;
+}
+
+static uint64_t edge_hash(uint32_t callee, uint32_t caller)
+{
+	return jh_mix64((uint64_t)callee << 32 | caller);
+}
+
+static int edge_eq(const void *ctx, uint32_t id)
+{
+	const struct finder *fd = ctx;
+	return fd->edges[id].callee == fd->want->callee && fd->edges[id].caller == fd->want->caller;
+}
+
+static bool candidate(const struct finder *fd, const struct fn *f)
+{
+	return f->state == W_NONE && f->fits && f->flat > 0 &&
+	       f->flat >= WRAP_MIN_SHARE * fd->total0 && f->flat >= WRAP_MIN_INNER * f->cum;
+}
+
+static int pass_callers(void *ctx, uint32_t sample, const uint32_t *keys, size_t n, double v)
+{
+	(void)sample;
+	struct finder *fd = ctx;
+	size_t i = first_kept(fd, keys, n);
+	if (i == n || v <= 0)
+		return 0;
+	uint32_t leaf = fd->base[keys[i]];
+	if (!candidate(fd, &fd->fn[leaf]))
+		return 0;
+	/* the first function above the leaf that is neither the leaf again
+	 * (an inline copy, recursion) nor cut */
+	size_t j = i + 1;
+	while (j < n && (fd->base[keys[j]] == leaf || is_cut(&fd->fn[fd->base[keys[j]]])))
+		j++;
+	if (j == n)
+		return 0;   /* the stack ends there: no caller known */
+	struct edge want = { leaf, fd->base[keys[j]], 0 };
+	fd->want = &want;
+	uint64_t h = edge_hash(want.callee, want.caller);
+	uint32_t id = idmap_find(&fd->index, h, edge_eq, fd);
+	if (id == UINT32_MAX) {
+		id = (uint32_t)fd->nedges;
+		if (JH_PUSH(fd->edges, fd->nedges, fd->cap_edges, want) || idmap_put(&fd->index, h, id))
+			return JH_ENOMEM;
+	}
+	fd->edges[id].v += v;
+	return 0;
+}
+
+static int cmp_edge(const void *x, const void *y)
+{
+	const struct edge *a = x, *b = y;
+	if (a->callee != b->callee)
+		return a->callee < b->callee ? -1 : 1;
+	if (a->v != b->v)
+		return a->v > b->v ? -1 : 1;
+	return a->caller < b->caller ? -1 : a->caller > b->caller;
+}
+
+/* Judges every candidate of this round from its callers; returns how
+ * many were cut. */
+static size_t judge(struct finder *fd)
+{
+	size_t cut = 0;
+	jh_qsort(fd->edges, fd->nedges, sizeof(*fd->edges), cmp_edge);
+	for (size_t e = 0; e < fd->nedges;) {
+		uint32_t callee = fd->edges[e].callee;
+		struct fn *f = &fd->fn[callee];
+		size_t many = 0, first = e;
+		for (; e < fd->nedges && fd->edges[e].callee == callee; e++)
+			if (fd->edges[e].v >= WRAP_MIN_CALLER_SHARE * f->flat)
+				many++;
+		const struct edge *top = &fd->edges[first];
+		if (fd->trace) {
+			char msg[600];
+			snprintf(msg, sizeof(msg), "round %d: %.200s: %.1f%% flat, %.1f%% of its cum; %zu callers with %g%% or more of it, the first %.200s with %.1f%%",
+				 fd->round + 1, strtab_get(&fd->names, callee), 100 * f->flat / fd->total0,
+				 100 * f->flat / f->cum, many, 100 * WRAP_MIN_CALLER_SHARE,
+				 strtab_get(&fd->names, top->caller), 100 * top->v / f->flat);
+			fd->trace(fd->tctx, msg);
+		}
+		if (many >= WRAP_MIN_CALLERS) {
+			f->state = W_YES;
+			cut++;
+		} else if (top->v >= WRAP_MIN_SOLE * f->flat && fd->fn[top->caller].fits &&
+			   fd->fn[top->caller].state != W_NO) {
+			f->state = W_SOLE;
+			f->succ = top->caller;
+			cut++;
+		} else {
+			f->state = W_NO;
+		}
+	}
+	/* a candidate whose every stack ends at it has no caller to judge */
+	for (size_t k = 0; k < fd->nfn; k++)
+		if (candidate(fd, &fd->fn[k]))
+			fd->fn[k].state = W_NO;
+	return cut;
+}
+
+/* A sole caller's wrapper is one when the caller is, down the chain. */
+static void resolve(struct finder *fd)
+{
+	for (bool changed = true; changed;) {
+		changed = false;
+		for (size_t k = 0; k < fd->nfn; k++) {
+			struct fn *f = &fd->fn[k];
+			if (f->state != W_SOLE)
+				continue;
+			uint8_t s = fd->fn[f->succ].state;
+			if (s == W_YES || s == W_NO || s == W_NONE) {
+				f->state = s == W_YES ? W_YES : W_NO;
+				changed = true;
+			}
+		}
+	}
+	/* a chain that only leads to itself proves nothing */
+	for (size_t k = 0; k < fd->nfn; k++)
+		if (fd->fn[k].state == W_SOLE)
+			fd->fn[k].state = W_NO;
+}
+
+static int base_names(struct finder *fd)
+{
+	const struct aggregate *a = fd->a;
+	if (strtab_init(&fd->names) || !(fd->base = calloc(a->nrows + 1, sizeof(*fd->base))))
+		return JH_ENOMEM;
+	for (size_t k = 0; k < a->nrows; k++) {
+		const struct strtab_ent *e = &a->keys.ents[k];
+		size_t n = e->n;
+		if (n > 9 && !memcmp(e->s + n - 9, " (inline)", 9))
+			n -= 9;
+		int64_t id = strtab_intern_n(&fd->names, e->s, n);
+		if (id < 0)
+			return JH_ENOMEM;
+		fd->base[k] = (uint32_t)id;
+	}
+	fd->nfn = fd->names.len;
+	if (!(fd->fn = calloc(fd->nfn + 1, sizeof(*fd->fn))))
+		return JH_ENOMEM;
+	for (size_t i = 0; i < fd->nfn; i++)
+		fd->fn[i].fits = wrappers_name_fits(strtab_get(&fd->names, (uint32_t)i));
+	return 0;
+}
+
+struct found { uint32_t id; double bytes; const char *name; };
+
+static int cmp_found(const void *x, const void *y)
+{
+	const struct found *a = x, *b = y;
+	if (a->bytes != b->bytes)
+		return a->bytes > b->bytes ? -1 : 1;
+	return strcmp(a->name, b->name);
+}
+
+static int collect(struct finder *fd, struct wrappers *w)
+{
+	struct found *f = calloc(fd->nfn + 1, sizeof(*f));
+	size_t n = 0;
+	double held = 0;
+	if (!f)
+		return JH_ENOMEM;
+	for (size_t k = 0; k < fd->nfn; k++)
+		if (fd->fn[k].state == W_YES) {
+			f[n++] = (struct found){ (uint32_t)k, fd->fn[k].flat0,
+						 strtab_get(&fd->names, (uint32_t)k) };
+			held += fd->fn[k].flat0;
+		}
+	jh_qsort(f, n, sizeof(*f), cmp_found);
+	int rc = 0;
+	for (size_t i = 0; i < n && w->n < WRAP_MAX; i++) {
+		if (!(w->names[w->n] = strdup(f[i].name))) {
+			rc = JH_ENOMEM;
+			break;
+		}
+		w->bytes[w->n++] = f[i].bytes;
+	}
+	w->share = fd->total0 > 0 ? held / fd->total0 : 0;
+	free(f);
+	return rc;
+}
+
+int wrappers_find(struct wrappers *w, const struct aggregate *a, const struct profile *p,
+		  enum pf_value v, wrappers_trace_fn trace, void *tctx)
+{
+	memset(w, 0, sizeof(*w));
+	struct finder fd = { .a = a, .trace = trace, .tctx = tctx };
+	idmap_init(&fd.index);
+	int rc = base_names(&fd);
+	for (fd.round = 0; !rc && fd.round < WRAP_MAX_ROUNDS; fd.round++) {
+		fd.total = 0;
+		for (size_t k = 0; k < fd.nfn; k++) {
+			fd.fn[k].flat = fd.fn[k].cum = 0;
+			fd.fn[k].seen = 0;
+		}
+		if ((rc = aggregate_each_stack(a, p, v, pass_sums, &fd)))
+			break;
+		if (!fd.round) {
+			fd.total0 = fd.total;
+			for (size_t k = 0; k < fd.nfn; k++)
+				fd.fn[k].flat0 = fd.fn[k].flat;
+		}
+		bool any = false;
+		for (size_t k = 0; k < fd.nfn && !any; k++)
+			any = candidate(&fd, &fd.fn[k]);
+		if (!any)
+			break;
+		fd.nedges = 0;
+		idmap_release(&fd.index);
+		idmap_init(&fd.index);
+		if ((rc = aggregate_each_stack(a, p, v, pass_callers, &fd)))
+			break;
+		if (!judge(&fd))
+			break;
+	}
+	if (!rc) {
+		resolve(&fd);
+		rc = collect(&fd, w);
+	}
+	idmap_release(&fd.index);
+	free(fd.edges);
+	free(fd.fn);
+	free(fd.base);
+	strtab_release(&fd.names);
+	if (rc)
+		wrappers_release(w);
+	return rc;
+}
+
+void wrappers_release(struct wrappers *w)
+{
+	for (size_t i = 0; i < w->n; i++)
+		free(w->names[i]);
+	memset(w, 0, sizeof(*w));
+}
+
+int wrappers_pattern(const struct wrappers *w, const char *user, char *buf, size_t len)
+{
+	size_t n = 0;
+#define PUT(c) do { if (n + 1 >= len) return -1; buf[n++] = (c); } while (0)
+	if (user && *user) {
+		for (const char *s = user; *s; s++)
+			PUT(*s);
+		PUT('|');
+	}
+	PUT('^');
+	PUT('(');
+	for (size_t i = 0; i < w->n; i++) {
+		if (i)
+			PUT('|');
+		for (const char *s = w->names[i]; *s; s++) {
+			unsigned char c = (unsigned char)*s;
+			if (c < 0x20 || c >= 0x7f) {
+				/* a byte, as PCRE2 reads it: nothing a terminal obeys */
+				PUT('\\');
+				PUT('x');
+				PUT("0123456789abcdef"[c >> 4]);
+				PUT("0123456789abcdef"[c & 15]);
+				continue;
+			}
+			if (strchr("\\^$.|?*+()[]{}", c))
+				PUT('\\');
+			PUT(*s);
+		}
+	}
+	PUT(')');
+	PUT('$');
+#undef PUT
+	buf[n] = '\0';
+	return (int)n;
+}

@@ -1,0 +1,80 @@
+#include "cli/wrapnote.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analyzer/wrappers.h"
+#include "lib/errors.h"
+#include "lib/escape.h"
+
+/* At most this many names are listed in the words of the hint (the
+ * pattern has them all). */
+#define SHOWN_NAMES 3
+
+/* S in single quotes for a shell ('\'' for a quote inside). */
+static void quoted(const char *s, char *out, size_t len)
+{
+	size_t n = 0;
+	if (len < 3)
+		return;
+	out[n++] = '\'';
+	for (; *s && n + 5 < len; s++) {
+		if (*s == '\'') {
+			memcpy(out + n, "'\\''", 4);
+			n += 4;
+		} else {
+			out[n++] = *s;
+		}
+	}
+	out[n++] = '\'';
+	out[n] = '\0';
+}
+
+static void trace(void *ctx, const char *msg)
+{
+	(void)ctx;
+	char e[1200];
+	fprintf(stderr, "jheap: wrappers: %s\n", escape_into(e, sizeof(e), msg, strlen(msg)));
+}
+
+int wrapnote_hint(const struct profile *p, const struct aggregate *a, const struct cli *c,
+		  bool diff, bool shell, void (*line)(void *ctx, const char *msg), void *ctx)
+{
+	if (c->gran != GRAN_FUNCTIONS || c->full_names || c->keep_allocator || diff)
+		return 0;
+	struct wrappers w;
+	const char *dbg = getenv("JHEAP_DEBUG");
+	int rc = wrappers_find(&w, a, p, c->value, dbg && strstr(dbg, "wrappers") ? trace : NULL, NULL);
+	if (rc)
+		return rc;
+	char re[4096], arg[8192], names[1024] = "", msg[10240];
+	if (w.n && w.share >= WRAPNOTE_MIN_SHARE && wrappers_pattern(&w, c->allocator, re, sizeof(re)) > 0) {
+		size_t n = 0;
+		for (size_t i = 0; i < w.n && i < SHOWN_NAMES; i++) {
+			char e[300];
+			escape_into(e, sizeof(e), w.names[i], strlen(w.names[i]));
+			n += (size_t)snprintf(names + n, n < sizeof(names) ? sizeof(names) - n : 0, "%s%s",
+					      i ? ", " : "", e);
+		}
+		if (w.n > SHOWN_NAMES && n < sizeof(names))
+			snprintf(names + n, sizeof(names) - n, ", ...");
+		if (shell)
+			snprintf(arg, sizeof(arg), "allocator=%s", re);
+		else {
+			char q[sizeof(arg) - 16];
+			quoted(re, q, sizeof(q));
+			snprintf(arg, sizeof(arg), "--allocator=%s", q);
+		}
+		char pct[32];
+		snprintf(pct, sizeof(pct), "%.1f%%", 100 * w.share);
+		snprintf(msg, sizeof(msg),
+			 "hint: %s of the %s allocated through %s%zu function%s that look%s like malloc wrappers (%s); to charge %s callers: %s",
+			 pct, c->value == PF_INUSE_OBJECTS || c->value == PF_ALLOC_OBJECTS ? "objects are" : "bytes are",
+			 c->allocator ? "further " : "", w.n, w.n == 1 ? "" : "s", w.n == 1 ? "s" : "",
+			 names, w.n == 1 ? "its" : "their", arg);
+		line(ctx, msg);
+	}
+	wrappers_release(&w);
+	return 0;
+}
