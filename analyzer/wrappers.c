@@ -12,12 +12,21 @@
 #include "lib/hash.h"
 #include "lib/idmap.h"
 
+/* 1 for a name that says it allocates, 2 for none (module+0xSTART), 0
+ * otherwise. */
+static int name_kind(const char *name);
+
 bool wrappers_name_fits(const char *name)
+{
+	return name_kind(name) != 0;
+}
+
+static int name_kind(const char *name)
 {
 	static const char *const words[] = { "alloc", "memalign", "strdup", "strndup", "mem_get" };
 	if (!name[0] || name[0] == '[' || !strncmp(name, "0x", 2) || !strncmp(name, "std::", 5) ||
 	    !strncmp(name, "__gnu_cxx::", 11))
-		return false;
+		return 0;
 	/* module+0xSTART: unnamed code (no space; the module's name first) */
 	const char *plus = strstr(name, "+0x");
 	if (plus && plus > name && !strchr(name, ' ')) {
@@ -25,20 +34,24 @@ bool wrappers_name_fits(const char *name)
 		while (isxdigit((unsigned char)*h))
 			h++;
 		if (!*h && h > plus + 3)
-			return true;
+			return 2;
 	}
 	for (const char *s = name; *s; s++)
 		for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++)
 			if (!strncasecmp(s, words[i], strlen(words[i])))
-				return true;
-	return false;
+				return 1;
+	return 0;
 }
 
 /* What is known of one function (a base name: a key without " (inline)"). */
-enum { W_NONE, W_YES, W_SOLE, W_NO };
+enum { W_NONE, W_YES, W_THROUGH, W_NO };
+#define NVIA 4
 struct fn {
-	uint8_t fits, state;       /* wrappers_name_fits; W_* */
-	uint32_t succ;             /* W_SOLE: the caller that brings its bytes */
+	uint8_t fits, state;       /* name_kind(); W_* */
+	uint8_t nvia;
+	uint32_t via[NVIA];        /* W_THROUGH: the callers that may be wrappers */
+	double via_v[NVIA];        /* and the bytes each brings */
+	double judged;             /* its flat in the round it was judged */
 	uint32_t seen;             /* the last sample that added to cum */
 	double flat, cum, flat0;   /* this round's; flat0 of the first round */
 };
@@ -68,7 +81,7 @@ struct finder {
 
 static bool is_cut(const struct fn *f)
 {
-	return f->state == W_YES || f->state == W_SOLE;
+	return f->state == W_YES || f->state == W_THROUGH;
 }
 
 /* The first of KEYS that is not cut (N when every one is). */
@@ -171,21 +184,35 @@ static size_t judge(struct finder *fd)
 			if (fd->edges[e].v >= WRAP_MIN_CALLER_SHARE * f->flat)
 				many++;
 		const struct edge *top = &fd->edges[first];
+		/* the bytes that come through callers that could be wrappers
+		 * too, the largest first (the edges are sorted so) */
+		double through = 0;
+		f->nvia = 0;
+		f->judged = f->flat;
+		for (size_t k = first; k < e; k++) {
+			const struct fn *c = &fd->fn[fd->edges[k].caller];
+			if (!c->fits || c->state == W_NO)
+				continue;
+			through += fd->edges[k].v;
+			if (f->nvia < NVIA) {
+				f->via[f->nvia] = fd->edges[k].caller;
+				f->via_v[f->nvia++] = fd->edges[k].v;
+			}
+		}
 		if (fd->trace) {
-			char msg[600];
-			snprintf(msg, sizeof(msg), "round %d: %.200s: %.1f%% flat, %.1f%% of its cum; %zu callers with %g%% or more of it, the first %.200s with %.1f%%",
+			char msg[700];
+			snprintf(msg, sizeof(msg), "round %d: %.200s: %.1f%% flat, %.1f%% of its cum; %zu callers with %g%% or more of it, the first %.200s with %.1f%%; %.1f%% through callers that may be wrappers",
 				 fd->round + 1, strtab_get(&fd->names, callee), 100 * f->flat / fd->total0,
 				 100 * f->flat / f->cum, many, 100 * WRAP_MIN_CALLER_SHARE,
-				 strtab_get(&fd->names, top->caller), 100 * top->v / f->flat);
+				 strtab_get(&fd->names, top->caller), 100 * top->v / f->flat,
+				 100 * through / f->flat);
 			fd->trace(fd->tctx, msg);
 		}
-		if (many >= WRAP_MIN_CALLERS) {
+		if (many >= (f->fits == 1 ? WRAP_MIN_CALLERS_NAMED : WRAP_MIN_CALLERS)) {
 			f->state = W_YES;
 			cut++;
-		} else if (top->v >= WRAP_MIN_SOLE * f->flat && fd->fn[top->caller].fits &&
-			   fd->fn[top->caller].state != W_NO) {
-			f->state = W_SOLE;
-			f->succ = top->caller;
+		} else if (through >= WRAP_MIN_THROUGH * f->flat) {
+			f->state = W_THROUGH;
 			cut++;
 		} else {
 			f->state = W_NO;
@@ -198,25 +225,37 @@ static size_t judge(struct finder *fd)
 	return cut;
 }
 
-/* A sole caller's wrapper is one when the caller is, down the chain. */
+/* A function whose bytes come through callers that may be wrappers is
+ * one when those that are bring WRAP_MIN_RESOLVED of its bytes, down the
+ * chain. */
 static void resolve(struct finder *fd)
 {
 	for (bool changed = true; changed;) {
 		changed = false;
 		for (size_t k = 0; k < fd->nfn; k++) {
 			struct fn *f = &fd->fn[k];
-			if (f->state != W_SOLE)
+			if (f->state != W_THROUGH)
 				continue;
-			uint8_t s = fd->fn[f->succ].state;
-			if (s == W_YES || s == W_NO || s == W_NONE) {
-				f->state = s == W_YES ? W_YES : W_NO;
+			double yes = 0, open = 0;
+			for (uint8_t i = 0; i < f->nvia; i++) {
+				uint8_t st = fd->fn[f->via[i]].state;
+				if (st == W_YES)
+					yes += f->via_v[i];
+				else if (st == W_THROUGH)
+					open += f->via_v[i];
+			}
+			if (yes >= WRAP_MIN_RESOLVED * f->judged) {
+				f->state = W_YES;
+				changed = true;
+			} else if (yes + open < WRAP_MIN_RESOLVED * f->judged) {
+				f->state = W_NO;
 				changed = true;
 			}
 		}
 	}
 	/* a chain that only leads to itself proves nothing */
 	for (size_t k = 0; k < fd->nfn; k++)
-		if (fd->fn[k].state == W_SOLE)
+		if (fd->fn[k].state == W_THROUGH)
 			fd->fn[k].state = W_NO;
 }
 
@@ -239,7 +278,7 @@ static int base_names(struct finder *fd)
 	if (!(fd->fn = calloc(fd->nfn + 1, sizeof(*fd->fn))))
 		return JH_ENOMEM;
 	for (size_t i = 0; i < fd->nfn; i++)
-		fd->fn[i].fits = wrappers_name_fits(strtab_get(&fd->names, (uint32_t)i));
+		fd->fn[i].fits = (uint8_t)name_kind(strtab_get(&fd->names, (uint32_t)i));
 	return 0;
 }
 
@@ -350,8 +389,10 @@ int wrappers_pattern(const struct wrappers *w, const char *user, char *buf, size
 			PUT('|');
 		for (const char *s = w->names[i]; *s; s++) {
 			unsigned char c = (unsigned char)*s;
-			if (c < 0x20 || c >= 0x7f) {
-				/* a byte, as PCRE2 reads it: nothing a terminal obeys */
+			if (c <= 0x20 || c >= 0x7f) {
+				/* a byte, as PCRE2 reads it: nothing a terminal
+				 * obeys, and no space, which ends a word in the
+				 * shell */
 				PUT('\\');
 				PUT('x');
 				PUT("0123456789abcdef"[c >> 4]);

@@ -16,12 +16,15 @@
  *     does little else: its flat is at least WRAP_MIN_INNER of its
  *     cumulative value;
  *   - it serves many callers: at least WRAP_MIN_CALLERS distinct calling
- *     functions each pass it WRAP_MIN_CALLER_SHARE of its bytes.  A
- *     wrapper that one wrapper calls (ngx_alloc under the unnamed
- *     ngx_palloc_large, node's NodeArrayBufferAllocator under
+ *     functions each pass it WRAP_MIN_CALLER_SHARE of its bytes
+ *     (WRAP_MIN_CALLERS_NAMED when its name says it allocates, as the
+ *     name is evidence of its own).  A
+ *     wrapper that other wrappers call (ngx_memalign under the unnamed
+ *     ngx_palloc_block, node's NodeArrayBufferAllocator under
  *     Heap::AllocateExternalBackingStore) passes the test through its
- *     caller: when one caller brings WRAP_MIN_SOLE of its bytes and that
- *     caller could be a wrapper too, F is one when that caller is;
+ *     callers: when callers that could be wrappers too bring
+ *     WRAP_MIN_THROUGH of its bytes, F is one when those of them that
+ *     turn out to be (in the next rounds) bring WRAP_MIN_RESOLVED;
  *   - its name says it allocates ("alloc", "memalign", "strdup", "mem_get",
  *     any case), or it has none (module+0xSTART: a stripped static helper,
  *     whose shape alone must decide).  A named function with the same
@@ -47,8 +50,10 @@
 #define WRAP_MIN_SHARE 0.02
 #define WRAP_MIN_INNER 0.9
 #define WRAP_MIN_CALLERS 3
+#define WRAP_MIN_CALLERS_NAMED 2
 #define WRAP_MIN_CALLER_SHARE 0.01
-#define WRAP_MIN_SOLE 0.9
+#define WRAP_MIN_THROUGH 0.75
+#define WRAP_MIN_RESOLVED 0.5
 #define WRAP_MAX_ROUNDS 8
 #define WRAP_MAX 16
 

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "analyzer/aggregate.h"
+#include "analyzer/forks.h"
 #include "lib/errors.h"
 #include "lib/escape.h"
 #include "analyzer/parse.h"
@@ -15,7 +16,7 @@
 #include "cli/addlib.h"
 #include "cli/browser.h"
 #include "cli/driver.h"
-#include "cli/wrapnote.h"
+#include "cli/hints.h"
 #include "cli/remote.h"
 #include "cli/url.h"
 #include "output/disasm.h"
@@ -215,6 +216,54 @@ static void free_shown(struct driver *r)
 	r->shown_paths = NULL;
 }
 
+/* The profiles summed that are of one process image (analyzer/forks.h):
+ * a note per group, then the list is emptied for the next load. */
+static void forks_note(struct driver *r)
+{
+	struct forks *f = &r->forks;
+	forks_group(f);
+	for (size_t g = 0; g < f->n; g++) {
+		if (forks_group_of(f, g) != g)
+			continue;
+		char names[1500] = "", pids[300] = "";
+		size_t n = 0, nn = 0, np = 0;
+		long pid0 = f->e[g].pid;
+		bool one_pid = pid0 > 0;
+		for (size_t i = g; i < f->n; i++) {
+			if (forks_group_of(f, i) != g)
+				continue;
+			n++;
+			one_pid = one_pid && f->e[i].pid == pid0;
+			if (n <= 3) {
+				char e[400];
+				const char *base = strrchr(f->e[i].name, '/');
+				base = base ? base + 1 : f->e[i].name;
+				escape_into(e, sizeof(e), base, strlen(base));
+				nn += (size_t)snprintf(names + nn, nn < sizeof(names) ? sizeof(names) - nn : 0,
+						       "%s'%s'", n > 1 ? ", " : "", e);
+			}
+			if (f->e[i].pid > 0 && np < sizeof(pids) - 24)
+				np += (size_t)snprintf(pids + np, sizeof(pids) - np, "%s%ld", np ? ", " : "",
+						       f->e[i].pid);
+		}
+		if (n < 2)
+			continue;
+		char msg[2400];
+		if (one_pid)
+			snprintf(msg, sizeof(msg), "%s%s: %zu dumps of one process (%ld): what it held at each dump is counted in each, %zu times in this sum",
+				 names, n > 3 ? " and more" : "", n, pid0, n);
+		else
+			snprintf(msg, sizeof(msg), "%s%s: %zu dumps of processes forked from one another (%s%stheir program and libraries at the same addresses): what was allocated before fork is in each of them, and counted once per dump in this sum",
+				 names, n > 3 ? " and more" : "", n, pids, np ? ": " : "");
+		if (!r->cli.quiet) {
+			progress_clear(r);
+			fprintf(stderr, "jheap: note: %s\n", msg);
+		}
+	}
+	forks_release(f);
+	forks_init(f);
+}
+
 /* Reads PATH (a file, "-" or a URL) and merges it into DST with SIGN.
  * *SHOWN, when SHOWN is not NULL, gets the name reports give PATH: a
  * URL's saved copy (which --raw reads again), or the URL without user
@@ -265,6 +314,11 @@ static int load(struct driver *r, struct profile *dst, const char *path, double 
 		snprintf(msg, sizeof(msg), "the base profile '%s' is of '%s', the profile of '%s': the difference is between two programs",
 			 name, base, was);
 		driver_warn(r, msg);
+	}
+	if (sign > 0 && forks_add(&r->forks, &one, name)) {
+		fprintf(stderr, "jheap: out of memory\n");
+		profile_release(&one);
+		return EXIT_DATA;
 	}
 	if (sign > 0 && dst->format == PF_FMT_NONE && !dst->nsamples && !dst->nmaps &&
 	    !dst->npresyms) {
@@ -383,6 +437,12 @@ int driver_load(struct driver *r, const char *binary, const char *const *paths,
 	}
 	for (size_t i = 0; i < c->nbases && !rc; i++)
 		rc = load(r, &p, c->bases[i], -1, NULL);
+	if (!rc) {
+		forks_note(r);
+	} else {
+		forks_release(&r->forks);
+		forks_init(&r->forks);
+	}
 	symbolize_preload_finish(r->pre);
 	r->pre = NULL;
 	r->pre_sc = NULL;
@@ -750,6 +810,7 @@ static int report_one(struct driver *r, const struct cli *c, const struct profil
 		}
 	}
 	driver_stage_done(r, "aggregate");
+	hints_patterns(a, c, r->in_shell, hint_line, r);
 	if (!r->disasm_cache && driver_needs_ranges(c))
 		r->disasm_cache = disasm_cache_new();   /* NULL: objdump runs each time */
 	/* once per model: which stripped objects hold unnamed code */
@@ -778,8 +839,8 @@ static int report_one(struct driver *r, const struct cli *c, const struct profil
 			rc = wrc == JH_EUSAGE ? EXIT_USAGE : EXIT_DATA;
 		}
 	}
-	if (rc == EXIT_OK && c->mode != MODE_SYMBOLS && c->mode != MODE_RAW &&
-	    wrapnote_hint(p, a, c, r->nbases > 0, r->in_shell, hint_line, r))
+	if (rc == EXIT_OK && c->mode != MODE_SYMBOLS && c->mode != MODE_RAW && !fflush(out) &&
+	    hints_wrappers(p, a, c, r->nbases > 0, r->in_shell, hint_line, r))
 		rc = (fprintf(stderr, "jheap: out of memory\n"), EXIT_DATA);
 	if (a == &own) {
 		if (cacheable)
@@ -869,6 +930,7 @@ void driver_release(struct driver *d)
 	d->caches_open = false;
 	growth_release(&d->g);
 	d->growth = NULL;
+	forks_release(&d->forks);
 	drop_cached(d);
 	disasm_cache_free(d->disasm_cache);
 	d->disasm_cache = NULL;

@@ -33,6 +33,7 @@
 #include <stdio.h>
 #include <time.h>
 #include "analyzer/aggregate.h"
+#include "analyzer/forks.h"
 #include "analyzer/growth.h"
 #include "analyzer/profile.h"
 #include "cli/options.h"
@@ -94,6 +95,7 @@ struct driver {
 	bool by_address;         /* p was folded for --addresses */
 	bool noted;              /* the notes about stripped objects are out */
 	bool in_shell;           /* the shell runs: hints name its commands */
+	struct forks forks;      /* the layouts of the profiles being summed */
 	struct remote_options remote; /* for PROFILEs that are URLs */
 	struct growth g;
 	struct symcache *sc;     /* the symbol caches, kept for a reload */

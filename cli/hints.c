@@ -1,4 +1,4 @@
-#include "cli/wrapnote.h"
+#include "cli/hints.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,7 +38,7 @@ static void trace(void *ctx, const char *msg)
 	fprintf(stderr, "jheap: wrappers: %s\n", escape_into(e, sizeof(e), msg, strlen(msg)));
 }
 
-int wrapnote_hint(const struct profile *p, const struct aggregate *a, const struct cli *c,
+int hints_wrappers(const struct profile *p, const struct aggregate *a, const struct cli *c,
 		  bool diff, bool shell, void (*line)(void *ctx, const char *msg), void *ctx)
 {
 	if (c->gran != GRAN_FUNCTIONS || c->full_names || c->keep_allocator || diff)
@@ -49,7 +49,7 @@ int wrapnote_hint(const struct profile *p, const struct aggregate *a, const stru
 	if (rc)
 		return rc;
 	char re[4096], arg[8192], names[1024] = "", msg[10240];
-	if (w.n && w.share >= WRAPNOTE_MIN_SHARE && wrappers_pattern(&w, c->allocator, re, sizeof(re)) > 0) {
+	if (w.n && w.share >= HINTS_MIN_SHARE && wrappers_pattern(&w, c->allocator, re, sizeof(re)) > 0) {
 		size_t n = 0;
 		for (size_t i = 0; i < w.n && i < SHOWN_NAMES; i++) {
 			char e[300];
@@ -77,4 +77,28 @@ int wrapnote_hint(const struct profile *p, const struct aggregate *a, const stru
 	}
 	wrappers_release(&w);
 	return 0;
+}
+
+void hints_patterns(const struct aggregate *a, const struct cli *c, bool shell,
+		    void (*line)(void *ctx, const char *msg), void *ctx)
+{
+	const struct { uint8_t bit; const char *opt, *set, *re; } re[] = {
+		{ AGG_RE_FOCUS, "--focus", "focus", c->focus },
+		{ AGG_RE_IGNORE, "--ignore", "ignore", c->ignore },
+		{ AGG_RE_RETAIN, "--retain", "retain", c->retain },
+		{ AGG_RE_EXCLUDE, "--exclude", "exclude", c->exclude },
+		{ AGG_RE_ALLOCATOR, "--allocator", "allocator", c->allocator },
+	};
+	for (size_t i = 0; i < sizeof(re) / sizeof(re[0]); i++) {
+		if (!(a->unmatched & re[i].bit) || !re[i].re)
+			continue;
+		char e[600], msg[900];
+		escape_into(e, sizeof(e), re[i].re, strlen(re[i].re));
+		snprintf(msg, sizeof(msg), "warning: %s%s'%s' matches no function of the profile%s%s",
+			 shell ? re[i].set : re[i].opt, "=", e,
+			 re[i].bit & (AGG_RE_FOCUS | AGG_RE_IGNORE) ? " (nor a file:line or an address)" : "",
+			 re[i].bit == AGG_RE_FOCUS ? ": the report is empty" :
+			 re[i].bit == AGG_RE_RETAIN ? ": every frame is hidden" : "");
+		line(ctx, msg);
+	}
 }
