@@ -208,7 +208,7 @@ static size_t judge(struct finder *fd)
 				 100 * through / f->flat);
 			fd->trace(fd->tctx, msg);
 		}
-		if (many >= (f->fits == 1 ? WRAP_MIN_CALLERS_NAMED : WRAP_MIN_CALLERS)) {
+		if (many >= WRAP_MIN_CALLERS) {
 			f->state = W_YES;
 			cut++;
 		} else if (through >= WRAP_MIN_THROUGH * f->flat) {

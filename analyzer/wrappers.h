@@ -16,9 +16,9 @@
  *     does little else: its flat is at least WRAP_MIN_INNER of its
  *     cumulative value;
  *   - it serves many callers: at least WRAP_MIN_CALLERS distinct calling
- *     functions each pass it WRAP_MIN_CALLER_SHARE of its bytes
- *     (WRAP_MIN_CALLERS_NAMED when its name says it allocates, as the
- *     name is evidence of its own).  A
+ *     functions each pass it WRAP_MIN_CALLER_SHARE of its bytes (two
+ *     are not enough: w_basic's leaf_alloc, a test's allocation site
+ *     with two callers, is an answer).  A
  *     wrapper that other wrappers call (ngx_memalign under the unnamed
  *     ngx_palloc_block, node's NodeArrayBufferAllocator under
  *     Heap::AllocateExternalBackingStore) passes the test through its
@@ -50,7 +50,6 @@
 #define WRAP_MIN_SHARE 0.02
 #define WRAP_MIN_INNER 0.9
 #define WRAP_MIN_CALLERS 3
-#define WRAP_MIN_CALLERS_NAMED 2
 #define WRAP_MIN_CALLER_SHARE 0.01
 #define WRAP_MIN_THROUGH 0.75
 #define WRAP_MIN_RESOLVED 0.5

@@ -68,11 +68,15 @@ int hints_wrappers(const struct profile *p, const struct aggregate *a, const str
 		}
 		char pct[32];
 		snprintf(pct, sizeof(pct), "%.1f%%", 100 * w.share);
-		snprintf(msg, sizeof(msg),
-			 "hint: %s of the %s allocated through %s%zu function%s that look%s like malloc wrappers (%s); to charge %s callers: %s",
+		char what[80];
+		const char *further = c->allocator ? "further " : "";
+		if (w.n == 1)
+			snprintf(what, sizeof(what), "a %sfunction that looks like a malloc wrapper", further);
+		else
+			snprintf(what, sizeof(what), "%zu %sfunctions that look like malloc wrappers", w.n, further);
+		snprintf(msg, sizeof(msg), "hint: %s of the %s allocated through %s (%s); to charge %s callers: %s",
 			 pct, c->value == PF_INUSE_OBJECTS || c->value == PF_ALLOC_OBJECTS ? "objects are" : "bytes are",
-			 c->allocator ? "further " : "", w.n, w.n == 1 ? "" : "s", w.n == 1 ? "s" : "",
-			 names, w.n == 1 ? "its" : "their", arg);
+			 what, names, w.n == 1 ? "its" : "their", arg);
 		line(ctx, msg);
 	}
 	wrappers_release(&w);
