@@ -52,6 +52,10 @@ lld
 chromium
 libgoogle-perftools4
 librust-jemalloc-sys-dev
+nginx
+postgresql
+nodejs
+sqlite3
 "
 
 set -u
