@@ -75,6 +75,14 @@ struct finder {
 	size_t nedges, cap_edges;
 	struct idmap index;
 	const struct edge *want;   /* for edge_eq */
+	/* the stacks after the allocator cut and the filters, as base name
+	 * ids, gathered once for the rounds after the first: stack I is
+	 * ids[off[I]..off[I + 1]), of value val[I] */
+	uint32_t *ids;
+	size_t nids, cap_ids;
+	size_t *off;
+	double *val;
+	size_t nstacks, cap_off, cap_val;
 	wrappers_trace_fn trace;   /* JHEAP_DEBUG=wrappers */
 	void *tctx;
 };
@@ -88,29 +96,60 @@ static bool is_cut(const struct fn *f)
 static size_t first_kept(const struct finder *fd, const uint32_t *keys, size_t n)
 {
 	size_t i = 0;
-	while (i < n && is_cut(&fd->fn[fd->base[keys[i]]]))
+	while (i < n && is_cut(&fd->fn[keys[i]]))
 		i++;
 	return i;
 }
 
-static int pass_sums(void *ctx, uint32_t sample, const uint32_t *keys, size_t n, double v)
+static int gather(void *ctx, uint32_t sample, const uint32_t *keys, size_t n, double v)
 {
+	(void)sample;
 	struct finder *fd = ctx;
+	if (v <= 0 || !n)
+		return 0;
+	if (jh_grow(&fd->ids, &fd->cap_ids, fd->nids + n, sizeof(*fd->ids)) ||
+	    jh_grow(&fd->off, &fd->cap_off, fd->nstacks + 2, sizeof(*fd->off)) ||
+	    jh_grow(&fd->val, &fd->cap_val, fd->nstacks + 1, sizeof(*fd->val)))
+		return JH_ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		fd->ids[fd->nids + i] = fd->base[keys[i]];
+	fd->off[fd->nstacks] = fd->nids;
+	fd->val[fd->nstacks++] = v;
+	fd->nids += n;
+	fd->off[fd->nstacks] = fd->nids;
+	return 0;
+}
+
+static void first_sums(struct finder *fd)
+{
+	const struct aggregate *a = fd->a;
+	for (size_t r = 1; r < a->nrows; r++) {
+		struct fn *f = &fd->fn[fd->base[a->rows[r].key]];
+		if (a->rows[r].flat > 0) {
+			f->flat += a->rows[r].flat;
+			fd->total += a->rows[r].flat;
+		}
+		if (a->rows[r].cum > 0)
+			f->cum += a->rows[r].cum;
+	}
+}
+
+static void pass_sums(struct finder *fd, uint32_t sample, const uint32_t *keys, size_t n, double v)
+{
 	size_t i = first_kept(fd, keys, n);
 	if (i == n || v <= 0)
-		return 0;
+		return;
 	uint32_t stamp = sample + 1;
-	struct fn *leaf = &fd->fn[fd->base[keys[i]]];
+	struct fn *leaf = &fd->fn[keys[i]];
 	leaf->flat += v;
 	fd->total += v;
 	for (size_t j = i; j < n; j++) {
-		struct fn *f = &fd->fn[fd->base[keys[j]]];
+		struct fn *f = &fd->fn[keys[j]];
 		if (f->seen != stamp) {
 			f->seen = stamp;
 			f->cum += v;
 		}
 	}
-	return 0;
 }
 
 static uint64_t edge_hash(uint32_t callee, uint32_t caller)
@@ -130,24 +169,22 @@ static bool candidate(const struct finder *fd, const struct fn *f)
 	       f->flat >= WRAP_MIN_SHARE * fd->total0 && f->flat >= WRAP_MIN_INNER * f->cum;
 }
 
-static int pass_callers(void *ctx, uint32_t sample, const uint32_t *keys, size_t n, double v)
+static int pass_callers(struct finder *fd, const uint32_t *keys, size_t n, double v)
 {
-	(void)sample;
-	struct finder *fd = ctx;
 	size_t i = first_kept(fd, keys, n);
 	if (i == n || v <= 0)
 		return 0;
-	uint32_t leaf = fd->base[keys[i]];
+	uint32_t leaf = keys[i];
 	if (!candidate(fd, &fd->fn[leaf]))
 		return 0;
 	/* the first function above the leaf that is neither the leaf again
 	 * (an inline copy, recursion) nor cut */
 	size_t j = i + 1;
-	while (j < n && (fd->base[keys[j]] == leaf || is_cut(&fd->fn[fd->base[keys[j]]])))
+	while (j < n && (keys[j] == leaf || is_cut(&fd->fn[keys[j]])))
 		j++;
 	if (j == n)
 		return 0;   /* the stack ends there: no caller known */
-	struct edge want = { leaf, fd->base[keys[j]], 0 };
+	struct edge want = { leaf, keys[j], 0 };
 	fd->want = &want;
 	uint64_t h = edge_hash(want.callee, want.caller);
 	uint32_t id = idmap_find(&fd->index, h, edge_eq, fd);
@@ -319,10 +356,37 @@ static int collect(struct finder *fd, struct wrappers *w)
 	return rc;
 }
 
+/* Whether some row could make a candidate of the first round: its
+ * function (of one or two keys, inlined or not) leaf of WRAP_MIN_SHARE,
+ * and a name that fits.  Most reports have none, and cost no more. */
+static bool any_candidate(const struct aggregate *a)
+{
+	double total = 0;
+	for (size_t r = 1; r < a->nrows; r++)
+		if (a->rows[r].flat > 0)
+			total += a->rows[r].flat;
+	for (size_t r = 1; r < a->nrows; r++) {
+		if (!(a->rows[r].flat >= WRAP_MIN_SHARE / 2 * total) || total <= 0)
+			continue;
+		const struct strtab_ent *e = &a->keys.ents[a->rows[r].key];
+		char name[4096];
+		size_t n = e->n < sizeof(name) ? e->n : sizeof(name) - 1;
+		memcpy(name, e->s, n);
+		name[n] = '\0';
+		if (n > 9 && !strcmp(name + n - 9, " (inline)"))
+			name[n - 9] = '\0';
+		if (name_kind(name))
+			return true;
+	}
+	return false;
+}
+
 int wrappers_find(struct wrappers *w, const struct aggregate *a, const struct profile *p,
 		  enum pf_value v, wrappers_trace_fn trace, void *tctx)
 {
 	memset(w, 0, sizeof(*w));
+	if (!any_candidate(a))
+		return 0;
 	struct finder fd = { .a = a, .trace = trace, .tctx = tctx };
 	idmap_init(&fd.index);
 	int rc = base_names(&fd);
@@ -332,8 +396,17 @@ int wrappers_find(struct wrappers *w, const struct aggregate *a, const struct pr
 			fd.fn[k].flat = fd.fn[k].cum = 0;
 			fd.fn[k].seen = 0;
 		}
-		if ((rc = aggregate_each_stack(a, p, v, pass_sums, &fd)))
-			break;
+		/* the first round's sums are the aggregate's own rows (a
+		 * function's cum as the sum of its keys' is at least its true
+		 * cum, so the test is, if anything, stricter): a report
+		 * without a candidate costs no pass over the stacks */
+		if (fd.round) {
+			for (size_t k = 0; k < fd.nstacks; k++)
+				pass_sums(&fd, (uint32_t)k, fd.ids + fd.off[k], fd.off[k + 1] - fd.off[k],
+					  fd.val[k]);
+		} else {
+			first_sums(&fd);
+		}
 		if (!fd.round) {
 			fd.total0 = fd.total;
 			for (size_t k = 0; k < fd.nfn; k++)
@@ -347,7 +420,11 @@ int wrappers_find(struct wrappers *w, const struct aggregate *a, const struct pr
 		fd.nedges = 0;
 		idmap_release(&fd.index);
 		idmap_init(&fd.index);
-		if ((rc = aggregate_each_stack(a, p, v, pass_callers, &fd)))
+		if (!fd.round && (rc = aggregate_each_stack(a, p, v, gather, &fd)))
+			break;
+		for (size_t k = 0; k < fd.nstacks && !rc; k++)
+			rc = pass_callers(&fd, fd.ids + fd.off[k], fd.off[k + 1] - fd.off[k], fd.val[k]);
+		if (rc)
 			break;
 		if (!judge(&fd))
 			break;
@@ -358,6 +435,9 @@ int wrappers_find(struct wrappers *w, const struct aggregate *a, const struct pr
 	}
 	idmap_release(&fd.index);
 	free(fd.edges);
+	free(fd.ids);
+	free(fd.off);
+	free(fd.val);
 	free(fd.fn);
 	free(fd.base);
 	strtab_release(&fd.names);
