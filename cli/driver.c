@@ -216,52 +216,13 @@ static void free_shown(struct driver *r)
 	r->shown_paths = NULL;
 }
 
-/* The profiles summed that are of one process image (analyzer/forks.h):
- * a note per group, then the list is emptied for the next load. */
+/* The notes about the profiles summed that are of one process image;
+ * the list is emptied for the next load. */
 static void forks_note(struct driver *r)
 {
-	struct forks *f = &r->forks;
-	forks_group(f);
-	for (size_t g = 0; g < f->n; g++) {
-		if (forks_group_of(f, g) != g)
-			continue;
-		char names[1500] = "", pids[300] = "";
-		size_t n = 0, nn = 0, np = 0;
-		long pid0 = f->e[g].pid;
-		bool one_pid = pid0 > 0;
-		for (size_t i = g; i < f->n; i++) {
-			if (forks_group_of(f, i) != g)
-				continue;
-			n++;
-			one_pid = one_pid && f->e[i].pid == pid0;
-			if (n <= 3) {
-				char e[400];
-				const char *base = strrchr(f->e[i].name, '/');
-				base = base ? base + 1 : f->e[i].name;
-				escape_into(e, sizeof(e), base, strlen(base));
-				nn += (size_t)snprintf(names + nn, nn < sizeof(names) ? sizeof(names) - nn : 0,
-						       "%s'%s'", n > 1 ? ", " : "", e);
-			}
-			if (f->e[i].pid > 0 && np < sizeof(pids) - 24)
-				np += (size_t)snprintf(pids + np, sizeof(pids) - np, "%s%ld", np ? ", " : "",
-						       f->e[i].pid);
-		}
-		if (n < 2)
-			continue;
-		char msg[2400];
-		if (one_pid)
-			snprintf(msg, sizeof(msg), "%s%s: %zu dumps of one process (%ld): what it held at each dump is counted in each, %zu times in this sum",
-				 names, n > 3 ? " and more" : "", n, pid0, n);
-		else
-			snprintf(msg, sizeof(msg), "%s%s: %zu dumps of processes forked from one another (%s%stheir program and libraries at the same addresses): what was allocated before fork is in each of them, and counted once per dump in this sum",
-				 names, n > 3 ? " and more" : "", n, pids, np ? ": " : "");
-		if (!r->cli.quiet) {
-			progress_clear(r);
-			fprintf(stderr, "jheap: note: %s\n", msg);
-		}
-	}
-	forks_release(f);
-	forks_init(f);
+	hints_forks(&r->forks, note_line, r);
+	forks_release(&r->forks);
+	forks_init(&r->forks);
 }
 
 /* Reads PATH (a file, "-" or a URL) and merges it into DST with SIGN.

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analyzer/forks.h"
 #include "analyzer/wrappers.h"
 #include "lib/errors.h"
 #include "lib/escape.h"
@@ -103,6 +104,50 @@ void hints_patterns(const struct aggregate *a, const struct cli *c, bool shell,
 			 re[i].bit & (AGG_RE_FOCUS | AGG_RE_IGNORE) ? " (nor a file:line or an address)" : "",
 			 re[i].bit == AGG_RE_FOCUS ? ": the report is empty" :
 			 re[i].bit == AGG_RE_RETAIN ? ": every frame is hidden" : "");
+		line(ctx, msg);
+	}
+}
+
+void hints_forks(struct forks *f, void (*line)(void *ctx, const char *msg), void *ctx)
+{
+	forks_group(f);
+	for (size_t g = 0; g < f->n; g++) {
+		if (forks_group_of(f, g) != g)
+			continue;
+		char names[1500] = "", pids[300] = "";
+		size_t n = 0, nn = 0, np = 0;
+		long pid0 = f->e[g].pid;
+		bool one_pid = pid0 > 0, cut = false;
+		for (size_t i = g; i < f->n; i++) {
+			if (forks_group_of(f, i) != g)
+				continue;
+			n++;
+			one_pid = one_pid && f->e[i].pid == pid0;
+			if (n <= 3) {
+				char e[400];
+				const char *base = strrchr(f->e[i].name, '/');
+				base = base ? base + 1 : f->e[i].name;
+				escape_into(e, sizeof(e), base, strlen(base));
+				nn += (size_t)snprintf(names + nn, nn < sizeof(names) ? sizeof(names) - nn : 0,
+						       "%s'%s'", n > 1 ? ", " : "", e);
+			}
+			if (f->e[i].pid > 0 && np < sizeof(pids) - 32)
+				np += (size_t)snprintf(pids + np, sizeof(pids) - np, "%s%ld", np ? ", " : "",
+						       f->e[i].pid);
+			else if (f->e[i].pid > 0 && !cut) {
+				cut = true;
+				np += (size_t)snprintf(pids + np, sizeof(pids) - np, ", ...");
+			}
+		}
+		if (n < 2)
+			continue;
+		char msg[2400];
+		if (one_pid)
+			snprintf(msg, sizeof(msg), "%s%s: %zu dumps of one process (%ld): what it held at each dump is counted in each, %zu times in this sum",
+				 names, n > 3 ? " and more" : "", n, pid0, n);
+		else
+			snprintf(msg, sizeof(msg), "%s%s: %zu dumps of processes forked from one another (%s%stheir program and libraries at the same addresses): what was allocated before fork is in each of them, and counted once per dump in this sum",
+				 names, n > 3 ? " and more" : "", n, pids, np ? ": " : "");
 		line(ctx, msg);
 	}
 }

@@ -19,12 +19,16 @@
  * without a word.  The exit status stays 0: one pattern is often used on
  * many profiles, and some lack what it names.  (--list, --disasm and
  * --peek say so themselves, as errors: they have nothing to show.)
+ *
+ * Profiles summed that are of one process image: a note that what was
+ * allocated before fork is counted once per process.
  */
 #ifndef JHEAP_HINTS_H
 #define JHEAP_HINTS_H
 
 #include <stdbool.h>
 #include "analyzer/aggregate.h"
+#include "analyzer/forks.h"
 #include "cli/options.h"
 
 /* Below this share of the bytes in wrappers, no hint. */
@@ -42,5 +46,11 @@ int hints_wrappers(const struct profile *p, const struct aggregate *a, const str
  * command line or, with SHELL, as the shell's settings. */
 void hints_patterns(const struct aggregate *a, const struct cli *c, bool shell,
 		    void (*line)(void *ctx, const char *msg), void *ctx);
+
+/* The notes for the profiles of F (those of one sum) that are of one
+ * process image (analyzer/forks.h), one per group, through LINE (a whole
+ * line without "jheap: note: "): a parent and its children by fork, or
+ * one pid twice.  Groups F. */
+void hints_forks(struct forks *f, void (*line)(void *ctx, const char *msg), void *ctx);
 
 #endif
