@@ -771,7 +771,10 @@ static int report_one(struct driver *r, const struct cli *c, const struct profil
 		}
 	}
 	driver_stage_done(r, "aggregate");
-	hints_patterns(a, c, r->in_shell, hint_line, r);
+	/* of the model (a thread's share too), not of each thread of '*' */
+	bool hints = p == &r->p;
+	if (hints)
+		hints_patterns(a, c, r->in_shell, hint_line, r);
 	if (!r->disasm_cache && driver_needs_ranges(c))
 		r->disasm_cache = disasm_cache_new();   /* NULL: objdump runs each time */
 	/* once per model: which stripped objects hold unnamed code */
@@ -800,7 +803,7 @@ static int report_one(struct driver *r, const struct cli *c, const struct profil
 			rc = wrc == JH_EUSAGE ? EXIT_USAGE : EXIT_DATA;
 		}
 	}
-	if (rc == EXIT_OK && c->mode != MODE_SYMBOLS && c->mode != MODE_RAW && !fflush(out) &&
+	if (hints && rc == EXIT_OK && c->mode != MODE_SYMBOLS && c->mode != MODE_RAW && !fflush(out) &&
 	    hints_wrappers(p, a, c, r->nbases > 0, r->in_shell, hint_line, r))
 		rc = (fprintf(stderr, "jheap: out of memory\n"), EXIT_DATA);
 	if (a == &own) {
