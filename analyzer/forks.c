@@ -74,6 +74,15 @@ long forks_pid_of(const char *name)
 	return pid > 0 ? pid : -1;
 }
 
+static int cmp_map(const void *x, const void *y)
+{
+	const struct forks_map *a = x, *b = y;
+	int c = strcmp(a->path, b->path);
+	if (c)
+		return c;
+	return a->start < b->start ? -1 : a->start > b->start;
+}
+
 int forks_add(struct forks *f, const struct profile *p, const char *name)
 {
 	if (jh_grow(&f->e, &f->cap, f->n + 1, sizeof(*f->e)))
@@ -103,6 +112,9 @@ int forks_add(struct forks *f, const struct profile *p, const char *name)
 			goto nomem;
 		e->nlibs++;
 	}
+	/* by path, then address: forks_related() walks two lists side by side
+	 * (a dump may map thousands of objects) */
+	jh_qsort(e->libs, e->nlibs, sizeof(*e->libs), cmp_map);
 	f->n++;
 	return 0;
 nomem:
@@ -116,23 +128,32 @@ bool forks_related(const struct forks *f, size_t i, size_t j)
 	if (!a->main.path || !b->main.path || strcmp(a->main.path, b->main.path) ||
 	    a->main.start != b->main.start || a->main.start == NORANDOM_PIE)
 		return false;
-	size_t common = 0;
-	for (size_t x = 0; x < a->nlibs; x++)
-		for (size_t y = 0; y < b->nlibs; y++) {
-			if (strcmp(a->libs[x].path, b->libs[y].path))
-				continue;
-			/* a library mapped in several pieces: the same pieces */
-			if (a->libs[x].start != b->libs[y].start) {
-				bool elsewhere = false;
-				for (size_t z = 0; z < b->nlibs && !elsewhere; z++)
-					elsewhere = z != y && b->libs[z].start == a->libs[x].start &&
-						    !strcmp(b->libs[z].path, a->libs[x].path);
-				if (!elsewhere)
+	/* every object both map, at the same addresses in both: the lists are
+	 * sorted by path, then address */
+	size_t x = 0, y = 0, common = 0;
+	while (x < a->nlibs && y < b->nlibs) {
+		int c = strcmp(a->libs[x].path, b->libs[y].path);
+		if (c < 0) {
+			x++;
+		} else if (c > 0) {
+			y++;
+		} else {
+			const char *path = a->libs[x].path;
+			size_t x1 = x, y1 = y;
+			while (x1 < a->nlibs && !strcmp(a->libs[x1].path, path))
+				x1++;
+			while (y1 < b->nlibs && !strcmp(b->libs[y1].path, path))
+				y1++;
+			if (x1 - x != y1 - y)
+				return false;
+			for (size_t k = 0; k < x1 - x; k++)
+				if (a->libs[x + k].start != b->libs[y + k].start)
 					return false;
-				continue;
-			}
 			common++;
+			x = x1;
+			y = y1;
 		}
+	}
 	return common > 0;
 }
 

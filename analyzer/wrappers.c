@@ -337,11 +337,9 @@ static int collect(struct finder *fd, struct wrappers *w)
 	if (!f)
 		return JH_ENOMEM;
 	for (size_t k = 0; k < fd->nfn; k++)
-		if (fd->fn[k].state == W_YES) {
+		if (fd->fn[k].state == W_YES)
 			f[n++] = (struct found){ (uint32_t)k, fd->fn[k].flat0,
 						 strtab_get(&fd->names, (uint32_t)k) };
-			held += fd->fn[k].flat0;
-		}
 	jh_qsort(f, n, sizeof(*f), cmp_found);
 	int rc = 0;
 	for (size_t i = 0; i < n && w->n < WRAP_MAX; i++) {
@@ -350,6 +348,7 @@ static int collect(struct finder *fd, struct wrappers *w)
 			break;
 		}
 		w->bytes[w->n++] = f[i].bytes;
+		held += f[i].bytes;   /* the share of the pattern's names only */
 	}
 	w->share = fd->total0 > 0 ? held / fd->total0 : 0;
 	free(f);
