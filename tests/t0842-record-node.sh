@@ -67,15 +67,39 @@ test_expect_success 'a dump: the hint names the ArrayBuffer allocator; pasted, t
 	test "$(sed -n 2p cut | awk "{ print \$2 }" | tr -d %)" != 0.0
 '
 
+# node_objects: the files node runs from (the program, and libnode when
+# it is linked with it, as Debian'"'"'s is)
+node_objects() {
+	echo "$NODE"
+	ldd "$NODE" | sed -n "s/^.*libnode[^ ]* => \([^ ]*\) .*/\1/p"
+}
+
+# node_names PATTERN: how many of the symbols of node'"'"'s files match
+# PATTERN (demangled; Debian'"'"'s libnode is stripped to its exports)
+node_names() {
+	for f in $(node_objects); do
+		nm -C "$f" 2>/dev/null
+		nm -DC "$f" 2>/dev/null
+	done | grep -c -- "$1"
+}
+
 test_expect_success '(anonymous namespace) is kept whole in names' '
 	"$JHEAP" --traces "$(cat dump)" >traces 2>/dev/null &&
-	grep -q "(anonymous namespace)::" traces &&
-	! grep -q -E "[A-Za-z]::::" traces &&
-	grep -q "(anonymous namespace)::" cut
+	! grep -q -E "[A-Za-z_]::::" traces &&
+	if test "$(node_names "(anonymous namespace)")" = 0; then
+		echo "(node here names no function in an anonymous namespace: a stripped build, whose dbgsym package would)"
+	else
+		grep -q "(anonymous namespace)::" traces &&
+		grep -q "(anonymous namespace)::" cut
+	fi
 '
 
 test_expect_success 'the stacks end in V8'"'"'s builtins and JIT code: a note says so' '
-	grep -q "^jheap: note: [0-9.]*% of the bytes have stacks that end in code compiled at run time or in a JavaScript engine.s builtins" err
+	if test "$(node_names " Builtins_CallApiCallback\$")" = 0; then
+		echo "(node here does not name its builtins: a stripped build)"
+	else
+		grep -q "^jheap: note: [0-9.]*% of the bytes have stacks that end in code compiled at run time or in a JavaScript engine.s builtins" err
+	fi
 '
 
 test_expect_success 'stop node' '
