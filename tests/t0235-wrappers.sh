@@ -131,7 +131,12 @@ test_expect_success 'a pattern with < or ( is matched against full names too' '
 	"$JHEAP" --text "--focus=^make_ints\(\)\$" "$P/w_cpp.exact.heap" >out2 2>err &&
 	! grep -q warning err && grep -q " make_ints\$" out2 &&
 	"$JHEAP" --text "--focus=^z(try)?malloc" "$P/w_cpp.exact.heap" >out3 2>err &&
-	grep -q "warning: --focus=.\^z(try)?malloc. matches no function" err
+	grep -q "warning: --focus=.\^z(try)?malloc. matches no function" err &&
+	"$JHEAP" "--peek=vector<int" "$P/w_cpp.exact.heap" >peek 2>err &&
+	grep -q "| std::vector::_M_realloc_insert\$" peek &&
+	! grep -q "| make_ints\$" peek &&
+	"$JHEAP" "--retain=_M_realloc_insert<int" --collapsed "$P/w_cpp.exact.heap" >ret 2>err &&
+	! grep -q warning err && grep -q "^std::vector::_M_realloc_insert [0-9]*\$" ret
 '
 
 test_done
