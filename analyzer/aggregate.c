@@ -43,7 +43,23 @@ struct filters {
 	struct pattern *alloc;    /* --allocator (not a filter: it moves the cut) */
 	struct aggregate *a;
 	int rc;                   /* a match failed: JH_ELIMIT, message in a->errmsg */
+	uint8_t full;             /* AGG_RE_* of the patterns also matched
+	                             against full names (agg_wants_full) */
+	uint8_t hit;              /* AGG_RE_* of the patterns that matched */
 };
+
+/* Which AGG_RE_* pattern RE is in F. */
+static uint8_t which(const struct filters *f, const struct pattern *re)
+{
+	return re == f->focus ? AGG_RE_FOCUS : re == f->ignore ? AGG_RE_IGNORE :
+	       re == f->retain ? AGG_RE_RETAIN : re == f->exclude ? AGG_RE_EXCLUDE :
+	       re == f->alloc ? AGG_RE_ALLOCATOR : 0;
+}
+
+bool agg_wants_full(const char *re)
+{
+	return re && (strchr(re, '<') || strchr(re, '('));
+}
 
 static int compile(struct aggregate *a, const char *opt, const char *re, struct pattern **out)
 {
@@ -62,24 +78,37 @@ static bool matches(struct filters *f, struct pattern *re, const char *s)
 	int m = pattern_match(re, s, f->a->errmsg, sizeof(f->a->errmsg));
 	if (m < 0)
 		f->rc = m;
+	if (m > 0)
+		f->hit |= which(f, re);
 	return m > 0;
 }
 
+/* RE against a function's short NAME, and against its FULL name too when
+ * RE asks for it (agg_wants_full). */
+static bool name_matches(struct filters *f, struct pattern *re, const char *name,
+			 const char *full)
+{
+	return matches(f, re, name) ||
+	       (re && (f->full & which(f, re)) && full && strcmp(full, name) && matches(f, re, full));
+}
+
 /* AGG_F_* for one frame: retain/exclude test the short name (as shown,
- * without " (inline)"); focus/ignore test the name, file:line and address. */
-static uint8_t frame_flags(struct filters *f, const char *name, const char *fileline,
-			   uint64_t pc)
+ * without " (inline)"); focus/ignore test the name, file:line and
+ * address; a pattern with '<' or '(' also tests the FULL name. */
+static uint8_t frame_flags(struct filters *f, const char *name, const char *full,
+			   const char *fileline, uint64_t pc)
 {
 	uint8_t fl = 0;
-	if ((f->retain && !matches(f, f->retain, name)) || matches(f, f->exclude, name))
+	if ((f->retain && !name_matches(f, f->retain, name, full)) ||
+	    name_matches(f, f->exclude, name, full))
 		fl |= AGG_F_DROP;
 	if (f->focus || f->ignore) {
 		char addr[32];
 		snprintf(addr, sizeof(addr), "%016llx", (unsigned long long)pc);
-		if (matches(f, f->focus, name) || matches(f, f->focus, fileline) ||
+		if (name_matches(f, f->focus, name, full) || matches(f, f->focus, fileline) ||
 		    matches(f, f->focus, addr))
 			fl |= AGG_F_FOCUS;
-		if (matches(f, f->ignore, name) || matches(f, f->ignore, fileline) ||
+		if (name_matches(f, f->ignore, name, full) || matches(f, f->ignore, fileline) ||
 		    matches(f, f->ignore, addr))
 			fl |= AGG_F_IGNORE;
 	}
@@ -258,11 +287,12 @@ static bool user_allocator(struct filters *f, const struct profile *p,
 {
 	if (!memo[name]) {
 		char buf[4096];
+		const char *full = strtab_get(&p->strs, name);
 		if (o->full_names) {
-			names_short(strtab_get(&p->strs, name), buf, sizeof(buf));
+			names_short(full, buf, sizeof(buf));
 			shown = buf;
 		}
-		memo[name] = *shown && matches(f, f->alloc, shown) ? 2 : 1;
+		memo[name] = *shown && name_matches(f, f->alloc, shown, full) ? 2 : 1;
 	}
 	return memo[name] == 2;
 }
@@ -351,7 +381,8 @@ static int build_locinfo(struct aggregate *a, const struct profile *p, const str
 				char fileline[4200];
 				const char *file = strtab_get(&p->strs, ln->file);
 				snprintf(fileline, sizeof(fileline), "%s:%d", *file ? file : "??", ln->line);
-				fl = frame_flags(f, shown, fileline, l->leaf ? l->addr : l->addr - 1);
+				fl = frame_flags(f, shown, name < nnames ? strtab_get(&p->strs, name) : NULL,
+						 fileline, l->leaf ? l->addr : l->addr - 1);
 				if (f->rc) {
 					rc = f->rc;
 					goto out;
@@ -371,7 +402,7 @@ static int build_locinfo(struct aggregate *a, const struct profile *p, const str
 		}
 		if (!l->nlines) {
 			snprintf(key, sizeof(key), "0x%016llx", (unsigned long long)l->addr);
-			if (add_key(a, key, a->filtered ? frame_flags(f, key, "??:0", l->addr) : 0) < 0)
+			if (add_key(a, key, a->filtered ? frame_flags(f, key, NULL, "??:0", l->addr) : 0) < 0)
 				goto out;
 			li->nalloc = in_alloc;
 			if (f->rc) {
@@ -746,8 +777,17 @@ int aggregate_build(struct aggregate *a, const struct profile *p, const struct a
 				     sizeof(a->errmsg));
 	if (!rc && strtab_init(&a->keys))
 		rc = JH_ENOMEM;
+	f.full = (agg_wants_full(o->focus) ? AGG_RE_FOCUS : 0) |
+		 (agg_wants_full(o->ignore) ? AGG_RE_IGNORE : 0) |
+		 (agg_wants_full(o->retain) ? AGG_RE_RETAIN : 0) |
+		 (agg_wants_full(o->exclude) ? AGG_RE_EXCLUDE : 0) |
+		 (agg_wants_full(o->allocator) ? AGG_RE_ALLOCATOR : 0);
 	if (!rc)
 		rc = build_locinfo(a, p, o, &f);
+	a->unmatched = (f.focus ? AGG_RE_FOCUS : 0) | (f.ignore ? AGG_RE_IGNORE : 0) |
+		       (f.retain ? AGG_RE_RETAIN : 0) | (f.exclude ? AGG_RE_EXCLUDE : 0) |
+		       (f.alloc ? AGG_RE_ALLOCATOR : 0);
+	a->unmatched &= (uint8_t)~f.hit;
 	pattern_free(f.focus);
 	pattern_free(f.ignore);
 	pattern_free(f.retain);

@@ -33,7 +33,8 @@ struct agg_options {
 	bool full_names;         /* demangled full names instead of jeprof's short ones */
 	bool keep_allocator;     /* do not cut allocator frames */
 	/* --allocator: the program's own allocation functions (PCRE2 on the
-	 * short function name), NULL when unused.  A stack is cut through its
+	 * short function name, and on the full one too when the pattern
+	 * holds '<' or '(': agg_wants_full), NULL when unused.  A stack is cut through its
 	 * innermost frame that matches, and the run of matching or allocator
 	 * frames above it, so the bytes go to the functions that call them. */
 	const char *allocator;
@@ -41,7 +42,11 @@ struct agg_options {
 	 * when unused.  Applied after the allocator cut, in jeprof's order:
 	 * retain/exclude drop single frames by name, then focus keeps and
 	 * ignore drops whole stacks with a frame whose name, file:line or
-	 * address matches. */
+	 * address matches.  Names are jeprof's short ones; a pattern with
+	 * '<' or '(' is matched against the full name as well (a short name
+	 * has neither template arguments nor a parameter list, so
+	 * "vec<.*>::" would silently match nothing there), either one
+	 * matching. */
 	const char *focus, *ignore, *retain, *exclude;
 	/* --thread=N: the aggregate is of thread THREAD_UID's share of each
 	 * sample (its values from p->tvals, already net of any --base), read
@@ -95,6 +100,8 @@ struct aggregate {
 	bool filtered;           /* some filter is set */
 	bool want_focus;
 	char errmsg[512];        /* why aggregate_build failed (a regex) */
+	uint8_t unmatched;       /* AGG_RE_* of the patterns given that matched
+	                            no frame of the profile */
 	double total;            /* sum over every sample, before any cutting */
 	double flat_total;       /* sum of flat: the 100% of the percentages */
 	uint32_t *order;         /* row ids sorted for printing */
@@ -126,6 +133,16 @@ static inline const double *aggregate_base(const struct aggregate *a, const stru
 }
 
 enum { AGG_F_DROP = 1, AGG_F_FOCUS = 2, AGG_F_IGNORE = 4 };
+
+/* The patterns of struct agg_options, as bits of aggregate.unmatched. */
+enum {
+	AGG_RE_FOCUS = 1, AGG_RE_IGNORE = 2, AGG_RE_RETAIN = 4, AGG_RE_EXCLUDE = 8,
+	AGG_RE_ALLOCATOR = 16,
+};
+
+/* Whether pattern RE is also matched against full names: it holds '<' or
+ * '(', which only full names have. */
+bool agg_wants_full(const char *re);
 
 /* Computes the aggregate of P's samples (of one thread's share of them
  * with o->one_thread); P is only read, so any number of aggregates of

@@ -7,12 +7,14 @@
 
 #include "analyzer/aggcache.h"
 #include "analyzer/aggregate.h"
+#include "analyzer/forks.h"
 #include "analyzer/parse.h"
 #include "analyzer/threadview.h"
 #include "symbolize/addlib.h"
 #include "cli/browser.h"
 #include "cli/console.h"
 #include "cli/driver.h"
+#include "cli/hints.h"
 #include "cli/remote.h"
 #include "cli/url.h"
 #include "lib/errors.h"
@@ -149,6 +151,15 @@ static void free_shown(struct driver_inputs *in)
 	in->shown_paths = NULL;
 }
 
+/* The notes about the profiles summed that are of one process image;
+ * the list is emptied for the next load. */
+static void forks_note(struct driver *r)
+{
+	hints_forks(&r->in.forks, note_line, &r->con);
+	forks_release(&r->in.forks);
+	forks_init(&r->in.forks);
+}
+
 /* Reads PATH (a file, "-" or a URL) and merges it into DST with SIGN.
  * *SHOWN, when SHOWN is not NULL, gets the name reports give PATH: a
  * URL's saved copy (which --raw reads again), or the URL without user
@@ -205,6 +216,12 @@ static int load(struct driver *r, struct profile *dst, const char *path, double 
 		snprintf(msg, sizeof(msg), "the base profile '%s' is of '%s', the profile of '%s': the difference is between two programs",
 			 name, base, was);
 		console_warn(&r->con, msg);
+	}
+	/* a sum (not a series' dump) may count a fork's memory twice */
+	if (sign > 0 && !ser && forks_add(&r->in.forks, &one, name)) {
+		fprintf(stderr, "jheap: out of memory\n");
+		profile_release(&one);
+		return EXIT_DATA;
 	}
 	if (sign > 0 && dst->format == PF_FMT_NONE && !dst->nsamples && !dst->nmaps &&
 	    !dst->npresyms) {
@@ -299,6 +316,12 @@ static int parse_all(struct driver *r, struct profile *p, const char *const *pat
 	}
 	for (size_t i = 0; i < c->nbases && !rc; i++)
 		rc = load(r, p, c->bases[i], -1, NULL, NULL, 0);
+	if (!rc) {
+		forks_note(r);
+	} else {
+		forks_release(&r->in.forks);
+		forks_init(&r->in.forks);
+	}
 	symbolize_preload_finish(r->sym.pre);
 	r->sym.pre = NULL;
 	r->sym.pre_sc = NULL;
@@ -615,6 +638,12 @@ static enum report_format format_of(enum output_mode m)
 	return REPORT_TEXT;
 }
 
+/* Prints "jheap: MSG" unless --quiet. */
+static void hint_line(void *ctx, const char *msg)
+{
+	console_info(ctx, msg);
+}
+
 /* report.note: jeprof's lines beside a report, unless --quiet. */
 static void report_note(void *ctx, const char *line)
 {
@@ -732,6 +761,10 @@ static int report_one(struct driver *r, const struct cli *c, const struct profil
 		}
 	}
 	driver_stage_done(r, "aggregate");
+	/* of the model (a thread's share too), not of each thread of '*' */
+	bool hints = p == &r->model.p;
+	if (hints)
+		hints_patterns(a, c, r->out.in_shell, hint_line, &r->con);
 	if (!r->out.disasm_cache && driver_needs_ranges(c))
 		r->out.disasm_cache = disasm_cache_new();   /* NULL: objdump runs each time */
 	/* once per model: which stripped objects hold unnamed code */
@@ -764,6 +797,9 @@ static int report_one(struct driver *r, const struct cli *c, const struct profil
 			rc = wrc == JH_EUSAGE ? EXIT_USAGE : EXIT_DATA;
 		}
 	}
+	if (hints && rc == EXIT_OK && c->mode != MODE_SYMBOLS && c->mode != MODE_RAW && !fflush(out) &&
+	    hints_wrappers(p, a, c, r->in.nbases > 0, r->out.in_shell, hint_line, &r->con))
+		rc = (fprintf(stderr, "jheap: out of memory\n"), EXIT_DATA);
 	if (a == &own) {
 		if (cacheable)
 			aggcache_keep(&r->aggs, a, &ao);
@@ -866,6 +902,7 @@ void driver_release(struct driver *d)
 	d->sym = (struct driver_symbols){ 0 };
 	growth_release(&d->model.g);
 	d->model.growth = NULL;
+	forks_release(&d->in.forks);
 	seriesload_release(&d->model.sl);
 	d->model.loaded_kind = SERIESLOAD_NONE;
 	aggcache_clear(&d->aggs);

@@ -35,6 +35,7 @@
 #include <stdio.h>
 #include "analyzer/aggcache.h"
 #include "analyzer/aggregate.h"
+#include "analyzer/forks.h"
 #include "analyzer/growth.h"
 #include "analyzer/leaksum.h"
 #include "analyzer/profile.h"
@@ -59,6 +60,7 @@ struct driver_inputs {
 	                                   saved copy), NULL-terminated, malloc'd */
 	size_t nbases;                  /* --base profiles merged into the model */
 	struct remote_options remote;   /* for PROFILEs that are URLs */
+	struct forks forks;             /* the layouts of the profiles being summed */
 };
 
 /* The symbol caches, opened before the dumps are read and kept for a
@@ -104,6 +106,7 @@ struct driver_model {
 struct driver_output {
 	struct disasm_cache *disasm_cache; /* objdump's answers, for the shell's next disasm */
 	bool noted;              /* the notes about stripped objects are out */
+	bool in_shell;           /* the shell runs: hints name its commands */
 };
 
 struct driver {

@@ -477,9 +477,7 @@ void cli_help(FILE *out)
 	      "See jheap(1) for details.\n", out);
 }
 
-/* Edits (insertions, deletions, substitutions, swaps of neighbours) that
- * turn A into B, '-' and '_' alike, or LIMIT + 1 when more than LIMIT. */
-static size_t edit_distance(const char *a, size_t n, const char *b, size_t m, size_t limit)
+size_t cli_edit_distance(const char *a, size_t n, const char *b, size_t m, size_t limit)
 {
 	if (n > 64 || m > 64)
 		return limit + 1;
@@ -524,7 +522,7 @@ const char *cli_nearest_option(const char *name, size_t len)
 	size_t nprefix = 0;
 	for (size_t k = 0; k < NOPTIONS && len >= 2; k++) {
 		size_t m = strlen(options[k].name);
-		if (len < m && edit_distance(name, len, options[k].name, len, 0) == 0) {
+		if (len < m && cli_edit_distance(name, len, options[k].name, len, 0) == 0) {
 			prefix = options[k].name;
 			nprefix++;
 		}
@@ -535,7 +533,7 @@ const char *cli_nearest_option(const char *name, size_t len)
 	size_t limit = len / 3 < 3 ? len / 3 : 3, best = limit + 1;
 	const char *near = NULL;
 	for (size_t k = 0; k < NOPTIONS; k++) {
-		size_t dist = edit_distance(name, len, options[k].name, strlen(options[k].name), limit);
+		size_t dist = cli_edit_distance(name, len, options[k].name, strlen(options[k].name), limit);
 		if (dist < best) {
 			best = dist;
 			near = options[k].name;

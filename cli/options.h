@@ -100,6 +100,11 @@ void cli_release(struct cli *c);
 /* Writes the usage text (generated from the option table). */
 void cli_help(FILE *out);
 
+/* Edits (insertions, deletions, substitutions, swaps of neighbours) that
+ * turn A (N bytes) into B (M bytes), '-' and '_' alike, or LIMIT + 1 when
+ * more than LIMIT. */
+size_t cli_edit_distance(const char *a, size_t n, const char *b, size_t m, size_t limit);
+
 /* The long option nearest to NAME (LEN bytes, without dashes), for a "did
  * you mean" hint: the one fewest edits away ('-' and '_' alike), or NULL
  * when none is close. */

@@ -61,13 +61,14 @@ enum { EXIT_OK = 0, EXIT_DATA = 1, EXIT_USAGE = 2 };
 enum {
 	R_DIR, R_SAMPLE, R_EVERY, R_EVERY_BYTES, R_INACTIVE, R_ACCUM, R_NO_FINAL,
 	R_JEMALLOC, R_MALLOC_CONF, R_DUMP_MODE, R_DUMP_GROUP, R_QUIET, R_HELP, R_PEAKS, R_PEAKS_KEEP,
+	R_CHILDREN,
 };
 
 /* The options of jheap record.  Keep in step with its section of
  * man/jheap.1 (tests/t0010). */
 static const struct subopt record_options[] = {
 	{ "dir", 'd', R_DIR, "DIR", "write the dumps to DIR (default ./jheap-PID): a folder of yours closed to others, made (0700) when missing" },
-	{ "sample", 0, R_SAMPLE, "SIZE", "one sample per SIZE bytes allocated on average (512K; 1: every allocation)" },
+	{ "sample", 0, R_SAMPLE, "SIZE", "one sample per SIZE bytes allocated on average (512K; 1: every allocation, which can make a program tens of times slower and its memory several times larger)" },
 	{ "every", 0, R_EVERY, "TIME", "also dump every TIME (90, 500ms, 60s, 5m, 1h)" },
 	{ "every-bytes", 0, R_EVERY_BYTES, "SIZE", "also dump every SIZE bytes allocated (jemalloc's lg_prof_interval)" },
 	{ "peaks", 0, R_PEAKS, "[RATIO]", "also dump at each new peak of the heap, RATIO (10%) above the last peak dump, at most one a second" },
@@ -79,6 +80,7 @@ static const struct subopt record_options[] = {
 	{ "malloc-conf", 0, R_MALLOC_CONF, "CONF", "more jemalloc settings, added last (lg_prof_sample:0,...)" },
 	{ "dump-mode", 0, R_DUMP_MODE, "MODE", "the dumps' mode, in octal (0600)" },
 	{ "dump-group", 0, R_DUMP_GROUP, "GROUP", "let GROUP write in the dump folder (mode 0770): for a daemon that drops root" },
+	{ "children", 0, R_CHILDREN, NULL, "also record the programs it starts with exec (by default only PROGRAM and its forks are)" },
 	{ "quiet", 'q', R_QUIET, NULL, "say nothing before the program starts" },
 	{ "help", 'h', R_HELP, NULL, "print this help and exit" },
 };
@@ -92,7 +94,7 @@ struct record {
 	long peaks_keep;              /* 0: the library's default */
 	unsigned dump_mode;
 	gid_t group;                  /* with group_name */
-	bool inactive, accum, no_final, quiet, help;
+	bool inactive, accum, no_final, quiet, help, children;
 };
 
 static void record_help(FILE *out)
@@ -179,6 +181,7 @@ static int apply(struct record *r, const struct subopt *o, const char *val)
 	case R_JEMALLOC: r->jemalloc = val; return 0;
 	case R_MALLOC_CONF: r->extra = val; return 0;
 	case R_QUIET: r->quiet = true; return 0;
+	case R_CHILDREN: r->children = true; return 0;
 	case R_HELP: r->help = true; return 0;
 	}
 	return 0;
@@ -441,6 +444,30 @@ static bool set(const char *name, const char *value)
 	return !setenv(name, value, 1);
 }
 
+/* The caller's own values of the variables record changes, for the
+ * control library to put back in the processes it does not follow
+ * (preload/family.c): JHEAP_CTL_OLD_VAR is "=VALUE", or absent when VAR
+ * was not set.  False when out of memory. */
+static bool keep_callers(void)
+{
+	static const char *const vars[] = { "LD_PRELOAD", "MALLOC_CONF", "JE_MALLOC_CONF",
+					    "_RJEM_MALLOC_CONF" };
+	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++) {
+		char name[64], *val = NULL;
+		const char *old = getenv(vars[i]);
+		snprintf(name, sizeof(name), "JHEAP_CTL_OLD_%s", vars[i]);
+		if (!old) {
+			unsetenv(name);
+			continue;
+		}
+		bool ok = asprintf(&val, "=%s", old) > 0 && set(name, val);
+		free(val);
+		if (!ok)
+			return false;
+	}
+	return true;
+}
+
 int record_main(int argc, char **argv)
 {
 	struct record r = { .lg_sample = 19, .lg_interval = -1, .dump_mode = 0600 };
@@ -556,6 +583,8 @@ int record_main(int argc, char **argv)
 	snprintf(every, sizeof(every), "%.3f", r.every);
 	snprintf(mode, sizeof(mode), "%04o", r.dump_mode);
 	snprintf(self, sizeof(self), "%d", (int)pid);
+	ok = ok && keep_callers() &&
+	     (r.children ? set("JHEAP_CTL_CHILDREN", "1") : !unsetenv("JHEAP_CTL_CHILDREN"));
 	ok = ok && set("MALLOC_CONF", conf) && set("LD_PRELOAD", preload) && set("JHEAP_CTL_CHECK", self) &&
 	     set("JHEAP_CTL_DUMP_MODE", mode) &&
 	     (!pi.prefix || set(!strcmp(pi.prefix, "je_") ? "JE_MALLOC_CONF" : "_RJEM_MALLOC_CONF", conf)) &&
@@ -585,6 +614,8 @@ int record_main(int argc, char **argv)
 			snprintf(with, sizeof(with), "its own jemalloc");
 		fprintf(stderr, "jheap: recording process %d (%s) with %s; %s%s\n", (int)pid, base,
 			with, rate, off);
+		if (!r.lg_sample)
+			fprintf(stderr, "jheap: note: --sample=1 takes the stack of every allocation: a program that allocates often runs many times slower (a sqlite3 job of 0.5 s took 7 s, one of 9 s over 300 s) and jemalloc keeps a record of every distinct stack; --sample=4K costs little and misses only rare small allocations\n");
 		char when[160] = "";
 		if (r.every > 0)
 			snprintf(when, sizeof(when), "every %g s, ", r.every);

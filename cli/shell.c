@@ -522,6 +522,53 @@ static bool takes_value(const char *w)
 	return cli_option_help(w, &arg) && arg;
 }
 
+/* The command or setting nearest to the mistyped word W, as the shell
+ * writes it ("text", "focus=", "show_bytes"), into OUT; false when none
+ * is close: the fewest edits, at most a third of the word and 3, a
+ * setting's name only when W has a '=' or nothing else is as close. */
+static bool nearest_word(const char *w, char *out, size_t len)
+{
+	const char *eq = strchr(w, '=');
+	size_t n = eq ? (size_t)(eq - w) : strlen(w);
+	size_t limit = n / 3 < 3 ? n / 3 : 3, best = limit + 1;
+	const char *near = NULL;
+	bool setting = false;
+	for (size_t k = 0; k < NCOMMANDS + sizeof(others) / sizeof(*others) && !eq; k++) {
+		const char *c = k < NCOMMANDS ? commands[k].name : others[k - NCOMMANDS];
+		size_t d = cli_edit_distance(w, n, c, strlen(c), limit);
+		if (d < best) {
+			best = d;
+			near = c;
+		}
+	}
+	const char *opt = cli_nearest_option(w, n);
+	char name[64];
+	if (opt && strlen(opt) < sizeof(name)) {
+		snprintf(name, sizeof(name), "%s", opt);
+		for (char *s = name; *s; s++)
+			if (*s == '-')
+				*s = '_';
+		size_t d = cli_edit_distance(w, n, name, strlen(name), limit);
+		if (is_setting_word(name) && (d < best || (eq && d <= limit))) {
+			best = d;
+			near = name;
+			setting = true;
+		}
+	}
+	for (size_t k = 0; k < sizeof(extra_settings) / sizeof(*extra_settings); k++) {
+		size_t d = cli_edit_distance(w, n, extra_settings[k], strlen(extra_settings[k]), limit);
+		if (d < best) {
+			best = d;
+			near = extra_settings[k];
+			setting = true;
+		}
+	}
+	if (!near)
+		return false;
+	snprintf(out, len, "%s%s", near, setting && takes_value(near) ? "=" : "");
+	return true;
+}
+
 static void run_line(struct shell *sh, char *line)
 {
 	char *words[256];
@@ -621,7 +668,11 @@ static void run_line(struct shell *sh, char *line)
 		sh->set = t;
 		return;
 	}
-	say("unknown command '%s'; 'help' lists the commands", w);
+	char near[80];
+	if (nearest_word(w, near, sizeof(near)))
+		say("unknown command '%s'; did you mean %s? ('help' lists the commands)", w, near);
+	else
+		say("unknown command '%s'; 'help' lists the commands", w);
 }
 
 /* --- completion ------------------------------------------------------ */
@@ -863,6 +914,7 @@ static bool history_path(char *buf, size_t len)
 int shell_run(struct driver *d)
 {
 	struct shell sh = { .d = d, .set = d->cli };
+	d->out.in_shell = true;
 	sh.set.mode = MODE_TEXT;
 	sh.set.mode_set = false;
 	bool edit = isatty(STDIN_FILENO) && isatty(STDOUT_FILENO);

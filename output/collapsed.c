@@ -15,6 +15,7 @@
 #include "lib/errors.h"
 #include "output/output.h"
 #include "output/stacks.h"
+#include "output/text.h"
 
 struct line {
 	size_t text;                /* offset into the text buffer */
@@ -98,9 +99,10 @@ int output_collapsed(FILE *out, const struct report *r, char *err, size_t errlen
 	for (size_t i = 0; i < n; i++) {
 		fputs(buf + lines[i].text, out);
 		if (r->diff)
-			fprintf(out, " %.0f %.0f\n", lines[i].before, lines[i].after);
+			fprintf(out, " %.0f %.0f\n", text_shown(lines[i].before, 0),
+				text_shown(lines[i].after, 0));
 		else
-			fprintf(out, " %.0f\n", lines[i].after);
+			fprintf(out, " %.0f\n", text_shown(lines[i].after, 0));
 	}
 	stacks_release(&st);
 	free(buf);

@@ -391,7 +391,7 @@ int output_disasm(FILE *out, const struct report *r, char *err, size_t errlen)
 		escape_fputs(strtab_get(&p->strs, rt->object), false, out);
 		fprintf(out, "\n%6s %6s %s (flat, cumulative) %.1f%% of total\n", f1, f2,
 			text_unit_name(r->units),
-			r->a->flat_total ? rt->cum * 100.0 / r->a->flat_total : 0.0);
+			r->a->flat_total ? text_shown(rt->cum * 100.0 / r->a->flat_total, 1) : 0.0);
 		for (size_t j = 0; j < rt->nins; j++) {
 			const struct disasm_insn *in = &rt->ins[j];
 			if (in->marker) {

@@ -343,8 +343,16 @@ static int write_edges(FILE *out, const struct graph *g)
 		char label[64];
 		text_format_value(label, sizeof(label), e->w, g->r->units);
 		const char *dst_key = strtab_get(&a->keys, g->list[e->dst]);
-		fprintf(out, "N%u -> N%u [label=%s, weight=%d, style=\"setlinewidth(%f)%s\"];\n",
-			e->src + 1, e->dst + 1, label, (int)weight, width,
+		/* jeprof's "%f", without its trailing zeros: "2", never
+		 * "0.000000" */
+		char lw[32];
+		int k = snprintf(lw, sizeof(lw), "%f", width);
+		while (k > 1 && lw[k - 1] == '0')
+			lw[--k] = '\0';
+		if (k > 1 && lw[k - 1] == '.')
+			lw[--k] = '\0';
+		fprintf(out, "N%u -> N%u [label=%s, weight=%d, style=\"setlinewidth(%s)%s\"];\n",
+			e->src + 1, e->dst + 1, label, (int)weight, lw,
 			strstr(dst_key, "(inline)") ? ",dashed" : "");
 	}
 out:

@@ -144,6 +144,7 @@ static const char *value_name(enum pf_value v)
  * size when it helps. */
 static void fmt_amount(char *buf, size_t len, double v, enum units u, bool sign)
 {
+	v = text_shown(v, 0);
 	const char *plus = sign && v > 0 ? "+" : "";
 	if (u == UNITS_OBJECTS) {
 		snprintf(buf, len, "%s%.0f objects", plus, v);
@@ -181,7 +182,7 @@ static void write_title(FILE *out, const struct report *r, const struct stacks *
 	char a[96], b[96], d[96], pct[32];
 	xml_puts(out, nd == t->n ? ROOT_NAME : stacks_name(st, nd->name));
 	fputc('\n', out);
-	snprintf(pct, sizeof(pct), "%.2f%%", total > 0 ? 100.0 * nd->value / total : 0.0);
+	snprintf(pct, sizeof(pct), "%.2f%%", total > 0 ? text_shown(100.0 * nd->value / total, 2) : 0.0);
 	fmt_amount(a, sizeof(a), nd->value, r->units, false);
 	if (!r->diff) {
 		if (nd == t->n) {

@@ -38,7 +38,7 @@ static void format_value(char *buf, size_t len, double v, enum units u)
 	int decimals = 1 - (int)floor(log10(mb));
 	if (decimals > 6)
 		decimals = 6;
-	snprintf(buf, len, "%.*f", decimals, v / 1048576.0);
+	snprintf(buf, len, "%.*f", decimals, text_shown(v / 1048576.0, decimals));
 }
 
 /* "NAME (kind)" of dump D, escaped. */

@@ -41,8 +41,8 @@ void json_str(FILE *out, const char *str)
 
 void json_num(FILE *out, double v)
 {
-	if (!isfinite(v))
-		v = 0;
+	if (!isfinite(v) || v == 0)
+		v = 0;   /* and never -0 */
 	if (v == trunc(v) && fabs(v) < 9e15)
 		fprintf(out, "%.0f", v);
 	else

@@ -118,8 +118,8 @@ static void json_string(FILE *out, const char *str)
 static void json_number(FILE *out, double v)
 {
 	char buf[64];
-	if (!isfinite(v))
-		v = 0;
+	if (!isfinite(v) || v == 0)
+		v = 0;   /* and never -0 */
 	if (v == trunc(v) && fabs(v) < 9e15) {
 		fprintf(out, "%.0f", v);
 		return;

@@ -1,4 +1,5 @@
 #include <float.h>
+#include <stdbool.h>
 #include <math.h>
 #include <string.h>
 #include "lib/escape.h"
@@ -27,6 +28,7 @@ int text_fixed1(char *buf, size_t len, double x)
 	unsigned long long u = (unsigned long long)n;
 	if (frac > 0.5L || (frac == 0.5L && (u & 1)))
 		u++;
+	bool zero = !u;
 	char tmp[32], *e = tmp + sizeof(tmp), *q = e;
 	*--q = (char)('0' + u % 10);
 	*--q = '.';
@@ -34,8 +36,9 @@ int text_fixed1(char *buf, size_t len, double x)
 	do
 		*--q = (char)('0' + u % 10);
 	while (u /= 10);
-	/* printf writes the sign of a negative value that rounds to 0 */
-	if (signbit(x))
+	/* printf writes the sign of a negative value that rounds to 0
+	 * ("-0.0"); jheap shows a zero as a zero */
+	if (signbit(x) && !zero)
 		*--q = '-';
 	size_t k = (size_t)(e - q);
 	memcpy(buf, q, k);
@@ -49,11 +52,19 @@ int text_fixed1(char *buf, size_t len, double x)
 #endif
 }
 
+double text_shown(double v, int decimals)
+{
+	double unit = 0.5;
+	for (int i = 0; i < decimals; i++)
+		unit /= 10;
+	return fabs(v) <= unit ? 0.0 : v;
+}
+
 void text_format_value(char *buf, size_t len, double v, enum units u)
 {
 	if (u == UNITS_MB) {
 		if (text_fixed1(buf, len, v / 1048576.0) < 0)
-			snprintf(buf, len, "%.1f", v / 1048576.0);
+			snprintf(buf, len, "%.1f", text_shown(v / 1048576.0, 1));
 		return;
 	}
 	/* Perl's %d truncates toward zero */
@@ -86,7 +97,7 @@ void text_format_percent(char *buf, size_t len, double v, double total)
 		buf[k + 1] = '\0';
 		return;
 	}
-	snprintf(buf, len, "%.1f%%", v * 100.0 / total);
+	snprintf(buf, len, "%.1f%%", text_shown(v * 100.0 / total, 1));
 }
 
 void text_write(FILE *out, const struct aggregate *a, const struct text_options *o)

@@ -26,9 +26,14 @@ void text_format_value(char *buf, size_t len, double v, enum units u);
  * --disasm and --weblist). */
 void text_format_value_alt(char *buf, size_t len, double v, enum units u);
 /* "%.1f" of X into BUF as printf writes it (the exact value rounded, ties
- * to even), without printf's slow path; returns the length, or -1 when X
- * is not finite, |X| >= 1e17 or LEN < 24 (then call snprintf). */
+ * to even), without printf's slow path, but a value that rounds to zero
+ * is "0.0", never printf's "-0.0"; returns the length, or -1 when X is
+ * not finite, |X| >= 1e17 or LEN < 24 (then call snprintf). */
 int text_fixed1(char *buf, size_t len, double x);
+/* V, or +0 when printf would show it with DECIMALS decimals as a zero
+ * ("-0.0", "-0" from a small negative value of a difference): what every
+ * writer passes to a "%.Nf". */
+double text_shown(double v, int decimals);
 /* jeprof's Percent(): "%.1f%%"; "n/a" when the total is 0, where jeprof
  * prints nan, +inf or -inf (no output of jheap prints those). */
 void text_format_percent(char *buf, size_t len, double v, double total);

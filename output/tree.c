@@ -31,8 +31,9 @@
  *    of the entry's cum, all in pprof's form ("%5.2f%%", "  100%" from
  *    99.95 to 100.05, "%5.2g%%" under 1); values as --text prints them;
  *  - --peek=RE shows only the entries whose name matches RE (a
- *    Perl-compatible regular expression; sum% adds up the entries shown);
- *    none matching is an error;
+ *    Perl-compatible regular expression; sum% adds up the entries shown;
+ *    a pattern with '<' or '(' also matches their functions' full names,
+ *    as --focus does); none matching is an error;
  *  - pprof's legend line ends in two stray tabs; this one does not.
  */
 #define PCRE2_CODE_UNIT_WIDTH 8
@@ -205,20 +206,58 @@ static size_t entries(const struct report *r)
 	return n;
 }
 
+/* With a --peek pattern that holds '<' or '(' (agg_wants_full), the keys
+ * of the frames whose function's full name matches RE, as 1 in a byte per
+ * key (NULL when out of memory): a short name has neither template
+ * arguments nor a parameter list.  Each function is tried once. */
+static uint8_t *full_matches(const struct report *r, pcre2_code *re, pcre2_match_data *md)
+{
+	const struct aggregate *a = r->a;
+	const struct profile *p = r->p;
+	uint8_t *keys = calloc(a->keys.len + 1, 1), *fn = calloc(p->nfuncs + 1, 1);
+	if (!keys || !fn) {
+		free(keys);
+		free(fn);
+		return NULL;
+	}
+	for (size_t l = 0; l < p->nlocs && a->locinfo; l++) {
+		const struct pf_location *loc = &p->locs[l];
+		const struct agg_locinfo *li = &a->locinfo[l];
+		for (uint32_t j = 0; j < loc->nlines && j < li->nkeys; j++) {
+			uint32_t f = p->lines[loc->line0 + j].function;
+			if (f >= p->nfuncs)
+				continue;
+			if (!fn[f]) {
+				const char *full = strtab_get(&p->strs, p->funcs[f].name);
+				fn[f] = pcre2_match(re, (PCRE2_SPTR)full, PCRE2_ZERO_TERMINATED, 0, 0, md,
+						    NULL) >= 0 ? 2 : 1;
+			}
+			if (fn[f] == 2)
+				keys[a->lockeys[li->key0 + j]] = 1;
+		}
+	}
+	free(fn);
+	return keys;
+}
+
 /* Marks the entries the report shows: the first ones, those matching
- * RE (--peek) when it is given.  Returns how many. */
+ * RE (--peek) when it is given, by their shown name or, for a pattern
+ * with '<' or '(', their full name too.  Returns how many. */
 static size_t mark_shown(struct tree *t, pcre2_code *re, pcre2_match_data *md)
 {
 	const struct aggregate *a = t->r->a;
 	size_t n = 0;
+	uint8_t *full = re && agg_wants_full(t->r->peek) ? full_matches(t->r, re, md) : NULL;
 	for (size_t i = 0; i < entries(t->r); i++) {
 		uint32_t key = a->order[i];
 		const char *name = strtab_get(&a->keys, key);
-		if (re && pcre2_match(re, (PCRE2_SPTR)name, PCRE2_ZERO_TERMINATED, 0, 0, md, NULL) < 0)
+		if (re && !(full && full[key]) &&
+		    pcre2_match(re, (PCRE2_SPTR)name, PCRE2_ZERO_TERMINATED, 0, 0, md, NULL) < 0)
 			continue;
 		t->shown[key] = 1;
 		n++;
 	}
+	free(full);
 	return n;
 }
 

@@ -14,6 +14,10 @@
  *     refused (EEXIST): a file another user planted is never written;
  *   - with the mode from JHEAP_CTL_DUMP_MODE (jheap record --dump-mode,
  *     0600 by default), also when the file was there before.
+ * A process that jheap record does not follow (family.c) writes its dumps
+ * to /dev/null: jemalloc writes its final dump at exit whatever the
+ * library says, and a failed creat() would make it complain on the
+ * program's standard error.
  * Every other name goes to open(O_WRONLY|O_CREAT|O_TRUNC), which is what
  * creat() is.  These two are the only symbols the library exports.
  */
@@ -31,6 +35,12 @@
 static mode_t dump_mode = 0600;
 static char refused[400];   /* why the last dump was refused, for the reply */
 static char last_made[4096]; /* the last dump made (leakmsg.c names its summary after it) */
+static bool discard;        /* dumpfile_discard(): every dump to /dev/null */
+
+void dumpfile_discard(void)
+{
+	discard = true;
+}
 
 void dumpfile_init(void)
 {
@@ -143,7 +153,7 @@ __attribute__((visibility("default"))) int creat64(const char *path, mode_t mode
 int creat(const char *path, mode_t mode)
 {
 	if (is_dump_name(path))
-		return make_dump(path);
+		return discard ? open("/dev/null", O_WRONLY | O_CLOEXEC) : make_dump(path);
 	return open(path, O_WRONLY | O_CREAT | O_TRUNC, mode);
 }
 

@@ -496,6 +496,7 @@ static void after_fork_child(void)
 		close(l);
 	listen_fd = -1;
 	owner = 0;
+	family_after_fork();
 	prof_after_fork();
 	peaks_after_fork();
 	start_listener(false);
@@ -525,7 +526,12 @@ static void jheapctl_init(void)
 	 * when it cannot be profiled (its children, and processes that load
 	 * the library by hand, say so when asked) */
 	const char *check = getenv("JHEAP_CTL_CHECK");
-	if (check && strtol(check, NULL, 10) == (long)getpid()) {
+	bool first = check && strtol(check, NULL, 10) == (long)getpid();
+	/* a program a recorded process started is not followed (family.c):
+	 * no socket, no dump */
+	if (!family_init())
+		return;
+	if (first) {
 		char why[PATH_MAX + 300];
 		struct reply r = { why, 0, sizeof(why) };
 		if (prof_check_start(&r))

@@ -68,6 +68,29 @@ JHEAPCTL_HIDDEN int sockdir_find(char *dir, size_t len, char *why, size_t whylen
 
 /* Reads JHEAP_CTL_DUMP_MODE (dumpfile.c): the mode dumps are made with. */
 JHEAPCTL_HIDDEN void dumpfile_init(void);
+/* From now on every dump of this process goes to /dev/null. */
+JHEAPCTL_HIDDEN void dumpfile_discard(void);
+
+/* The process family under jheap record (family.c), decided once in the
+ * library's constructor: true when this process is recorded (the
+ * recorded process, a child of its fork, or with --children any program
+ * they start), false when it is a program a recorded process started
+ * with exec, which jheap record does not follow: then its sampling is
+ * off for good, its dumps go nowhere, it opens no socket and the
+ * caller's own LD_PRELOAD and MALLOC_CONF are back in its environment.
+ * Outside jheap record (no JHEAP_CTL_CHECK): true, and nothing
+ * changed. */
+JHEAPCTL_HIDDEN bool family_init(void);
+/* In a child of fork (its handler): the caller's variables back, unless
+ * --children. */
+JHEAPCTL_HIDDEN void family_after_fork(void);
+
+/* Sets the dump prefix to DIR/NAME (prof.prefix, jemalloc 5.3 and
+ * later), DIR the folder of the prefix the process started with: 0, or -1
+ * when this jemalloc cannot (the prefix then stays). */
+JHEAPCTL_HIDDEN int prof_rename(const char *name);
+/* Turns sampling off for the whole process, for good. */
+JHEAPCTL_HIDDEN void prof_off_for_good(void);
 
 /* Why the last dump file was refused ("" when it was not): a link, a
  * file of another user, ... (dumpfile.c). */

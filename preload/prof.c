@@ -262,14 +262,58 @@ int prof_check_start(struct reply *r)
 	return profiling_works(r) ? 0 : -1;
 }
 
+/* The prefix prof_rename() set, "" when none. */
+static char renamed[PATH_MAX];
+
+int prof_rename(const char *name)
+{
+	if (!looked_up) {
+		looked_up = true;
+		look_up();
+	}
+	const char *prefix = NULL;
+	size_t sz = sizeof(prefix);
+	bool enabled = false;
+	if (!mallctl_p || !get_bool("opt.prof", &enabled) || !enabled ||
+	    mallctl_p("opt.prof_prefix", &prefix, &sz, NULL, 0) || !prefix || !*prefix)
+		return -1;
+	const char *slash = strrchr(prefix, '/');
+	char want[PATH_MAX];
+	int n = slash ? snprintf(want, sizeof(want), "%.*s/%s", (int)(slash - prefix), prefix, name)
+		      : snprintf(want, sizeof(want), "%s", name);
+	if (n <= 0 || (size_t)n >= sizeof(want))
+		return -1;
+	if (!strcmp(want, prefix))
+		return 0;
+	const char *p = want;
+	if (mallctl_p("prof.prefix", NULL, NULL, &p, sizeof(p)))
+		return -1;   /* before jemalloc 5.3: the name it started with stays */
+	memcpy(renamed, want, (size_t)n + 1);
+	return 0;
+}
+
+void prof_off_for_good(void)
+{
+	if (!looked_up) {
+		looked_up = true;
+		look_up();
+	}
+	bool off = false;
+	if (!mallctl_p)
+		return;
+	mallctl_p("prof.thread_active_init", NULL, NULL, &off, sizeof(off));
+	mallctl_p("prof.active", NULL, NULL, &off, sizeof(off));
+	mallctl_p("thread.prof.active", NULL, NULL, &off, sizeof(off));
+}
+
 /* The dump prefix as an absolute path (jemalloc opens a relative one from
  * the current folder at the time of the dump), or "" when unset. */
 static void dump_prefix(char *out, size_t len)
 {
-	const char *prefix = NULL;
+	const char *prefix = renamed[0] ? renamed : NULL;
 	size_t sz = sizeof(prefix);
 	out[0] = '\0';
-	if (mallctl_p("opt.prof_prefix", &prefix, &sz, NULL, 0) || !prefix || !*prefix)
+	if (!prefix && (mallctl_p("opt.prof_prefix", &prefix, &sz, NULL, 0) || !prefix || !*prefix))
 		return;
 	char cwd[PATH_MAX];
 	int n = prefix[0] != '/' && getcwd(cwd, sizeof(cwd)) ?

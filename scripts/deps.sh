@@ -53,6 +53,10 @@ chromium
 libgoogle-perftools4
 librust-jemalloc-sys-dev
 heaptrack
+nginx
+postgresql
+nodejs
+sqlite3
 "
 
 set -u

@@ -58,7 +58,7 @@ test_expect_success REDIS 'redis-server serves redis-benchmark and dumps its hea
 # no_false_warning ERR: nothing but notes on standard error (and the
 # pruning line of call graphs)
 no_false_warning() {
-	! grep -v -e "^jheap: note: " -e "^Dropping nodes" "$1"
+	! grep -v -e "^jheap: note: " -e "^jheap: hint: " -e "^Dropping nodes" "$1"
 }
 
 for fmt in --text --collapsed --proto --raw --dot --callgrind --speedscope; do
@@ -72,6 +72,15 @@ for fmt in --text --collapsed --proto --raw --dot --callgrind --speedscope; do
 		no_false_warning err
 	'
 done
+
+test_expect_success REDIS 'redis-server: the hint names its zmalloc wrappers, and only those (analyzer/wrappers.h)' '
+	"$JHEAP" --text redis.heap >out 2>err &&
+	sed -n "s/^jheap: hint: .*--allocator=.\^(\(.*\))\$.\$/\1/p" err | tr "|" "\n" >names &&
+	test -s names &&
+	! grep -v -E "^z(try)?(malloc|calloc|realloc)(_usable)?\$" names
+'
+
+
 
 test_expect_success NGHTTPD 'the package in the note is the one dpkg names; the archive line is this release'"'"'s' '
 	pkg=$(dpkg -S /usr/sbin/nghttpd | sed -n "s/^\([^:]*\): .*/\1/p") &&

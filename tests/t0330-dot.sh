@@ -269,7 +269,7 @@ test_expect_success '--quiet: no Dropping note, as for --text' '
 test_expect_success 'edges: each caller -> callee pair once, from the unreduced stacks' '
 	"$JHEAP" --dot --show_bytes --nodefraction=0 "$W" "$WH" >g.dot 2>err &&
 	dot_edges g.dot >edges &&
-	grep "^main -> alloc_realloc	2293760	setlinewidth(2.000000)$" edges &&
+	grep "^main -> alloc_realloc	2293760	setlinewidth(2)$" edges &&
 	grep "^caller_b -> leaf_alloc	358400	" edges &&
 	grep "^caller_a -> leaf_alloc	153600	" edges &&
 	# recursion: a self-edge counted once per repetition (8192 B per level,

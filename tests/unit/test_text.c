@@ -1,5 +1,7 @@
 /* text_fixed1() against snprintf("%.1f"): every value it formats must come
- * out byte for byte as printf writes it, ties and signs included. */
+ * out byte for byte as printf writes it, ties and signs included, but for
+ * one difference: a negative value that rounds to zero is "0.0" (printf
+ * writes "-0.0"). */
 #include <math.h>
 #include <stdint.h>
 #include "output/text.h"
@@ -9,6 +11,8 @@ static int agree(double x)
 {
 	char a[64], b[64];
 	snprintf(a, sizeof(a), "%.1f", x);
+	if (!strcmp(a, "-0.0"))
+		strcpy(a, "0.0");
 	if (text_fixed1(b, sizeof(b), x) < 0)
 		return 1; /* the caller falls back to snprintf */
 	if (strcmp(a, b)) {
@@ -40,7 +44,9 @@ TEST(fixed1_cases)
 	CHECK_INT(bad, 0);
 	char b[64];
 	CHECK(text_fixed1(b, sizeof(b), 0.25) == 3 && !strcmp(b, "0.2"));
-	CHECK(text_fixed1(b, sizeof(b), -0.04) == 4 && !strcmp(b, "-0.0"));
+	CHECK(text_fixed1(b, sizeof(b), -0.04) == 3 && !strcmp(b, "0.0"));
+	CHECK(text_fixed1(b, sizeof(b), -0.0) == 3 && !strcmp(b, "0.0"));
+	CHECK(text_fixed1(b, sizeof(b), -0.06) == 4 && !strcmp(b, "-0.1"));
 	CHECK(text_fixed1(b, sizeof(b), NAN) < 0);
 	CHECK(text_fixed1(b, sizeof(b), INFINITY) < 0);
 	CHECK(text_fixed1(b, sizeof(b), 1e17) < 0);
@@ -83,6 +89,17 @@ TEST(percent_and_mb)
 	CHECK_STR(b, "1.5");
 	text_format_value(b, sizeof(b), -104857, UNITS_MB);
 	CHECK_STR(b, "-0.1");
+	/* a small negative difference is a zero, not "-0.0" */
+	text_format_value(b, sizeof(b), -1000, UNITS_MB);
+	CHECK_STR(b, "0.0");
+	text_format_percent(b, sizeof(b), -1, 100000);
+	CHECK_STR(b, "0.0%");
+	text_format_percent(b, sizeof(b), -0.0, 5);
+	CHECK_STR(b, "0.0%");
+	CHECK(text_shown(-0.004, 2) == 0 && !signbit(text_shown(-0.004, 2)));
+	CHECK(text_shown(-0.4, 0) == 0 && !signbit(text_shown(-0.4, 0)));
+	CHECK(text_shown(-0.6, 0) == -0.6);
+	CHECK(text_shown(-0.0, 1) == 0 && !signbit(text_shown(-0.0, 1)));
 }
 
 int main(void)
