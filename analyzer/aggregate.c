@@ -487,6 +487,29 @@ int64_t aggregate_stack_keys(const struct aggregate *a, const struct profile *p,
 	return (int64_t)n;
 }
 
+int64_t aggregate_stack_entries(const struct aggregate *a, const struct profile *p,
+				uint32_t sample, uint32_t **out, size_t *cap)
+{
+	const struct pf_sample *s = &p->samples[sample];
+	size_t n = 0;
+	if (jh_grow(out, cap, (size_t)s->depth * a->max_nkeys + 1, sizeof(**out)))
+		return JH_ENOMEM;
+	uint32_t *o = *out;
+	uint32_t skip;
+	uint32_t i = aggregate_stack_start(a, p, sample, &skip);
+	if (a->filtered && i < s->depth && stack_dropped(a, p, s, i, skip))
+		return 0;
+	for (; i < s->depth; i++, skip = 0) {
+		uint32_t loc = p->stacks[s->stack0 + i];
+		const struct agg_locinfo *li = &a->locinfo[loc];
+		bool some = a->filtered && (a->locflags[loc] & AGG_F_DROP);
+		for (uint32_t k = li->key0 + skip; k < li->key0 + li->nkeys; k++)
+			if (!some || !(a->keyflags[k] & AGG_F_DROP))
+				o[n++] = k;
+	}
+	return (int64_t)n;
+}
+
 int aggregate_each_stack(const struct aggregate *a, const struct profile *p, enum pf_value v,
 			 aggregate_stack_fn fn, void *ctx)
 {

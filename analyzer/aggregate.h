@@ -173,6 +173,13 @@ static inline bool aggregate_drops(const struct aggregate *a, uint8_t seen)
 int64_t aggregate_stack_keys(const struct aggregate *a, const struct profile *p,
 			     uint32_t sample, uint32_t **out, size_t *cap);
 
+/* aggregate_stack_keys(), but each key as its index in a->lockeys (the
+ * key is a->lockeys[index]), for a writer that needs the frame each key
+ * came from: the location whose keys hold the index, and the line of it
+ * (index - key0). */
+int64_t aggregate_stack_entries(const struct aggregate *a, const struct profile *p,
+				uint32_t sample, uint32_t **out, size_t *cap);
+
 /* Called by aggregate_each_stack() with a sample, its keys (as
  * aggregate_stack_keys() gives them; N may be 0) and its value. */
 typedef int (*aggregate_stack_fn)(void *ctx, uint32_t sample, const uint32_t *keys, size_t n,

@@ -2,6 +2,7 @@
 #include "lib/array.h"
 #include "lib/chars.h"
 #include "lib/errors.h"
+#include "lib/seqsort.h"
 
 /* True for characters a folded line or an XML document cannot carry:
  * U+2028 and U+2029 end a line for JavaScript's '.', U+FFFE and U+FFFF
@@ -115,22 +116,79 @@ static int add_sample(struct build *b, const struct report *r, uint32_t si,
 	return JH_PUSH(st->s, st->n, st->cap, e);
 }
 
-static int cmp_stacks(const void *x, const void *y, void *arg)
+/* Whether name A followed by the byte TA sorts before name B followed by
+ * TB (TA and TB: ';' or '\0', neither of which a sanitized name holds). */
+static int cmp_term(const char *a, char ta, const char *b, char tb)
 {
-	const struct stacks *st = arg;
-	const struct stack *a = x, *b = y;
-	const uint32_t *fa = st->frames + a->frame0, *fb = st->frames + b->frame0;
-	uint32_t n = a->nframes < b->nframes ? a->nframes : b->nframes;
-	for (uint32_t i = 0; i < n; i++) {
-		if (fa[i] == fb[i])
-			continue;
-		return strcmp(stacks_name(st, fa[i]), stacks_name(st, fb[i]));
+	size_t i = 0;
+	while (a[i] && a[i] == b[i])
+		i++;
+	unsigned char ca = (unsigned char)(a[i] ? a[i] : ta);
+	unsigned char cb = (unsigned char)(b[i] ? b[i] : tb);
+	return ca < cb ? -1 : ca > cb;
+}
+
+struct rankctx {
+	const struct stacks *st;
+	bool text;
+};
+
+/* Symbols of the order: with TEXT, symbol 2 * name + 1 is a name
+ * followed by ';' (more frames follow) and 2 * name one followed by the
+ * end of the line; else a symbol is a name. */
+static int cmp_syms(const void *x, const void *y, void *arg)
+{
+	const struct rankctx *c = arg;
+	uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
+	if (!c->text)
+		return strcmp(stacks_name(c->st, a), stacks_name(c->st, b));
+	return cmp_term(stacks_name(c->st, a / 2), a & 1 ? ';' : '\0',
+			stacks_name(c->st, b / 2), b & 1 ? ';' : '\0');
+}
+
+/* Sorts st->s by ORDER (see stacks_build()): each frame is replaced by
+ * its symbol's rank, the stacks sorted by their sequences of ranks
+ * (lib/seqsort.h), and the frames put back. */
+static int sort_stacks(struct stacks *st, enum stacks_order order)
+{
+	bool text = order == STACKS_TEXT;
+	size_t nsyms = text ? 2 * st->names.len : st->names.len;
+	uint32_t *sym = malloc((nsyms + 1) * sizeof(*sym));
+	uint32_t *rank = malloc((nsyms + 1) * sizeof(*rank));
+	struct seqsort_item *it = malloc((st->n + 1) * sizeof(*it));
+	struct stack *sorted = malloc((st->n + 1) * sizeof(*sorted));
+	if (!sym || !rank || !it || !sorted) {
+		free(sym);
+		free(rank);
+		free(it);
+		free(sorted);
+		return JH_ENOMEM;
 	}
-	if (a->nframes != b->nframes)
-		return a->nframes < b->nframes ? -1 : 1;
-	/* equal names: merged next; the first frame index keeps qsort's
-	 * result independent of its algorithm */
-	return a->frame0 < b->frame0 ? -1 : a->frame0 > b->frame0;
+	for (size_t i = 0; i < nsyms; i++)
+		sym[i] = (uint32_t)i;
+	struct rankctx c = { st, text };
+	jh_qsort_r(sym, nsyms, sizeof(*sym), cmp_syms, &c);
+	for (size_t i = 0; i < nsyms; i++)
+		rank[sym[i]] = (uint32_t)i;
+	for (size_t i = 0; i < st->n; i++) {
+		const struct stack *s = &st->s[i];
+		uint32_t *f = st->frames + s->frame0;
+		for (uint32_t k = 0; k < s->nframes; k++)
+			f[k] = text ? rank[2 * f[k] + (k + 1 < s->nframes)] : rank[f[k]];
+		it[i] = (struct seqsort_item){ s->frame0, s->nframes, (uint32_t)i, 0 };
+	}
+	seqsort(it, st->n, st->frames);
+	for (size_t i = 0; i < st->n; i++)
+		sorted[i] = st->s[it[i].id];
+	for (size_t i = 0; i < st->nframes; i++)
+		st->frames[i] = text ? sym[st->frames[i]] / 2 : sym[st->frames[i]];
+	free(st->s);
+	st->s = sorted;
+	st->cap = st->n + 1;
+	free(sym);
+	free(rank);
+	free(it);
+	return 0;
 }
 
 static bool same_stack(const struct stacks *st, const struct stack *a, const struct stack *b)
@@ -140,7 +198,7 @@ static bool same_stack(const struct stacks *st, const struct stack *a, const str
 		       a->nframes * sizeof(uint32_t));
 }
 
-int stacks_build(struct stacks *st, const struct report *r)
+int stacks_build(struct stacks *st, const struct report *r, enum stacks_order order)
 {
 	memset(st, 0, sizeof(*st));
 	if (strtab_init(&st->names))
@@ -162,7 +220,8 @@ int stacks_build(struct stacks *st, const struct report *r)
 	if (rc)
 		return rc;
 
-	jh_qsort_r(st->s, st->n, sizeof(*st->s), cmp_stacks, st);
+	if (st->n >= UINT32_MAX || (rc = sort_stacks(st, order)))
+		return rc ? rc : JH_ENOMEM;
 	size_t o = 0;
 	for (size_t i = 0; i < st->n; i++) {
 		if (o && same_stack(st, &st->s[o - 1], &st->s[i])) {
