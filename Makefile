@@ -39,7 +39,9 @@ SRCS      := $(sort $(wildcard lib/*.c analyzer/*.c symbolize/*.c output/*.c cli
 MAIN_SRC  := cli/main.c
 LIB_SRCS  := $(filter-out $(MAIN_SRC),$(SRCS))
 OBJS      := $(SRCS:%.c=$(BUILD)/%.o)
-LIB_OBJS  := $(LIB_SRCS:%.c=$(BUILD)/%.o)
+# The web UI's files (web/), built in as byte arrays (scripts/embed.sh).
+WEB_FILES := $(sort $(wildcard web/*.html web/*.js web/*.css))
+LIB_OBJS  := $(LIB_SRCS:%.c=$(BUILD)/%.o) $(BUILD)/web/assets.o
 UNIT_SRCS := $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
 TOOL_SRCS := $(sort $(wildcard tests/tools/*.c))
@@ -58,6 +60,13 @@ deps:
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -c -o $@ $<
+
+$(BUILD)/web/assets.c: $(WEB_FILES) scripts/embed.sh
+	@mkdir -p $(dir $@)
+	sh scripts/embed.sh $(WEB_FILES) > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/web/assets.o: $(BUILD)/web/assets.c cli/webassets.h
 	$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
 $(BUILD)/libjheap.a: $(LIB_OBJS)
@@ -142,10 +151,14 @@ install: all
 FUZZ_SECONDS ?= 60
 FUZZ_CC      ?= clang
 FUZZ_FLAGS   := -std=gnu11 -g -O1 -D_GNU_SOURCE -I. -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined
-FUZZ_OBJS    := $(LIB_SRCS:%.c=$(BUILD)/fuzz/%.o)
+FUZZ_OBJS    := $(LIB_SRCS:%.c=$(BUILD)/fuzz/%.o) $(BUILD)/fuzz/web/assets.o
 FUZZ_TARGETS := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(wildcard tests/fuzz/*.c))
 
 $(BUILD)/fuzz/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -c -o $@ $<
+
+$(BUILD)/fuzz/web/assets.o: $(BUILD)/web/assets.c
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -c -o $@ $<
 

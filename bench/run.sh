@@ -46,6 +46,10 @@ fi
 if [ "${2:-}" = shell ]; then
 	exec bash "$SRCDIR/bench/shell.sh" "$BUILD"
 fi
+# bench/run.sh BUILD web: only the web UI's section (bench/web.sh)
+if [ "${2:-}" = web ]; then
+	exec bash "$SRCDIR/bench/web.sh" "$BUILD"
+fi
 # bench/run.sh BUILD mech: only the mechanisms' section (bench/mech.sh)
 if [ "${2:-}" = mech ]; then
 	exec bash "$SRCDIR/bench/mech.sh" "$BUILD"
@@ -586,6 +590,9 @@ bash "$SRCDIR/bench/mech.sh" "$BUILD" >>"$REPORT" ||
 
 bash "$SRCDIR/bench/shell.sh" "$BUILD" >>"$REPORT" ||
 	out "The shell's section failed (bench/shell.sh)."
+out ""
+bash "$SRCDIR/bench/web.sh" "$BUILD" >>"$REPORT" ||
+	out "The web UI's section failed (bench/web.sh)."
 
 # ------------------------------------------------------------ targets
 

@@ -544,6 +544,8 @@ static enum report_format format_of(enum output_mode m)
 	case MODE_TRACES: return REPORT_TRACES;
 	case MODE_TREE: return REPORT_TREE;
 	case MODE_WEBLIST: return REPORT_WEBLIST;
+	case MODE_JSON_TOP: return REPORT_JSON_TOP;
+	case MODE_JSON_FLAME: return REPORT_JSON_FLAME;
 	}
 	return REPORT_TEXT;
 }

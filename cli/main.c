@@ -22,6 +22,7 @@
 #include "cli/shell.h"
 #include "cli/sigbus.h"
 #include "cli/subcmd.h"
+#include "cli/webui.h"
 #include "symbolize/symbolize.h"
 
 #ifndef JHEAP_VERSION
@@ -201,8 +202,8 @@ static int run(struct driver *r, int argc, char **argv)
 	size_t first = 0;
 	for (size_t i = 0; i < c->nargs; i++) {
 		int e = is_elf(c->args[i]);
-		if (e < 0 && remote_is_url(c->args[i]))
-			continue;
+		if (e < 0 && (remote_is_url(c->args[i]) || (c->http && errno == EISDIR)))
+			continue;   /* a URL; the web UI's dump folder */
 		if (e < 0) {
 			fprintf(stderr, "jheap: cannot open '%s': %s\n", c->args[i], strerror(errno));
 			return EXIT_DATA;
@@ -218,6 +219,12 @@ static int run(struct driver *r, int argc, char **argv)
 	}
 	if (c->mode == MODE_SYMBOLS)
 		return run_symbols(r, binary);
+	if (c->http || c->pid || c->no_browser) {
+		/* the web UI loads what it serves (a series, --pid) itself */
+		int wrc = webui_run(r, binary, (const char *const *)c->args + first, c->nargs - first);
+		driver_release(r);
+		return wrc ? wrc : r->degraded ? EXIT_DATA : EXIT_OK;
+	}
 	if (first >= c->nargs) {
 		fprintf(stderr, "jheap: no profile given\nUsage: jheap [OPTIONS] [BINARY] PROFILE...\n");
 		return EXIT_USAGE;

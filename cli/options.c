@@ -11,7 +11,7 @@ enum opt_id {
 	O_NODECOUNT, O_FULL_NAMES, O_KEEP_ALLOCATOR, O_ALLOCATOR, O_BASE, O_DROP_NEGATIVE,
 	O_DEBUGINFO_DIR, O_PERF_MAP, O_LIB_PREFIX, O_SECONDS, O_NO_SYMBOLIZE, O_NO_CACHE, O_OUTPUT, O_QUIET,
 	O_HELP, O_VERSION, O_TRACES, O_TREE, O_PEEK, O_WEB, O_WEBLIST, O_GIF, O_PS, O_ADD_LIB,
-	O_INTERACTIVE,
+	O_INTERACTIVE, O_HTTP, O_NO_BROWSER, O_PID,
 };
 
 struct option_def {
@@ -44,6 +44,9 @@ static const struct option_def options[] = {
 	{ "gif", 0, O_GIF, NULL, "the call graph rendered as GIF (needs graphviz)" },
 	{ "ps", 0, O_PS, NULL, "the call graph rendered as PostScript (needs graphviz)" },
 	{ "interactive", 0, O_INTERACTIVE, NULL, "open the shell even when not on a terminal" },
+	{ "http", 0, O_HTTP, "[HOST]:PORT", "serve the web UI on HOST:PORT (127.0.0.1 when HOST is empty; :0 picks a port)" },
+	{ "no_browser", 0, O_NO_BROWSER, NULL, "with --http, do not open a browser" },
+	{ "pid", 0, O_PID, "PID", "with --http, a live timeline of the dumps of process PID under jheap record" },
 	{ "symbols", 0, O_SYMBOLS, NULL, "read maps and addresses on standard input, print each address's function" },
 	{ "nodefraction", 0, O_NODEFRACTION, "F", "call graph: hide nodes below this fraction of the total (0.005)" },
 	{ "edgefraction", 0, O_EDGEFRACTION, "F", "call graph: hide edges below this fraction of the total (0.001)" },
@@ -230,6 +233,9 @@ static int apply(struct cli *c, const struct option_def *o, char *val, int *nval
 	case O_PS: return set_mode(c, MODE_PS, nmode, err, errlen);
 	case O_ADD_LIB: return push(&c->add_libs, &c->nadd_libs, val);
 	case O_INTERACTIVE: c->interactive = true; return 0;
+	case O_HTTP: c->http = val; return 0;
+	case O_NO_BROWSER: c->no_browser = true; return 0;
+	case O_PID: c->pid = val; return 0;
 	case O_SOURCE_DIR: return push(&c->source_dirs, &c->nsource, val);
 	case O_FOCUS: c->focus = val; return 0;
 	case O_IGNORE: c->ignore = val; return 0;

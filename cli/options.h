@@ -33,6 +33,8 @@ enum output_mode {
 	MODE_WEBLIST,    /* --weblist=RE: the annotated source as HTML, opened in a browser */
 	MODE_GIF,        /* the call graph rendered by graphviz */
 	MODE_PS,
+	MODE_JSON_TOP,   /* hidden: the web UI's Top data (output/json.h) */
+	MODE_JSON_FLAME, /* hidden: the web UI's flame graph data */
 };
 
 struct cli {
@@ -65,6 +67,9 @@ struct cli {
 	bool mode_set;                  /* an output format was given */
 	bool interactive;               /* --interactive: the shell even without a terminal */
 	bool help, version;
+	const char *http;               /* --http=[HOST]:PORT: the web UI (cli/webui.h) */
+	bool no_browser;                /* --no_browser */
+	const char *pid;                /* --pid=PID: the web UI's live timeline */
 };
 
 /* Parses ARGV into C.  Returns 0, or JH_EUSAGE with a message in err.

@@ -1,6 +1,7 @@
 /* One switch for every format (see report.h). */
 #include <math.h>
 #include "lib/errors.h"
+#include "output/json.h"
 #include "output/output.h"
 #include "output/report.h"
 
@@ -46,6 +47,8 @@ int report_write(FILE *out, enum report_format fmt, const struct report *r, char
 	case REPORT_LIST: return output_list(out, r, err, errlen);
 	case REPORT_DISASM: return output_disasm(out, r, err, errlen);
 	case REPORT_WEBLIST: return output_weblist(out, r, err, errlen);
+	case REPORT_JSON_TOP: return output_json_top(out, r, err, errlen);
+	case REPORT_JSON_FLAME: return output_json_flame(out, r, err, errlen);
 	}
 	return jh_err(err, errlen, JH_EUSAGE, "no such report format (%d)", (int)fmt);
 }

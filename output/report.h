@@ -41,6 +41,8 @@ enum report_format {
 	REPORT_LIST,         /* annotated source */
 	REPORT_DISASM,       /* annotated machine code */
 	REPORT_WEBLIST,      /* annotated source and code as an HTML page */
+	REPORT_JSON_TOP,     /* the web UI's data: the text table (output/json.h) */
+	REPORT_JSON_FLAME,   /* the web UI's data: the call tree */
 };
 
 struct disasm_cache;

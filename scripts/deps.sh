@@ -29,6 +29,9 @@ curl
 openssl
 libedit-dev
 libedit2
+libmicrohttpd-dev
+libmicrohttpd12
+nodejs
 graphviz
 valgrind
 golang-go

@@ -36,7 +36,14 @@
 # @PROFILES@, @BUILD@, @SRCDIR@), test_need_profiles, test_jeprof (cached
 # jeprof run), test_jeprof_bg / test_jeprof_wait, report_total, report_row,
 # check_row(s), check_total, heap_sum (jeprof's unsampled total of a dump),
-# expect_fail STATUS PATTERN ARGS (jheap fails so, with that message).
+# expect_fail STATUS PATTERN ARGS (jheap fails so, with that message);
+# background processes and waits, with deadlines and no fixed sleeps:
+# test_bg, test_bg_line, test_bg_port, test_bg_until, test_bg_wait,
+# test_bg_stop, test_wait, test_wait_line; test_step names a long step
+# (tests/tools/heartbeat.sh says when one lasts 30 s).
+#
+# The caller's JHEAP_* (but JHEAP), DEBUGINFOD_* and XDG_* are cleared,
+# and "python3" is /usr/bin/python3 whatever the caller's PATH holds.
 
 set -u
 export LC_ALL=C

@@ -56,6 +56,9 @@ stop_background_() {
 		rm -rf "/tmp/jheap-$uid" /tmp/jheap-"$uid".??????
 		userdel -f "$u" >/dev/null 2>&1 || echo "# could not remove the test user $u"
 	done
+	# and what tests/lib.sh stops at the end of every script (test_bg
+	# processes, the heartbeat): this trap replaces its own
+	test_bg_stop_ "$TEST_BG_SCRIPT_"
 }
 trap stop_background_ EXIT
 

@@ -53,7 +53,7 @@ print(s.getsockname()[1], flush=True)
 time.sleep(600)
 EOF
 
-test_expect_success '--version and --text load neither libcurl nor libedit' '
+test_expect_success '--version and --text load neither libcurl nor libedit (nor libmicrohttpd)' '
 	LD_DEBUG=files LD_DEBUG_OUTPUT=$PWD/ld.version "$JHEAP" --version >/dev/null &&
 	LD_DEBUG=files LD_DEBUG_OUTPUT=$PWD/ld.text "$JHEAP" --text "$P/w_cpp" "$P/w_cpp.exact.heap" >report &&
 	grep -q "^Total: " report &&
@@ -61,7 +61,7 @@ test_expect_success '--version and --text load neither libcurl nor libedit' '
 		loaded ld.$run >$run.libs &&
 		# the record works: it names a library jheap links
 		grep -qx "libdw.so.1" $run.libs &&
-		! grep -E "^lib(curl|edit|ssl|crypto|gnutls|gssapi_krb5|ldap|ssh2|nghttp2|tinfo)[.-]" $run.libs ||
+		! grep -E "^lib(curl|edit|microhttpd|ssl|crypto|gnutls|gssapi_krb5|ldap|ssh2|nghttp2|tinfo)[.-]" $run.libs ||
 		{ echo "--$run:"; cat $run.libs; return 1; }
 	done
 '

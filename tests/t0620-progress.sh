@@ -9,7 +9,7 @@ H=$PROFILES/w_cpp.exact.heap
 
 # on_tty CMD: run CMD with standard error on a pseudo-terminal (script(1))
 on_tty() {
-	script -qfec "$1" /dev/null </dev/null
+	timeout -k 5 300 script -qfec "$1" /dev/null </dev/null
 }
 
 test_expect_success 'a terminal shows the stages (JHEAP_PROGRESS_AFTER=0 instead of 1 s)' '

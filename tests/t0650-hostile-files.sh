@@ -12,6 +12,7 @@ H=$PROFILES/w_basic.exact.heap
 bounded() {
 	local secs=$1
 	shift
+	rm -f out err rc
 	timeout -s KILL "$secs" "$JHEAP" "$@" >out 2>err
 	echo $? >rc
 }

@@ -1,0 +1,140 @@
+/* The web UI's query parameters (see webparams.h). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/webparams.h"
+#include "lib/errors.h"
+#include "lib/escape.h"
+#include "lib/pattern.h"
+
+#define MAX_VALUE 4096
+
+struct parse {
+	struct web_params *wp;
+	char *err;
+	size_t errlen;
+};
+
+static int bad(struct parse *ps, const char *key, const char *value, const char *what)
+{
+	char shown[200];
+	escape_into(shown, sizeof(shown), value, strlen(value));
+	return jh_err(ps->err, ps->errlen, JH_EUSAGE, "parameter %s='%s': %s", key, shown, what);
+}
+
+static int regex(struct parse *ps, const char *key, const char *opt, const char *value,
+		 const char **out)
+{
+	struct pattern *p;
+	char why[600];
+	if (pattern_compile(&p, opt, value, why, sizeof(why)))
+		return jh_err(ps->err, ps->errlen, JH_EUSAGE, "parameter %s: %s", key, why);
+	pattern_free(p);
+	*out = *value ? value : NULL;
+	return 0;
+}
+
+static int index_param(struct parse *ps, const char *key, const char *value, long *out)
+{
+	char *end;
+	errno = 0;
+	long v = strtol(value, &end, 10);
+	if (errno || end == value || *end || v < 0 || value[0] == '+' || value[0] == ' ')
+		return bad(ps, key, value, "expects the number of a dump (0 is the first)");
+	*out = v;
+	return 0;
+}
+
+static int one(void *ctx, const char *key, const char *value)
+{
+	struct parse *ps = ctx;
+	struct web_params *wp = ps->wp;
+	if (strlen(value) > MAX_VALUE)
+		return jh_err(ps->err, ps->errlen, JH_EUSAGE, "parameter %.20s: longer than %d bytes", key, MAX_VALUE);
+	if (!strcmp(key, "f"))
+		return regex(ps, key, "focus", value, &wp->f);
+	if (!strcmp(key, "i"))
+		return regex(ps, key, "ignore", value, &wp->i);
+	if (!strcmp(key, "h"))
+		return regex(ps, key, "exclude", value, &wp->h);
+	if (!strcmp(key, "s"))
+		return regex(ps, key, "retain", value, &wp->s);
+	if (!strcmp(key, "a"))
+		return regex(ps, key, "allocator", value, &wp->a);
+	if (!strcmp(key, "si")) {
+		static const char *names[] = { [PF_INUSE_OBJECTS] = "inuse_objects", [PF_INUSE_SPACE] = "inuse_space",
+					       [PF_ALLOC_OBJECTS] = "alloc_objects", [PF_ALLOC_SPACE] = "alloc_space" };
+		for (int k = 0; k < PF_NVALUES; k++)
+			if (!strcmp(value, names[k])) {
+				wp->si = k;
+				return 0;
+			}
+		return bad(ps, key, value, "expects inuse_space, inuse_objects, alloc_space or alloc_objects");
+	}
+	if (!strcmp(key, "g")) {
+		static const char *names[] = { "functions", "lines", "files", "addresses" };
+		for (int k = 0; k < 4; k++)
+			if (!strcmp(value, names[k])) {
+				wp->g = k;
+				return 0;
+			}
+		return bad(ps, key, value, "expects functions, lines, files or addresses");
+	}
+	if (!strcmp(key, "t")) {
+		if (!*value) {
+			wp->t = NULL;
+			return 0;
+		}
+		for (const char *c = value; *c; c++)
+			if (*c < '0' || *c > '9' || c - value > 18)
+				return bad(ps, key, value, "expects a thread number");
+		wp->t = value;
+		return 0;
+	}
+	if (!strcmp(key, "d"))
+		return index_param(ps, key, value, &wp->d);
+	if (!strcmp(key, "b"))
+		return index_param(ps, key, value, &wp->b);
+	if (!strcmp(key, "sort")) {
+		if (strcmp(value, "flat") && strcmp(value, "cum") && strcmp(value, "name"))
+			return bad(ps, key, value, "expects flat, cum or name");
+		wp->cum = !strcmp(value, "cum");
+		return 0;
+	}
+	if (!strcmp(key, "q") || !strcmp(key, "z") || !strcmp(key, "sw"))
+		return 0;   /* the page's own state */
+	char shown[64];
+	escape_into(shown, sizeof(shown), key, strlen(key));
+	return jh_err(ps->err, ps->errlen, JH_EUSAGE,
+		      "unknown parameter '%s' (the parameters are f, i, h, s, si, g, a, t, d, b, sort, q, z, sw)", shown);
+}
+
+int webparams_parse(const struct httpd_request *req, struct web_params *wp, char *err,
+		    size_t errlen)
+{
+	memset(wp, 0, sizeof(*wp));
+	wp->si = -1;
+	wp->g = -1;
+	wp->d = -1;
+	wp->b = -1;
+	struct parse ps = { wp, err, errlen };
+	int rc = httpd_each_param(req, one, &ps);
+	return rc ? JH_EUSAGE : 0;
+}
+
+void webparams_apply(const struct web_params *wp, struct cli *o)
+{
+	o->focus = wp->f;
+	o->ignore = wp->i;
+	o->exclude = wp->h;
+	o->retain = wp->s;
+	if (wp->a)
+		o->allocator = wp->a;
+	if (wp->si >= 0)
+		o->value = (enum pf_value)wp->si;
+	if (wp->g >= 0)
+		o->gran = (enum granularity)wp->g;
+	o->thread = wp->t;
+	o->cum = wp->cum;
+}

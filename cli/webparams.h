@@ -1,0 +1,42 @@
+/*
+ * webparams: a web UI request's query parameters, pprof's names, checked
+ * and turned into the settings of a report (struct cli), so that a URL
+ * and a command line give the same report:
+ *
+ *   f  --focus (and the RE of peek, source and disasm)   i  --ignore
+ *   h  --exclude (pprof's hide)    s  --retain (pprof's show)
+ *   si inuse_space, inuse_objects, alloc_space, alloc_objects
+ *   g  functions, lines, files, addresses
+ *   a  --allocator                 t  --thread=N
+ *   d  a dump of the series (0 is the first); b  a second one, the base
+ *      of a diff between two dumps
+ * and the page's own state, which the server only bounds: sort (flat,
+ * cum, name), q (a search), z (the flame graph's zoom), sw (its sandwich
+ * function).  Anything else, a bad value, a regular expression PCRE2
+ * refuses, or a value past 4096 bytes is a usage error with a message.
+ */
+#ifndef JHEAP_WEBPARAMS_H
+#define JHEAP_WEBPARAMS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include "cli/httpd.h"
+#include "cli/options.h"
+
+struct web_params {
+	const char *f, *i, *h, *s, *a, *t;
+	int si;        /* enum pf_value, or -1 */
+	int g;         /* enum granularity, or -1 */
+	long d, b;     /* dump indices, or -1 */
+	bool cum;      /* sort=cum */
+};
+
+/* Reads REQ's query into WP (strings point into the request).  Returns 0,
+ * or JH_EUSAGE with a message naming the parameter. */
+int webparams_parse(const struct httpd_request *req, struct web_params *wp, char *err,
+		    size_t errlen);
+
+/* Sets O's report settings from WP (those not given stay O's). */
+void webparams_apply(const struct web_params *wp, struct cli *o);
+
+#endif

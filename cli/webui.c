@@ -1,0 +1,716 @@
+/* jheap --http: the web UI's routes and views (see webui.h). */
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "cli/browser.h"
+#include "cli/control.h"
+#include "cli/httpd.h"
+#include "cli/webassets.h"
+#include "cli/webparams.h"
+#include "cli/webseries.h"
+#include "cli/webui.h"
+#include "lib/errors.h"
+#include "lib/escape.h"
+#include "output/json.h"
+
+/* No page over 2 MB: text views past it are cut, with a line saying so. */
+#define MAX_PAGE (2u << 20)
+/* Answers kept (at most 2 MB each). */
+#define WEB_ANSWERS 16
+
+struct webui {
+	struct driver *d;
+	pthread_mutex_t lock;      /* the model, the driver's caches, the series */
+	const char *binary;
+	const char *const *paths;  /* the PROFILE arguments (not a series) */
+	size_t npaths;
+	bool series;
+	struct webseries ser;
+	unsigned long version;     /* bumped when the series grows */
+	struct cli load;           /* what the model was loaded with */
+	/* the last answers, so that going back to a view costs nothing:
+	 * the most recent first, dropped when the model changes */
+	struct answer {
+		char *key, *body;
+		size_t len;
+	} answers[WEB_ANSWERS];
+	size_t nanswers;
+};
+
+/* A message that may quote a path a process or a folder gave: escaped. */
+static void print_error(const char *msg)
+{
+	fputs("jheap: ", stderr);
+	escape_fputs(msg, false, stderr);
+	fputc('\n', stderr);
+}
+
+/* ---- the driver's messages, caught per request ---------------------- */
+
+struct capture {
+	int saved, fd;
+};
+
+static void capture_begin(struct capture *c)
+{
+	fflush(stderr);
+	c->fd = memfd_create("jheap-web", MFD_CLOEXEC);
+	c->saved = c->fd >= 0 ? dup(STDERR_FILENO) : -1;
+	if (c->saved >= 0)
+		dup2(c->fd, STDERR_FILENO);
+}
+
+/* The messages since capture_begin, into MSG (jheap's "jheap: " cut). */
+static void capture_end(struct capture *c, char *msg, size_t len)
+{
+	msg[0] = '\0';
+	fflush(stderr);
+	if (c->saved < 0) {
+		if (c->fd >= 0)
+			close(c->fd);
+		return;
+	}
+	dup2(c->saved, STDERR_FILENO);
+	close(c->saved);
+	ssize_t n = pread(c->fd, msg, len - 1, 0);
+	msg[n > 0 ? n : 0] = '\0';
+	close(c->fd);
+}
+
+/* ---- a dump of the series as the samples' values -------------------- */
+
+struct swap {
+	double (*saved)[2][PF_NVALUES];
+	size_t nbases;
+	bool on;
+};
+
+/* Sets every sample's values to dump D's, or with B >= 0 to the change
+ * from dump B to D with B as the base (as --base B D gives). */
+static int swap_in(struct webui *w, long dmp, long b, struct swap *sw)
+{
+	struct driver *d = w->d;
+	struct profile *p = &d->p;
+	sw->on = false;
+	sw->saved = malloc((p->nsamples + 1) * sizeof(*sw->saved));
+	if (!sw->saved)
+		return JH_ENOMEM;
+	for (size_t i = 0; i < p->nsamples; i++) {
+		struct pf_sample *s = &p->samples[i];
+		memcpy(sw->saved[i][0], s->v, sizeof(s->v));
+		memcpy(sw->saved[i][1], s->base, sizeof(s->base));
+		for (int j = 0; j < PF_NVALUES; j++) {
+			double now = i < d->g.nsamples ? growth_value(&d->g, i, (size_t)dmp, j) : 0;
+			double was = b >= 0 && i < d->g.nsamples ? growth_value(&d->g, i, (size_t)b, j) : 0;
+			s->v[j] = now - was;
+			s->base[j] = was;
+		}
+	}
+	sw->nbases = d->nbases;
+	d->nbases = b >= 0;
+	sw->on = true;
+	return 0;
+}
+
+static void swap_out(struct webui *w, struct swap *sw)
+{
+	if (!sw->on)
+		return;
+	struct profile *p = &w->d->p;
+	for (size_t i = 0; i < p->nsamples; i++) {
+		memcpy(p->samples[i].v, sw->saved[i][0], sizeof(p->samples[i].v));
+		memcpy(p->samples[i].base, sw->saved[i][1], sizeof(p->samples[i].base));
+	}
+	w->d->nbases = sw->nbases;
+	free(sw->saved);
+	sw->on = false;
+}
+
+/* ---- views ---------------------------------------------------------- */
+
+static void reply_message(struct httpd_response *resp, int status, const char *msg)
+{
+	httpd_reply(resp, status, "text/plain; charset=utf-8", msg, strlen(msg));
+}
+
+/* Checks the series parameters of WP against what is loaded; the dump
+ * to show into *DMP (-1: the model as loaded). */
+static int check_series(struct webui *w, const struct web_params *wp, bool whole, long *dmp,
+			char *err, size_t errlen)
+{
+	*dmp = -1;
+	if (whole)
+		return 0;
+	if (!w->series) {
+		if (wp->d >= 0 || wp->b >= 0)
+			return jh_err(err, errlen, JH_EUSAGE, "parameters d and b choose dumps of a series; this profile is not one");
+		return 0;
+	}
+	if (wp->t)
+		return jh_err(err, errlen, JH_EUSAGE, "parameter t: the threads of one dump of a series are not kept apart; open that dump alone for them");
+	size_t n = w->ser.n;
+	if (wp->d >= (long)n || wp->b >= (long)n)
+		return jh_err(err, errlen, JH_EUSAGE, "parameters d and b: the series has %zu dumps (0 to %zu)", n, n ? n - 1 : 0);
+	*dmp = wp->d >= 0 ? wp->d : (long)n - 1;
+	return 0;
+}
+
+static void answers_drop(struct webui *w)
+{
+	for (size_t i = 0; i < w->nanswers; i++) {
+		free(w->answers[i].key);
+		free(w->answers[i].body);
+	}
+	w->nanswers = 0;
+}
+
+/* What makes an answer: every setting a view reads, and the dumps. */
+static char *answer_key(const struct cli *o, bool whole, long dmp, long b)
+{
+	char *key = NULL;
+	const char *re[] = { o->focus, o->ignore, o->retain, o->exclude, o->allocator, o->thread,
+			     o->peek, o->list, o->weblist };
+	size_t len = 0;
+	FILE *f = open_memstream(&key, &len);
+	if (!f)
+		return NULL;
+	fprintf(f, "%d %d %d %d %d %ld %ld", (int)o->mode, (int)o->value, (int)o->gran, o->cum, whole,
+		dmp, b);
+	for (size_t i = 0; i < sizeof(re) / sizeof(*re); i++) {
+		/* each as its length and bytes: no two settings read alike */
+		if (re[i])
+			fprintf(f, " %zu:%s", strlen(re[i]), re[i]);
+		else
+			fputs(" -", f);
+	}
+	if (fclose(f)) {
+		free(key);
+		return NULL;
+	}
+	return key;
+}
+
+/* A copy of the answer kept for KEY into RESP, moved to the front. */
+static bool answer_find(struct webui *w, const char *key, struct httpd_response *resp)
+{
+	for (size_t i = 0; key && i < w->nanswers; i++) {
+		if (strcmp(w->answers[i].key, key))
+			continue;
+		struct answer a = w->answers[i];
+		memmove(w->answers + 1, w->answers, i * sizeof(*w->answers));
+		w->answers[0] = a;
+		free(resp->body);
+		resp->body = malloc(a.len + 1);
+		if (!resp->body)
+			return false;
+		memcpy(resp->body, a.body, a.len);
+		resp->len = a.len;
+		return true;
+	}
+	return false;
+}
+
+/* Keeps a copy of BODY for KEY (which it takes). */
+static void answer_keep(struct webui *w, char *key, const char *body, size_t len)
+{
+	char *copy = key ? malloc(len + 1) : NULL;
+	if (!copy) {
+		free(key);
+		return;
+	}
+	memcpy(copy, body, len);
+	if (w->nanswers == WEB_ANSWERS) {
+		w->nanswers--;
+		free(w->answers[w->nanswers].key);
+		free(w->answers[w->nanswers].body);
+	}
+	memmove(w->answers + 1, w->answers, w->nanswers * sizeof(*w->answers));
+	w->answers[0] = (struct answer){ key, copy, len };
+	w->nanswers++;
+}
+
+/* Writes the report O asks for into RESP (TYPE), under the lock, with the
+ * series' dump chosen by WP (WHOLE: the model as loaded, --growth's). */
+static void run_view_of(struct webui *w, const struct web_params *wp, bool whole, struct cli *o,
+			const char *type, const char *csp, struct httpd_response *resp)
+{
+	char err[2048];
+	char *buf = NULL;
+	size_t len = 0;
+	pthread_mutex_lock(&w->lock);
+	long dmp;
+	if (check_series(w, wp, whole, &dmp, err, sizeof(err))) {
+		pthread_mutex_unlock(&w->lock);
+		reply_message(resp, 400, err);
+		return;
+	}
+	if (o->gran == GRAN_ADDRESSES && !w->d->by_address) {
+		pthread_mutex_unlock(&w->lock);
+		reply_message(resp, 400, "parameter g=addresses: start the server with --addresses for one row per address\n");
+		return;
+	}
+	char *key = answer_key(o, whole, dmp, wp->b);
+	if (answer_find(w, key, resp)) {
+		pthread_mutex_unlock(&w->lock);
+		free(key);
+		resp->status = 200;
+		resp->type = type;
+		resp->csp = csp;
+		return;
+	}
+	struct swap sw = { 0 };
+	if (dmp >= 0 && swap_in(w, dmp, wp->b, &sw)) {
+		free(key);
+		pthread_mutex_unlock(&w->lock);
+		reply_message(resp, 500, "jheap: out of memory\n");
+		return;
+	}
+	struct capture cap;
+	capture_begin(&cap);
+	FILE *f = open_memstream(&buf, &len);
+	int rc = f ? driver_write(w->d, o, f) : EXIT_DATA;
+	if (f && fclose(f))
+		rc = EXIT_DATA;
+	capture_end(&cap, err, sizeof(err));
+	swap_out(w, &sw);
+	if (!rc && len <= MAX_PAGE)
+		answer_keep(w, key, buf, len);
+	else
+		free(key);
+	pthread_mutex_unlock(&w->lock);
+	if (rc) {
+		free(buf);
+		reply_message(resp, rc == EXIT_USAGE ? 400 : 500, err[0] ? err : "jheap: the report failed\n");
+		return;
+	}
+	if (len > MAX_PAGE && strncmp(type, "text/plain", 10)) {
+		/* a page cut short would not be one: say what to do instead */
+		char msg[300];
+		snprintf(msg, sizeof(msg), "jheap: this view is %.1f MB, over the 2 MB a page may be; narrow it with a regular expression (f) or a filter\n",
+			 len / 1048576.0);
+		free(buf);
+		reply_message(resp, 400, msg);
+		return;
+	}
+	if (len > MAX_PAGE) {
+		static const char cut[] = "\n... cut at 2 MB: narrow the regular expression (f) for the rest\n";
+		len = MAX_PAGE;
+		memcpy(buf + len - sizeof(cut) + 1, cut, sizeof(cut) - 1);
+	}
+	free(resp->body);
+	resp->body = buf;
+	resp->len = len;
+	resp->status = 200;
+	resp->type = type;
+	resp->csp = csp;
+}
+
+static void run_view(struct webui *w, const struct web_params *wp, struct cli *o,
+		     const char *type, const char *csp, struct httpd_response *resp)
+{
+	run_view_of(w, wp, false, o, type, csp, resp);
+}
+
+static void put_str(FILE *f, const char *key, const char *v, bool comma)
+{
+	fprintf(f, "%s\"%s\":", comma ? "," : "", key);
+	if (v)
+		json_str(f, v);
+	else
+		fputs("null", f);
+}
+
+static void put_array(FILE *f, const char *key, const char *const *v, size_t n)
+{
+	fprintf(f, ",\"%s\":[", key);
+	for (size_t i = 0; i < n; i++) {
+		if (i)
+			fputc(',', f);
+		json_str(f, v[i]);
+	}
+	fputc(']', f);
+}
+
+static void reply_file(struct httpd_response *resp, char *buf, size_t len, const char *type)
+{
+	free(resp->body);
+	resp->body = buf;
+	resp->len = len;
+	resp->status = 200;
+	resp->type = type;
+}
+
+/* /data/info: what the page needs to know of the loaded profile. */
+static void view_info(struct webui *w, struct httpd_response *resp)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	if (!f) {
+		reply_message(resp, 500, "jheap: out of memory\n");
+		return;
+	}
+	pthread_mutex_lock(&w->lock);
+	const struct driver *d = w->d;
+	const struct cli *c = &d->cli;
+	fputc('{', f);
+	put_str(f, "binary", w->binary, false);
+	if (w->series)
+		put_array(f, "profiles", w->ser.paths, w->ser.n);
+	else
+		put_array(f, "profiles", w->paths, w->npaths);
+	put_array(f, "bases", c->bases, c->nbases);
+	put_array(f, "source_dirs", c->source_dirs, c->nsource);
+	fprintf(f, ",\"diff\":%s,\"has_alloc\":%s,\"series\":%s,\"live\":%s,\"pid\":%d,\"dumps\":%zu",
+		c->nbases ? "true" : "false", d->p.has_alloc ? "true" : "false",
+		w->series ? "true" : "false", w->ser.pid ? "true" : "false", (int)w->ser.pid,
+		w->series ? w->ser.n : 0);
+	fprintf(f, ",\"addresses\":%s,\"version\":%lu", d->by_address ? "true" : "false", w->version);
+	put_str(f, "allocator", c->allocator, true);
+	fputs(",\"threads\":[", f);
+	for (size_t i = 0; i < d->p.nthreads && i < 10000; i++) {
+		fprintf(f, "%s[%lld,", i ? "," : "", (long long)d->p.threads[i].uid);
+		json_str(f, strtab_get(&d->p.strs, d->p.threads[i].name));
+		fputc(']', f);
+	}
+	fputs("]}\n", f);
+	pthread_mutex_unlock(&w->lock);
+	if (fclose(f)) {
+		free(buf);
+		reply_message(resp, 500, "jheap: out of memory\n");
+		return;
+	}
+	reply_file(resp, buf, len, "application/json");
+}
+
+/* /data/timeline: each dump's totals, from the series' values. */
+static void view_timeline(struct webui *w, struct httpd_response *resp)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	if (!f) {
+		reply_message(resp, 500, "jheap: out of memory\n");
+		return;
+	}
+	pthread_mutex_lock(&w->lock);
+	const struct driver *d = w->d;
+	fprintf(f, "{\"series\":%s,\"live\":%s,\"pid\":%d,\"has_alloc\":%s,\"version\":%lu,\"dumps\":[",
+		w->series ? "true" : "false", w->ser.pid ? "true" : "false", (int)w->ser.pid,
+		d->p.has_alloc ? "true" : "false", w->version);
+	for (size_t k = 0; w->series && k < w->ser.n && k < d->g.ndumps; k++) {
+		double tot[PF_NVALUES] = { 0 };
+		for (size_t s = 0; s < d->g.nsamples; s++)
+			for (int j = 0; j < PF_NVALUES; j++)
+				tot[j] += growth_value(&d->g, s, k, j);
+		const struct webseries_dump *dm = &w->ser.dumps[k];
+		const char *slash = strrchr(dm->path, '/');
+		fputs(k ? ",\n{" : "\n{", f);
+		put_str(f, "name", slash ? slash + 1 : dm->path, false);
+		put_str(f, "path", dm->path, true);
+		fprintf(f, ",\"seq\":%lld,\"time\":", dm->seq);
+		json_num(f, dm->mtime);
+		static const char *names[] = { "inuse_objects", "inuse_space", "alloc_objects", "alloc_space" };
+		for (int j = 0; j < PF_NVALUES; j++) {
+			fprintf(f, ",\"%s\":", names[j]);
+			json_num(f, tot[j]);
+		}
+		fputc('}', f);
+	}
+	fputs("]}\n", f);
+	pthread_mutex_unlock(&w->lock);
+	if (fclose(f)) {
+		free(buf);
+		reply_message(resp, 500, "jheap: out of memory\n");
+		return;
+	}
+	reply_file(resp, buf, len, "application/json");
+}
+
+/* POST /api/dump: a dump of the process now; the watcher adds it. */
+static void api_dump(struct webui *w, struct httpd_response *resp)
+{
+	char path[4096], err[1200];
+	if (!w->ser.pid) {
+		reply_message(resp, 400, "jheap: no process to dump: start the UI with --pid=PID\n");
+		return;
+	}
+	/* not under the lock: the process may take a while */
+	if (webseries_dump_now(&w->ser, path, sizeof(path), err, sizeof(err))) {
+		char msg[1300];
+		snprintf(msg, sizeof(msg), "jheap: %s\n", err);
+		reply_message(resp, 502, msg);
+		return;
+	}
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	if (!f) {
+		reply_message(resp, 500, "jheap: out of memory\n");
+		return;
+	}
+	fputc('{', f);
+	put_str(f, "path", path, false);
+	fputs("}\n", f);
+	fclose(f);
+	reply_file(resp, buf, len, "application/json");
+}
+
+static const char *asset_type(const char *name)
+{
+	const char *dot = strrchr(name, '.');
+	if (dot && !strcmp(dot, ".js"))
+		return "text/javascript; charset=utf-8";
+	if (dot && !strcmp(dot, ".css"))
+		return "text/css; charset=utf-8";
+	return "text/html; charset=utf-8";
+}
+
+static bool serve_asset(const char *name, struct httpd_response *resp)
+{
+	for (const struct web_asset *a = web_assets; a->name; a++)
+		if (!strcmp(a->name, name)) {
+			httpd_reply(resp, 200, asset_type(name), (const char *)a->data, a->len);
+			return true;
+		}
+	return false;
+}
+
+static bool is_page(const char *rest)
+{
+	static const char *pages[] = { "", "top", "flamegraph", "peek", "source", "disasm", "timeline" };
+	for (size_t i = 0; i < sizeof(pages) / sizeof(*pages); i++)
+		if (!strcmp(rest, pages[i]))
+			return true;
+	return false;
+}
+
+static void data_view(struct webui *w, const char *name, const struct web_params *wp,
+		      struct httpd_response *resp)
+{
+	struct cli o = w->d->cli;
+	webparams_apply(wp, &o);
+	o.output = NULL;
+	o.nodecount = w->d->cli.nodecount;
+	bool needs_re = !strcmp(name, "peek") || !strcmp(name, "source") || !strcmp(name, "disasm");
+	if (needs_re && !wp->f) {
+		reply_message(resp, 400, "parameter f: this view needs a regular expression naming the functions to show (f=RE)\n");
+		return;
+	}
+	if (needs_re)
+		o.focus = NULL;   /* f is the view's RE, as --peek=RE alone */
+	if (!strcmp(name, "top")) {
+		o.mode = MODE_JSON_TOP;
+		run_view(w, wp, &o, "application/json", NULL, resp);
+	} else if (!strcmp(name, "flame")) {
+		o.mode = MODE_JSON_FLAME;
+		run_view(w, wp, &o, "application/json", NULL, resp);
+	} else if (!strcmp(name, "graph")) {
+		o.mode = MODE_SVG;
+		run_view(w, wp, &o, "image/svg+xml", NULL, resp);
+	} else if (!strcmp(name, "peek")) {
+		o.mode = MODE_TREE;
+		o.peek = wp->f;
+		run_view(w, wp, &o, "text/plain; charset=utf-8", NULL, resp);
+	} else if (!strcmp(name, "source")) {
+		o.mode = MODE_LIST;
+		o.list = wp->f;
+		run_view(w, wp, &o, "text/plain; charset=utf-8", NULL, resp);
+	} else if (!strcmp(name, "disasm")) {
+		o.mode = MODE_WEBLIST;
+		o.weblist = wp->f;
+		/* shown in a sandboxed frame: no script at all, its own styles */
+		run_view(w, wp, &o, "text/html; charset=utf-8",
+			 "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'self'; sandbox", resp);
+	} else if (!strcmp(name, "growth")) {
+		if (!w->series) {
+			reply_message(resp, 400, "the --growth ranking needs a series of dumps\n");
+			return;
+		}
+		o.mode = MODE_TEXT;
+		/* the model as loaded: the series' sum, with its growth */
+		run_view_of(w, wp, true, &o, "text/plain; charset=utf-8", NULL, resp);
+	} else if (!strcmp(name, "timeline")) {
+		view_timeline(w, resp);
+	} else if (!strcmp(name, "info")) {
+		view_info(w, resp);
+	} else {
+		reply_message(resp, 404, "jheap: no such data\n");
+	}
+}
+
+static void handle(void *ctx, const struct httpd_request *req, struct httpd_response *resp)
+{
+	struct webui *w = ctx;
+	const char *path = httpd_path(req);
+	char err[1200];
+	if (!strcmp(httpd_method(req), "POST")) {
+		if (!strcmp(path, "/api/dump"))
+			api_dump(w, resp);
+		else
+			reply_message(resp, 404, "jheap: nothing to POST here\n");
+		return;
+	}
+	if (!strcmp(path, "/") || !strcmp(path, "/ui")) {
+		resp->status = 302;
+		resp->location = "/ui/";
+		return;
+	}
+	if (!strcmp(path, "/favicon.ico")) {
+		resp->status = 204;
+		return;
+	}
+	if (!strncmp(path, "/static/", 8)) {
+		if (!serve_asset(path + 8, resp))
+			reply_message(resp, 404, "jheap: no such file\n");
+		return;
+	}
+	bool page = !strncmp(path, "/ui/", 4) && is_page(path + 4);
+	bool data = !strncmp(path, "/data/", 6);
+	if (!page && !data) {
+		reply_message(resp, 404, "jheap: no such page; the UI is at /ui/\n");
+		return;
+	}
+	struct web_params wp;
+	if (webparams_parse(req, &wp, err, sizeof(err))) {
+		char msg[1300];
+		snprintf(msg, sizeof(msg), "jheap: %s\n", err);
+		reply_message(resp, 400, msg);
+		return;
+	}
+	if (page) {
+		serve_asset("index.html", resp);
+		return;
+	}
+	data_view(w, path + 6, &wp, resp);
+}
+
+/* Live: new dumps of the process are loaded with the others. */
+static void poll_live(struct webui *w)
+{
+	char err[1200];
+	pthread_mutex_lock(&w->lock);
+	int added = webseries_poll(&w->ser, err, sizeof(err));
+	if (added < 0)
+		print_error(err);
+	if (added > 0) {
+		int rc = driver_load(w->d, w->binary, w->ser.paths, w->ser.n, &w->load);
+		if (rc)
+			fprintf(stderr, "jheap: the new dumps could not be loaded; the timeline keeps the ones before\n");
+		else
+			w->version++;
+		answers_drop(w);
+	}
+	pthread_mutex_unlock(&w->lock);
+}
+
+static bool has_display(void)
+{
+	const char *b = getenv("BROWSER"), *x = getenv("DISPLAY"), *y = getenv("WAYLAND_DISPLAY");
+	return (b && *b) || (x && *x) || (y && *y);
+}
+
+int webui_run(struct driver *d, const char *binary, const char *const *paths, size_t npaths)
+{
+	const struct cli *c = &d->cli;
+	char err[1200];
+	if (!c->http) {
+		fprintf(stderr, "jheap: --%s goes with --http=[HOST]:PORT\n", c->pid ? "pid" : "no_browser");
+		return EXIT_USAGE;
+	}
+	if (c->mode_set || c->output || c->growth || c->interactive) {
+		fprintf(stderr, "jheap: --http serves every view; it does not combine with an output format, -o, --growth or --interactive\n");
+		return EXIT_USAGE;
+	}
+	if (httpd_check_address(c->http, err, sizeof(err))) {
+		print_error(err);
+		return EXIT_USAGE;
+	}
+	struct webui w = { .d = d, .binary = binary, .paths = paths, .npaths = npaths };
+	w.ser.dirfd = -1;
+	int rc = EXIT_OK;
+	if (c->pid) {
+		pid_t pid;
+		if (npaths || c->nbases || control_parse_pid(c->pid, &pid)) {
+			fprintf(stderr, "jheap: --pid=PID takes the dumps of process PID (a number), without PROFILE or --base\n");
+			return EXIT_USAGE;
+		}
+		if (webseries_watch(&w.ser, pid, err, sizeof(err))) {
+			print_error(err);
+			webseries_release(&w.ser);
+			return EXIT_DATA;
+		}
+		w.series = true;
+	} else if (!npaths) {
+		fprintf(stderr, "jheap: no profile given\nUsage: jheap --http=[HOST]:PORT [BINARY] PROFILE... | --pid=PID\n");
+		return EXIT_USAGE;
+	} else if (!c->nbases) {
+		int s = webseries_from_args(&w.ser, paths, npaths, err, sizeof(err));
+		if (s < 0) {
+			print_error(err);
+			webseries_release(&w.ser);
+			return EXIT_DATA;
+		}
+		w.series = s > 0;
+	}
+	w.load = *c;
+	w.load.growth = w.series;
+	w.load.mode = MODE_TEXT;
+	d->want_ranges = true;   /* disasm needs the functions' ranges */
+	if (w.series)
+		rc = driver_load(d, binary, w.ser.paths, w.ser.n, &w.load);
+	else
+		rc = driver_load(d, binary, paths, npaths, &w.load);
+	if (rc) {
+		webseries_release(&w.ser);
+		return rc;
+	}
+	pthread_mutex_init(&w.lock, NULL);
+	/* the signals that end the server wait for this thread alone */
+	sigset_t set, old;
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGHUP);
+	pthread_sigmask(SIG_BLOCK, &set, &old);
+	signal(SIGPIPE, SIG_IGN);
+	struct httpd *h;
+	if (httpd_start(&h, c->http, handle, &w, err, sizeof(err))) {
+		print_error(err);
+		rc = EXIT_DATA;
+		goto out;
+	}
+	char url[512];
+	snprintf(url, sizeof(url), "http://%s:%u/ui/", httpd_host(h), httpd_port(h));
+	if (!httpd_loopback(h))
+		fprintf(stderr, "jheap: warning: the web UI listens on %s: everyone who can reach it can read the profile, its function names and its source files\n",
+			httpd_host(h));
+	fprintf(stderr, "jheap: serving the web UI on %s (Ctrl-C ends it)\n", url);
+	fflush(stderr);
+	if (!c->no_browser && has_display() && browser_open(url, err, sizeof(err)))
+		print_error(err);
+	for (;;) {
+		struct timespec tick = { 0, 500000000 };
+		int sig = sigtimedwait(&set, NULL, &tick);
+		if (sig > 0)
+			break;
+		if (sig < 0 && errno != EAGAIN && errno != EINTR)
+			break;
+		if (w.ser.pid)
+			poll_live(&w);
+	}
+	httpd_stop(h);
+	if (!c->quiet)
+		fprintf(stderr, "jheap: the web UI stopped\n");
+out:
+	answers_drop(&w);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	pthread_mutex_destroy(&w.lock);
+	webseries_release(&w.ser);
+	return rc;
+}
