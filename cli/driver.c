@@ -10,11 +10,14 @@
 #include "analyzer/aggregate.h"
 #include "lib/errors.h"
 #include "lib/escape.h"
+#include "analyzer/merge.h"
 #include "analyzer/parse.h"
 #include "analyzer/threadview.h"
 #include "cli/addlib.h"
 #include "cli/browser.h"
 #include "cli/driver.h"
+#include "cli/fleet.h"
+#include "cli/inlabels.h"
 #include "cli/remote.h"
 #include "cli/url.h"
 #include "output/disasm.h"
@@ -106,6 +109,28 @@ static void progress_show(struct driver *r, const char *fmt, ...)
 	va_end(ap);
 	fflush(stderr);
 	r->shown = true;
+}
+
+void driver_progress(struct driver *r, const char *fmt, ...)
+{
+	if (!r->tty || r->cli.quiet)
+		return;
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	if (seconds_between(&r->progress_from, &now) < r->progress_after)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	fputs("\r\033[Kjheap: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fflush(stderr);
+	r->shown = true;
+}
+
+void driver_progress_clear(struct driver *r)
+{
+	progress_clear(r);
 }
 
 static void parse_progress(void *ctx, const char *name, size_t done, size_t total)
@@ -219,7 +244,7 @@ static void free_shown(struct driver *r)
  * URL's saved copy (which --raw reads again), or the URL without user
  * information when it was not saved; else PATH; malloc'd. */
 static int load(struct driver *r, struct profile *dst, const char *path, double sign,
-		char **shown)
+		char **shown, struct inlabels *il, size_t index, bool skip)
 {
 	struct profile one;
 	char err[1024], saved[4096] = "";
@@ -244,6 +269,17 @@ static int load(struct driver *r, struct profile *dst, const char *path, double 
 	progress_clear(r);
 	if (truncated)
 		r->degraded = true;   /* the report is of what the file holds: exit status 1 */
+	if (rc && skip && rc != JH_ENOMEM) {
+		/* one of several: the report is of the others (cli/fleet.h) */
+		char msg[1200];
+		snprintf(msg, sizeof(msg), "skipping %s (--strict stops here instead)", err);
+		driver_warn(r, msg);
+		r->degraded = true;
+		profile_release(&one);
+		return EXIT_OK;
+	}
+	if (!rc)
+		rc = inlabels_apply(il, sign < 0, index, path, &one, err, sizeof(err));
 	if (!rc && shown && !(*shown = strdup(saved[0] ? saved : name)))
 		rc = jh_err(err, sizeof(err), JH_ENOMEM, "out of memory");
 	if (rc) {
@@ -337,11 +373,47 @@ static int open_caches(struct driver *r, const struct cli *c, char *why, size_t 
 	return EXIT_OK;
 }
 
+/* The symbolizer's options for a load, and the names of JIT code in *PM
+ * (--perf-map, else the first dump's own perf map).  Returns an exit
+ * status. */
+static int symbolize_setup(struct driver *r, const char *binary, const char *const *paths,
+			   size_t npaths, const struct cli *c, struct symbolize_options *so,
+			   struct perfmap **pm)
+{
+	char err[1024];
+	*so = (struct symbolize_options){
+		.binary = binary, .lib_prefixes = c->lib_prefixes,
+		.cache = r->dc, .note = driver_debug_on("cache") ? driver_note : NULL,
+		.no_symbolize = c->no_symbolize, .warn = driver_warn, .ctx = r,
+		.progress = symbolize_progress,
+		.symcache_opts = { .debuginfo_dirs = c->debuginfo_dirs },
+		.ranges = driver_needs_ranges(c) || r->want_ranges,
+	};
+	*pm = NULL;
+	if (!c->no_symbolize && c->perf_map &&
+	    perfmap_open(c->perf_map, (uid_t)-1, pm, err, sizeof(err))) {
+		fprintf(stderr, "jheap: --perf-map: %s\n", err);
+		return EXIT_DATA;
+	}
+	if (!c->no_symbolize && !c->perf_map && npaths && !remote_is_url(paths[0])) {
+		char why[1200];
+		if (perfmap_for_dump(paths[0], pm, why, sizeof(why)) == JH_ENOMEM) {
+			fprintf(stderr, "jheap: out of memory\n");
+			return EXIT_DATA;
+		}
+		if (why[0])
+			driver_warn(r, why);
+	}
+	so->perfmap = *pm;
+	return EXIT_OK;
+}
+
 int driver_load(struct driver *r, const char *binary, const char *const *paths,
 		size_t npaths, const struct cli *c)
 {
 	char err[1024];
 	struct profile p;
+	struct perfmap *pm = NULL;
 	if (profile_init(&p)) {
 		fprintf(stderr, "jheap: out of memory\n");
 		return EXIT_DATA;
@@ -373,15 +445,46 @@ int driver_load(struct driver *r, const char *binary, const char *const *paths,
 		r->pre_dc = r->dc;
 		r->pre_binary = binary;
 	}
-	for (size_t i = 0; i < npaths && !rc; i++) {
-		rc = load(r, &p, paths[i], 1, &shown[i]);
+	/* where each input's samples came from (cli/inlabels.h); PATHS[0]
+	 * is c->args[args0] when PATHS are the command line's */
+	struct inlabels il;
+	if (inlabels_init(&il, c, err, sizeof(err))) {
+		fprintf(stderr, "jheap: %s\n", err);
+		rc = EXIT_USAGE;
+		goto out;
+	}
+	size_t args0 = c->nargs;
+	for (size_t i = 0; i < c->nargs; i++)
+		if (c->args + i == (const char **)paths)
+			args0 = i;
+	bool skip = fleet_skips(c, npaths);
+	struct symbolize_options so;
+	rc = symbolize_setup(r, binary, paths, npaths, c, &so, &pm);
+	bool streamed = !rc && fleet_wanted(c, paths, npaths);
+	struct symbolize_stats st;
+	if (streamed)
+		rc = fleet_load(r, &p, paths, npaths, args0, c, &il, &so, &st, shown);
+	for (size_t i = 0; i < npaths && !rc && !streamed; i++) {
+		rc = load(r, &p, paths[i], 1, &shown[i], &il, args0 + i, skip);
 		if (!rc && c->growth && growth_snapshot(&r->g, &p)) {
 			fprintf(stderr, "jheap: out of memory\n");
 			rc = EXIT_DATA;
 		}
 	}
-	for (size_t i = 0; i < c->nbases && !rc; i++)
-		rc = load(r, &p, c->bases[i], -1, NULL);
+	for (size_t i = 0; i < c->nbases && !rc && !streamed; i++)
+		rc = load(r, &p, c->bases[i], -1, NULL, &il, i, skip);
+	inlabels_release(&il);
+	/* the names of the profiles read, skipped ones left out */
+	size_t nshown = 0;
+	for (size_t i = 0; i < npaths; i++)
+		if (shown[i])
+			shown[nshown++] = shown[i];
+	for (size_t i = nshown; i <= npaths; i++)
+		shown[i] = NULL;
+	if (!rc && !nshown && skip && r->degraded) {
+		fprintf(stderr, "jheap: none of the profiles could be read\n");
+		rc = EXIT_DATA;
+	}
 	symbolize_preload_finish(r->pre);
 	r->pre = NULL;
 	r->pre_sc = NULL;
@@ -423,39 +526,12 @@ int driver_load(struct driver *r, const char *binary, const char *const *paths,
 		rc = EXIT_DATA;
 		goto out;
 	}
-	struct symbolize_options so = {
-		.binary = binary, .lib_prefixes = c->lib_prefixes,
-		.cache = r->dc, .note = driver_debug_on("cache") ? driver_note : NULL,
-		.no_symbolize = c->no_symbolize, .warn = driver_warn, .ctx = r,
-		.progress = symbolize_progress,
-		.symcache_opts = { .debuginfo_dirs = c->debuginfo_dirs },
-		.ranges = driver_needs_ranges(c) || r->want_ranges,
-	};
-	/* names of JIT code: --perf-map, else the first dump's own */
-	struct perfmap *pm = NULL;
-	if (!c->no_symbolize && c->perf_map &&
-	    perfmap_open(c->perf_map, (uid_t)-1, &pm, err, sizeof(err))) {
-		fprintf(stderr, "jheap: --perf-map: %s\n", err);
-		rc = EXIT_DATA;
-		goto out;
-	}
-	if (!c->no_symbolize && !c->perf_map && npaths && !remote_is_url(paths[0])) {
-		char why[1200];
-		if (perfmap_for_dump(paths[0], &pm, why, sizeof(why)) == JH_ENOMEM) {
-			fprintf(stderr, "jheap: out of memory\n");
-			rc = EXIT_DATA;
-			goto out;
-		}
-		if (why[0])
-			driver_warn(r, why);
-	}
-	so.perfmap = pm;
-	struct symbolize_stats st;
 	uint32_t *remap = NULL;
-	int src = symbolize_profile(&p, r->sc, &so, &st, err, sizeof(err));
+	int src = streamed ? 0 : symbolize_profile(&p, r->sc, &so, &st, err, sizeof(err));
 	perfmap_free(pm);
+	pm = NULL;
 	if (src ||
-	    (profile_fold_by_symbol(&p, c->gran == GRAN_ADDRESSES, &remap) &&
+	    (!streamed && profile_fold_by_symbol(&p, c->gran == GRAN_ADDRESSES, &remap) &&
 	     jh_err(err, sizeof(err), JH_ENOMEM, "out of memory")) ||
 	    (c->growth && growth_finish(&r->g, &p, remap) && jh_err(err, sizeof(err), JH_ENOMEM, "out of memory"))) {
 		fprintf(stderr, "jheap: %s\n", err);
@@ -503,6 +579,7 @@ int driver_load(struct driver *r, const char *binary, const char *const *paths,
 	r->noted = c->no_symbolize;
 	return EXIT_OK;
 out:
+	perfmap_free(pm);
 	if (shown)
 		for (size_t i = 0; i < npaths; i++)
 			free(shown[i]);

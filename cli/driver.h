@@ -148,6 +148,13 @@ int driver_show(struct driver *d, const struct cli *o, const char *path);
  * it cannot be used). */
 struct diskcache *driver_open_cache(struct driver *d, const struct symcache *sc);
 
+/* The progress line on a terminal (after JHEAP_PROGRESS_AFTER seconds,
+ * not with --quiet): "jheap: " and FMT, over the line before; and its
+ * clearing, before other messages or at the end. */
+__attribute__((format(printf, 2, 3)))
+void driver_progress(struct driver *d, const char *fmt, ...);
+void driver_progress_clear(struct driver *d);
+
 /* Prints "jheap: warning: MSG" unless --quiet (after clearing the progress
  * line); CTX is the driver. */
 void driver_warn(void *ctx, const char *msg);

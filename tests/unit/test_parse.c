@@ -1,6 +1,7 @@
 /* Parser and unsampling: values checked against jeprof's figures in
  * spec/jeprof-format.md section 2 and against hand-computed expectations. */
 #include <math.h>
+#include "analyzer/merge.h"
 #include "analyzer/parse.h"
 #include "analyzer/unsample.h"
 #include "unit.h"
