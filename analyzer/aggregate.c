@@ -750,11 +750,82 @@ static int thread_values(struct aggregate *a, const struct profile *p, int64_t u
 	return 0;
 }
 
+/* Whether label set ID of P has a label (named KEY, KEYLEN bytes, or any
+ * when KEYLEN is 0) whose value RE matches: 1, 0, or JH_ELIMIT. */
+static int tag_matches(struct aggregate *a, const struct profile *p, uint32_t id,
+		       const char *key, size_t keylen, struct pattern *re)
+{
+	size_t n;
+	const struct pf_label *l = labeltab_get(&p->labels, id, &n);
+	for (size_t i = 0; i < n; i++) {
+		const char *k = strtab_get(&p->strs, l[i].key);
+		if (keylen && (strlen(k) != keylen || memcmp(k, key, keylen)))
+			continue;
+		int m = pattern_match(re, strtab_get(&p->strs, l[i].value), a->errmsg,
+				      sizeof(a->errmsg));
+		if (m)
+			return m;
+	}
+	return 0;
+}
+
+/* SPEC's key ("KEY=RE": its length, the RE after it) or none (0). */
+static size_t tag_key(const char *spec, const char **re)
+{
+	size_t n = 0;
+	while (spec[n] && (spec[n] == '_' || spec[n] == '-' || spec[n] == '.' ||
+			   (spec[n] >= '0' && spec[n] <= '9') || ((spec[n] | 32) >= 'a' && (spec[n] | 32) <= 'z')))
+		n++;
+	if (n && spec[n] == '=') {
+		*re = spec + n + 1;
+		return n;
+	}
+	*re = spec;
+	return 0;
+}
+
+/* --tagfocus, --tagignore: which samples are kept, decided once per
+ * label set. */
+static int tag_filter(struct aggregate *a, const struct profile *p, const struct agg_options *o)
+{
+	const char *spec[2] = { o->tagfocus, o->tagignore }, *re[2], *opt[2] = { "tagfocus", "tagignore" };
+	size_t keylen[2] = { 0, 0 };
+	struct pattern *pat[2] = { NULL, NULL };
+	int rc = 0;
+	for (int k = 0; k < 2 && !rc; k++)
+		if (spec[k]) {
+			keylen[k] = tag_key(spec[k], &re[k]);
+			rc = pattern_compile(&pat[k], opt[k], re[k], a->errmsg, sizeof(a->errmsg));
+		}
+	size_t nsets = p->labels.nsets;
+	uint8_t *setkeep = rc ? NULL : malloc(nsets + 1);
+	if (!rc && (!setkeep || !(a->keep = malloc(p->nsamples + 1))))
+		rc = JH_ENOMEM;
+	for (size_t i = 0; i < nsets && !rc; i++) {
+		int f = pat[0] ? tag_matches(a, p, (uint32_t)i, spec[0], keylen[0], pat[0]) : 1;
+		int g = f > 0 && pat[1] ? tag_matches(a, p, (uint32_t)i, spec[1], keylen[1], pat[1]) : 0;
+		if (f < 0 || g < 0)
+			rc = JH_ELIMIT;
+		setkeep[i] = f > 0 && !g;
+	}
+	for (size_t s = 0; s < p->nsamples && !rc; s++)
+		a->keep[s] = p->samples[s].labels < nsets && setkeep[p->samples[s].labels];
+	free(setkeep);
+	pattern_free(pat[0]);
+	pattern_free(pat[1]);
+	return rc;
+}
+
 int aggregate_build(struct aggregate *a, const struct profile *p, const struct agg_options *o)
 {
 	memset(a, 0, sizeof(*a));
 	if (o->one_thread && thread_values(a, p, o->thread_uid))
 		return JH_ENOMEM;
+	if (o->tagfocus || o->tagignore) {
+		int trc = tag_filter(a, p, o);
+		if (trc)
+			return trc;
+	}
 	struct filters f = { .a = a };
 	int rc = compile(a, "focus", o->focus, &f.focus);
 	if (!rc)
@@ -799,6 +870,7 @@ void aggregate_release(struct aggregate *a)
 	free(a->goruntime);
 	free(a->order);
 	free(a->values);
+	free(a->keep);
 	memset(a, 0, sizeof(*a));
 }
 

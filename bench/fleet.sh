@@ -145,6 +145,11 @@ if [ -n "$JEPROF" ]; then
 	run jeprof "$JEPROF" --text "$PROG" "${A[0]}"
 fi
 
+{
+	echo "sum ${T[sum]} ${M[sum]}"
+	echo "sumc ${T[sumc]} ${M[sumc]}"
+	echo "base ${T[base]} ${M[base]}"
+} >"$OUT/summary"
 met() { awk -v t="$1" -v m="$2" 'BEGIN { print (t != "failed" && t + 0 < 30 && m + 0 < 1024) ? "met" : "**not met**" }'; }
 echo "$n_all dumps of $STACKS stacks ($fleet_mb MB): $PROCS processes of each of two builds of the generated program (release B: the same code but $(echo "$GROWN" | wc -w) files whose leaf allocations are three times larger, linked in the reverse order), each process with its own address layout, $DUMPS dumps each (bench/dumptool.c fleet).  Each dump names its own program in its maps; no BINARY argument.  Wall time and peak RSS of one run each, cold (--no-cache)."
 echo ""

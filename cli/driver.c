@@ -739,6 +739,7 @@ static struct aggregate *cached_for(struct driver *r, const struct agg_options *
 		    k->keep_allocator == ao->keep_allocator && same_re(k->focus, ao->focus) &&
 		    same_re(k->ignore, ao->ignore) && same_re(k->retain, ao->retain) &&
 		    same_re(k->exclude, ao->exclude) && same_re(k->allocator, ao->allocator) &&
+		    same_re(k->tagfocus, ao->tagfocus) && same_re(k->tagignore, ao->tagignore) &&
 		    k->one_thread == ao->one_thread &&
 		    (!k->one_thread || k->thread_uid == ao->thread_uid)) {
 			struct driver_agg hit = r->aggs[i];
@@ -753,7 +754,7 @@ static struct aggregate *cached_for(struct driver *r, const struct agg_options *
 static void agg_release(struct driver_agg *e)
 {
 	aggregate_release(&e->agg);
-	for (int i = 0; i < 5; i++)
+	for (int i = 0; i < 7; i++)
 		free(e->res[i]);
 }
 
@@ -771,8 +772,9 @@ static void drop_cached(struct driver *r)
 static void keep_cached(struct driver *r, struct aggregate *a, const struct agg_options *ao)
 {
 	struct driver_agg e = { .agg = *a, .key = *ao };
-	const char *res[5] = { ao->focus, ao->ignore, ao->retain, ao->exclude, ao->allocator };
-	for (int i = 0; i < 5; i++)
+	const char *res[7] = { ao->focus, ao->ignore, ao->retain, ao->exclude, ao->allocator,
+			       ao->tagfocus, ao->tagignore };
+	for (int i = 0; i < 7; i++)
 		if (res[i] && !(e.res[i] = strdup(res[i]))) {
 			agg_release(&e);
 			return;
@@ -782,6 +784,8 @@ static void keep_cached(struct driver *r, struct aggregate *a, const struct agg_
 	e.key.retain = e.res[2];
 	e.key.exclude = e.res[3];
 	e.key.allocator = e.res[4];
+	e.key.tagfocus = e.res[5];
+	e.key.tagignore = e.res[6];
 	if (r->naggs == DRIVER_AGGS)
 		agg_release(&r->aggs[--r->naggs]);
 	memmove(r->aggs + 1, r->aggs, r->naggs * sizeof(*r->aggs));
@@ -798,6 +802,7 @@ static int report_one(struct driver *r, const struct cli *c, const struct profil
 		.value = c->value, .gran = c->gran, .full_names = c->full_names,
 		.keep_allocator = c->keep_allocator, .focus = c->focus, .ignore = c->ignore,
 		.retain = c->retain, .exclude = c->exclude, .allocator = c->allocator,
+		.tagfocus = c->tagfocus, .tagignore = c->tagignore,
 		.one_thread = uid != NULL, .thread_uid = uid ? *uid : 0,
 	};
 	struct aggregate own, *a = &own, *kept;

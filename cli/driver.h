@@ -54,7 +54,7 @@ struct disasm_cache;
 struct driver_agg {
 	struct aggregate agg;
 	struct agg_options key;
-	char *res[5];
+	char *res[7];
 };
 
 struct driver {

@@ -35,6 +35,10 @@
  *   values) is written once without labels; so is every stack with --base
  *   (thread ids of two runs are unrelated).  With --thread=N the samples
  *   hold that thread's values already and all carry its label.
+ * - Where a sample came from: its labels (--label, --label-from-path:
+ *   analyzer/labels.h) follow, one Label with key and str each, so that
+ *   go tool pprof -tags and -tagfocus, and the servers that read pprof
+ *   (Pyroscope, Parca, Grafana), see them.
  * - Mappings: one per run of consecutive executable maps lines of one file
  *   (contiguous in memory and in the file), with the real start, limit and
  *   offset, the main program first, ids 1..N; locations and functions are
@@ -288,6 +292,17 @@ static void emit(struct pw *w, uint32_t si, const int64_t *v,
 	pbenc_packed_int64(&w->e, SAMPLE_VALUE, v, (size_t)w->nvals);
 	for (int i = 0; i < nlabels; i++) {
 		uint32_t key = str(w, keys[i]), val = str(w, vals[i]);
+		size_t l = pbenc_begin(&w->e, SAMPLE_LABEL);
+		pbenc_int64(&w->e, LABEL_KEY, key);
+		pbenc_int64(&w->e, LABEL_STR, val);
+		pbenc_end(&w->e, l);
+	}
+	/* where the sample came from (--label, --label-from-path) */
+	size_t nl;
+	const struct pf_label *own = labeltab_get(&w->p->labels, s->labels, &nl);
+	for (size_t i = 0; i < nl; i++) {
+		uint32_t key = str(w, strtab_get(&w->p->strs, own[i].key));
+		uint32_t val = str(w, strtab_get(&w->p->strs, own[i].value));
 		size_t l = pbenc_begin(&w->e, SAMPLE_LABEL);
 		pbenc_int64(&w->e, LABEL_KEY, key);
 		pbenc_int64(&w->e, LABEL_STR, val);
