@@ -76,6 +76,7 @@ struct cg {
 	size_t nents, cap_ents;
 	struct cg_slot *slots;   /* nslots, a power of two */
 	size_t nslots;
+	uint32_t *srank;         /* per string: its place in byte order */
 	int nevents;
 };
 
@@ -237,11 +238,6 @@ static int64_t find_ent(struct cg *c, uint32_t frame, uint32_t callee)
 	return (int64_t)c->nents - 1;
 }
 
-static void prefetch_ent(const struct cg *c, uint32_t frame, uint32_t callee)
-{
-	__builtin_prefetch(&c->slots[slot_of(frame, callee, c->nslots - 1)]);
-}
-
 static void add_cost(struct cg *c, uint32_t id, const double cost[2], double calls)
 {
 	c->ents[id].cost[0] += cost[0];
@@ -255,46 +251,79 @@ static enum pf_value objects_of(enum pf_value v)
 }
 
 /* A distinct call path (the frames of one or more samples, leaf first)
- * and the sums of its samples. */
+ * and the sums of its samples.  Its frames are not kept: they are made
+ * again from its first sample when needed (a million paths of thirty
+ * frames would be 120 MB to hold, and as many page faults). */
 struct cg_path {
-	uint32_t frame0, nframes;   /* into cg_paths.frames */
+	uint32_t sample;            /* the first sample with this path */
 	double v, objects;
 };
 
 struct cg_paths {
+	const struct cg *c;
 	struct cg_path *p;
 	size_t n, cap;
-	uint32_t *frames;            /* positions, ids in cg.frames */
-	size_t nframes, cap_frames;
 	struct idmap index;
 	const uint32_t *key;         /* the path being looked up */
 	size_t nkey;
+	uint32_t *other;             /* a path's frames, made again to compare */
+	size_t cap_other;
+	uint32_t fr_alloc, fr_none;  /* the positions of the pseudo frames */
+	int rc;
 };
+
+/* The positions of sample SI's path, leaf first, into *ST: the stack
+ * after the allocator cut, or a pseudo frame when nothing is left (the
+ * cost stays in the totals, as --text's Total line keeps it).  Returns
+ * their count, or 0 when out of memory. */
+static size_t sample_path(const struct cg_paths *ps, uint32_t si, uint32_t **st, size_t *cap)
+{
+	const struct cg *c = ps->c;
+	const struct profile *p = c->r->p;
+	const struct pf_sample *s = &p->samples[si];
+	size_t n = 0;
+	uint32_t skip;
+	uint32_t start = aggregate_stack_start(c->r->a, p, si, &skip);
+	for (uint32_t i = start; i < s->depth; i++, skip = 0) {
+		uint32_t loc = p->stacks[s->stack0 + i];
+		size_t f0 = c->loc_frame0[loc] + skip, nf = c->loc_frame0[loc + 1] - f0;
+		if (jh_grow(st, cap, n + nf, sizeof(**st)))
+			return 0;
+		/* a location has one position or two: a loop beats a call */
+		for (size_t k = 0; k < nf; k++)
+			(*st)[n + k] = c->lf[f0 + k];
+		n += nf;
+	}
+	if (n == 0) {
+		if (jh_grow(st, cap, 1, sizeof(**st)))
+			return 0;
+		(*st)[0] = s->depth ? ps->fr_alloc : ps->fr_none;
+		n = 1;
+	}
+	return n;
+}
 
 static int path_eq(const void *ctx, uint32_t id)
 {
-	const struct cg_paths *ps = ctx;
-	const struct cg_path *p = &ps->p[id];
-	return p->nframes == ps->nkey &&
-	       !memcmp(ps->frames + p->frame0, ps->key, ps->nkey * sizeof(*ps->key));
+	struct cg_paths *ps = (struct cg_paths *)ctx;
+	size_t n = sample_path(ps, ps->p[id].sample, &ps->other, &ps->cap_other);
+	if (!n)
+		ps->rc = JH_ENOMEM;
+	return n == ps->nkey && !memcmp(ps->other, ps->key, n * sizeof(*ps->key));
 }
 
-static int path_add(struct cg_paths *ps, const uint32_t *st, size_t n, double v,
+static int path_add(struct cg_paths *ps, uint32_t si, const uint32_t *st, size_t n, double v,
 		    double objects)
 {
 	uint64_t h = jh_mix64(jh_hash_fast(st, n * sizeof(*st), 0));
 	ps->key = st;
 	ps->nkey = n;
 	uint32_t id = idmap_find(&ps->index, h, path_eq, ps);
+	if (ps->rc)
+		return ps->rc;
 	if (id == UINT32_MAX) {
-		if (jh_grow(&ps->frames, &ps->cap_frames, ps->nframes + n, sizeof(*st)))
-			return JH_ENOMEM;
-		if (ps->nframes + n > UINT32_MAX || ps->n >= UINT32_MAX - 1)
-			return JH_ENOMEM;
-		memcpy(ps->frames + ps->nframes, st, n * sizeof(*st));
-		struct cg_path np = { (uint32_t)ps->nframes, (uint32_t)n, 0, 0 };
-		ps->nframes += n;
-		if (JH_PUSH(ps->p, ps->n, ps->cap, np) ||
+		struct cg_path np = { si, 0, 0 };
+		if (ps->n >= UINT32_MAX - 1 || JH_PUSH(ps->p, ps->n, ps->cap, np) ||
 		    idmap_put(&ps->index, h, (uint32_t)(ps->n - 1)))
 			return JH_ENOMEM;
 		id = (uint32_t)(ps->n - 1);
@@ -317,51 +346,26 @@ static int build_paths(struct cg *c, struct cg_paths *ps)
 	int64_t f_none = fn_id(c, STACKS_NO_FRAMES, "??", 0);
 	int64_t u = intern(c, "??");
 	int rc = f_alloc < 0 || f_none < 0 || u < 0 ? JH_ENOMEM : 0;
-	/* the positions of the two pseudo frames */
-	uint32_t fr_alloc = 0, fr_none = 0;
 	if (!rc) {
 		struct cg_frame fa = { (uint32_t)f_alloc, (uint32_t)u, 0 };
 		struct cg_frame fn = { (uint32_t)f_none, (uint32_t)u, 0 };
 		size_t was = c->nlf;
 		rc = push_frame(c, &fa) || push_frame(c, &fn) ? JH_ENOMEM : 0;
 		if (!rc) {
-			fr_alloc = c->lf[was];
-			fr_none = c->lf[was + 1];
+			ps->fr_alloc = c->lf[was];
+			ps->fr_none = c->lf[was + 1];
 		}
 		c->nlf = was;
 	}
+	if (!rc && idmap_reserve(&ps->index, p->nsamples))
+		rc = JH_ENOMEM;
 	for (size_t si = 0; si < p->nsamples && !rc; si++) {
-		const struct pf_sample *s = &p->samples[si];
 		const double *sv = aggregate_values(a, p, (uint32_t)si);
 		double v = sv[c->r->value];
 		if (v == 0)
 			continue;
-		/* the stack after the outermost allocator location */
-		size_t n = 0;
-		uint32_t skip;
-		uint32_t start = aggregate_stack_start(a, p, (uint32_t)si, &skip);
-		for (uint32_t i = start; i < s->depth; i++, skip = 0) {
-			uint32_t loc = p->stacks[s->stack0 + i];
-			size_t f0 = c->loc_frame0[loc] + skip, nf = c->loc_frame0[loc + 1] - f0;
-			if (jh_grow(&st, &cap, n + nf, sizeof(*st))) {
-				rc = JH_ENOMEM;
-				break;
-			}
-			memcpy(st + n, c->lf + f0, nf * sizeof(*st));
-			n += nf;
-		}
-		if (rc)
-			break;
-		if (n == 0) {
-			/* keep the cost in the totals, as --text's Total line does */
-			if (jh_grow(&st, &cap, 1, sizeof(*st))) {
-				rc = JH_ENOMEM;
-				break;
-			}
-			st[0] = s->depth ? fr_alloc : fr_none;
-			n = 1;
-		}
-		rc = path_add(ps, st, n, v, sv[objects_of(c->r->value)]);
+		size_t n = sample_path(ps, (uint32_t)si, &st, &cap);
+		rc = n ? path_add(ps, (uint32_t)si, st, n, v, sv[objects_of(c->r->value)]) : JH_ENOMEM;
 	}
 	free(st);
 	return rc;
@@ -377,16 +381,31 @@ static int add_paths(struct cg *c, const struct cg_paths *ps)
 	uint32_t *seen = calloc(c->nfns + 1, sizeof(*seen));
 	uint32_t *ids = NULL;
 	size_t cap = 0;
-	if (!seen)
+	/* per position: its self entry + 1, its last call's entry + 1 and
+	 * that call's callee */
+	uint32_t *memo_self = calloc(c->nframes + 1, sizeof(uint32_t));
+	uint32_t *memo_ent = calloc(c->nframes + 1, sizeof(uint32_t));
+	uint32_t *memo_callee = calloc(c->nframes + 1, sizeof(uint32_t));
+	if (!seen || !memo_self || !memo_ent || !memo_callee) {
+		free(seen);
+		free(memo_self);
+		free(memo_ent);
+		free(memo_callee);
 		return JH_ENOMEM;
+	}
 	int rc = 0;
 	const struct cg_frame *fr = c->frames;
+	uint32_t *st = NULL;
+	size_t cap_st = 0;
 	for (size_t pi = 0; pi < ps->n && !rc; pi++) {
 		const struct cg_path *path = &ps->p[pi];
-		const uint32_t *st = ps->frames + path->frame0;
-		size_t n = path->nframes;
 		if (path->v == 0)
 			continue;
+		size_t n = sample_path(ps, path->sample, &st, &cap_st);
+		if (!n) {
+			rc = JH_ENOMEM;
+			break;
+		}
 		if (jh_grow(&ids, &cap, n, sizeof(*ids))) {
 			rc = JH_ENOMEM;
 			break;
@@ -397,16 +416,25 @@ static int add_paths(struct cg *c, const struct cg_paths *ps)
 			cost[1] = -path->v;
 		}
 		/* ids[n - 1]: the self cost; ids[i]: the call from st[i + 1]
-		 * to st[i]'s function */
-		prefetch_ent(c, st[0], CG_SELF);
-		for (size_t i = n - 1; i-- > 0;)
-			prefetch_ent(c, st[i + 1], fr[st[i]].fn);
-		int64_t id = find_ent(c, st[0], CG_SELF);
+		 * to st[i]'s function.  A position (a call site's line)
+		 * almost always calls one function: the last entry of each
+		 * position is kept, and the table is searched only when the
+		 * callee differs */
+		int64_t id = 0;
 		for (size_t i = n; id >= 0 && i-- > 0;) {
+			uint32_t pos = i == n - 1 ? st[0] : st[i + 1];
+			uint32_t callee = i == n - 1 ? CG_SELF : fr[st[i]].fn;
+			uint32_t *me = i == n - 1 ? &memo_self[pos] : &memo_ent[pos];
+			if (*me && (i == n - 1 || memo_callee[pos] == callee)) {
+				id = *me - 1;
+			} else {
+				id = find_ent(c, pos, callee);
+				*me = (uint32_t)id + 1;
+				if (i != n - 1)
+					memo_callee[pos] = callee;
+			}
 			ids[i] = (uint32_t)id;
 			__builtin_prefetch(&c->ents[id]);
-			if (i)
-				id = find_ent(c, st[i], fr[st[i - 1]].fn);
 		}
 		if (id < 0) {
 			rc = (int)id;
@@ -427,20 +455,24 @@ static int add_paths(struct cg *c, const struct cg_paths *ps)
 			add_cost(c, ids[i], inner ? none : cost, fabs(path->objects));
 		}
 	}
+	free(st);
 	free(ids);
 	free(seen);
+	free(memo_self);
+	free(memo_ent);
+	free(memo_callee);
 	return rc;
 }
 
 static int add_samples(struct cg *c)
 {
-	struct cg_paths ps = { 0 };
+	struct cg_paths ps = { .c = c };
 	idmap_init(&ps.index);
 	int rc = build_paths(c, &ps);
 	if (!rc)
 		rc = add_paths(c, &ps);
 	free(ps.p);
-	free(ps.frames);
+	free(ps.other);
 	idmap_release(&ps.index);
 	return rc;
 }
@@ -455,6 +487,33 @@ static int cmp_fns(const void *x, const void *y, void *arg)
 	return d;
 }
 
+static int cmp_strs(const void *x, const void *y, void *arg)
+{
+	const struct cg *c = arg;
+	return strcmp(strtab_get(&c->strs, *(const uint32_t *)x),
+		      strtab_get(&c->strs, *(const uint32_t *)y));
+}
+
+/* c->srank: every string's place in byte order, so that the entries
+ * sort by numbers (a million of them, a strcmp on every tie). */
+static int rank_strings(struct cg *c)
+{
+	size_t n = c->strs.len;
+	uint32_t *order = malloc((n + 1) * sizeof(*order));
+	c->srank = malloc((n + 1) * sizeof(*c->srank));
+	if (!order || !c->srank) {
+		free(order);
+		return JH_ENOMEM;
+	}
+	for (size_t i = 0; i < n; i++)
+		order[i] = (uint32_t)i;
+	jh_qsort_r(order, n, sizeof(*order), cmp_strs, c);
+	for (size_t i = 0; i < n; i++)
+		c->srank[order[i]] = (uint32_t)i;
+	free(order);
+	return 0;
+}
+
 /* Entries by function, then positions in the function's own file first,
  * then file, line, self before calls, callee. */
 static int cmp_ents(const void *x, const void *y, void *arg)
@@ -467,9 +526,8 @@ static int cmp_ents(const void *x, const void *y, void *arg)
 	bool oe = e->file != fe->file, of = f->file != ff->file;
 	if (oe != of)
 		return oe ? 1 : -1;
-	int d = strcmp(strtab_get(&c->strs, e->file), strtab_get(&c->strs, f->file));
-	if (d)
-		return d;
+	if (e->file != f->file)
+		return c->srank[e->file] < c->srank[f->file] ? -1 : 1;
 	if (e->line != f->line)
 		return e->line < f->line ? -1 : 1;
 	if (e->callee != f->callee) {
@@ -612,6 +670,9 @@ int output_callgrind(FILE *out, const struct report *r, char *err, size_t errlen
 		jh_qsort_r(order, c.nfns, sizeof(*order), cmp_fns, &c);
 		for (size_t i = 0; i < c.nfns; i++)
 			c.fns[order[i]].rank = (uint32_t)i;
+		rc = rank_strings(&c);
+	}
+	if (!rc) {
 		jh_qsort_r(c.ents, c.nents, sizeof(*c.ents), cmp_ents, &c);
 		write_header(out, &c);
 		fputc('\n', out);
@@ -628,6 +689,7 @@ int output_callgrind(FILE *out, const struct report *r, char *err, size_t errlen
 	free(c.ents);
 	free(c.lf);
 	free(c.slots);
+	free(c.srank);
 	idmap_release(&c.fn_index);
 	idmap_release(&c.frame_index);
 	strtab_release(&c.strs);

@@ -47,6 +47,13 @@ int output_collapsed(FILE *out, const struct report *r, char *err, size_t errlen
 	 * distinct lines (no name holds ';'): one line each. */
 	for (size_t i = 0; i < st.n; i++) {
 		const struct stack *s = &st.s[i];
+		/* the stacks are in order, their frames where they were made:
+		 * start loading a later stack's */
+		if (i + 8 < st.n) {
+			const uint32_t *later = st.frames + st.s[i + 8].frame0;
+			__builtin_prefetch(later);
+			__builtin_prefetch(later + 16);
+		}
 		double after = rounded(s->value), before = r->diff ? rounded(s->before) : 0;
 		if (after == 0 && before == 0)
 			continue;

@@ -103,6 +103,11 @@ static int build_tree(struct tree *t, const struct stacks *st)
 	for (size_t i = 0; i < st->n && !rc; i++) {
 		const struct stack *s = &st->s[i];
 		const uint32_t *f = st->frames + s->frame0;
+		if (i + 8 < st->n) {
+			const uint32_t *later = st->frames + st->s[i + 8].frame0;
+			__builtin_prefetch(later);
+			__builtin_prefetch(later + 16);
+		}
 		size_t same = 0;
 		while (same + 1 < b.plen && same < s->nframes && t->n[b.path[same + 1]].name == f[same])
 			same++;

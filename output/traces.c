@@ -256,6 +256,11 @@ int output_traces(FILE *out, const struct report *r, char *err, size_t errlen)
 	obuf_init(o, out);
 	for (size_t i = 0; i < ts.n; i++) {
 		const struct trace *t = &ts.t[i];
+		if (i + 8 < ts.n) {
+			const uint32_t *later = ts.keys + ts.t[i + 8].key0;
+			__builtin_prefetch(later);
+			__builtin_prefetch(later + 16);
+		}
 		obuf_write(o, separator, sizeof(separator) - 1);
 		obuf_putc(o, '\n');
 		if (r->thread) {
