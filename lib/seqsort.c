@@ -1,8 +1,14 @@
 /* Multikey quicksort of number sequences (see seqsort.h). */
 #include "lib/seqsort.h"
+#include <stdbool.h>
+#include "lib/threads.h"
 
 /* Groups this small are sorted by insertion, comparing whole sequences. */
 #define SMALL 12
+/* Arrays of this many items or more are sorted in two threads; at most
+ * this many parts are made for them. */
+#define SEQSORT_SPLIT_MIN 65536
+#define SEQSORT_TASKS 200
 
 /* The element at depth D of item IT, plus one; 0 past its end, so that a
  * sequence comes before the longer ones it begins. */
@@ -154,8 +160,93 @@ static void mkqs(struct seqsort_item *a, size_t n, size_t d, const uint32_t *sym
 	}
 }
 
+/* A part of the array left to sort: its items agree on their first D
+ * elements and their keys are loaded. */
+struct task {
+	struct seqsort_item *a;
+	size_t n, d;
+};
+
+/* The parts one thread sorts. */
+struct bin {
+	struct task t[SEQSORT_TASKS];
+	size_t nt, items;
+	const uint32_t *syms;
+};
+
+static void *run_bin(void *arg)
+{
+	struct bin *b = arg;
+	for (size_t i = 0; i < b->nt; i++)
+		mkqs(b->t[i].a, b->t[i].n, b->t[i].d, b->syms);
+	return NULL;
+}
+
+/* The two-thread sort: the largest part is partitioned as mkqs() would
+ * until no part holds most of the items (stacks share their first frames,
+ * so the first steps split nothing), then the parts go to two threads,
+ * the largest first to the one with fewer items.  The parts are disjoint
+ * ranges of the array, each sorted as one thread would sort it: the
+ * result is the same. */
+static void sort_two(struct seqsort_item *items, size_t n, const uint32_t *syms)
+{
+	struct task t[SEQSORT_TASKS];
+	size_t nt = 1;
+	t[0] = (struct task){ items, n, 0 };
+	for (int step = 0; step < 64 && nt + 3 <= SEQSORT_TASKS; step++) {
+		size_t big = 0;
+		for (size_t i = 1; i < nt; i++)
+			if (t[i].n > t[big].n)
+				big = i;
+		struct task b = t[big];
+		if (b.n <= n / 2 + n / 8 || b.n <= SMALL)
+			break;
+		uint32_t pv = median3(b.a[0].key, b.a[b.n / 2].key, b.a[b.n - 1].key);
+		size_t lt = 0, i = 0, gt = b.n;
+		while (i < gt) {
+			uint32_t sv = b.a[i].key;
+			if (sv < pv)
+				swap(b.a, lt++, i++);
+			else if (sv > pv)
+				swap(b.a, i, --gt);
+			else
+				i++;
+		}
+		t[big] = t[--nt];
+		if (lt)
+			t[nt++] = (struct task){ b.a, lt, b.d };
+		if (b.n > gt)
+			t[nt++] = (struct task){ b.a + gt, b.n - gt, b.d };
+		if (gt > lt) {
+			if (pv == 0) {
+				by_id(b.a + lt, gt - lt);
+			} else {
+				load_keys(b.a + lt, gt - lt, b.d + 1, syms);
+				t[nt++] = (struct task){ b.a + lt, gt - lt, b.d + 1 };
+			}
+		}
+	}
+	struct bin bins[2] = { { .syms = syms }, { .syms = syms } };
+	bool used[SEQSORT_TASKS] = { false };
+	for (size_t k = 0; k < nt; k++) {
+		size_t big = SIZE_MAX;
+		for (size_t i = 0; i < nt; i++)
+			if (!used[i] && (big == SIZE_MAX || t[i].n > t[big].n))
+				big = i;
+		used[big] = true;
+		struct bin *to = bins[0].items <= bins[1].items ? &bins[0] : &bins[1];
+		to->t[to->nt++] = t[big];
+		to->items += t[big].n;
+	}
+	jh_run_two(run_bin, &bins[0], run_bin, &bins[1], true);
+}
+
 void seqsort(struct seqsort_item *items, size_t n, const uint32_t *syms)
 {
 	load_keys(items, n, 0, syms);
-	mkqs(items, n, 0, syms);
+	/* JHEAP_THREADS set: small arrays too, for the tests */
+	if ((n >= SEQSORT_SPLIT_MIN || (jh_threads_forced() && n > SMALL)) && jh_threads() > 1)
+		sort_two(items, n, syms);
+	else
+		mkqs(items, n, 0, syms);
 }

@@ -15,8 +15,10 @@
  *
  * The order is total and fixed: element by element as unsigned numbers,
  * a sequence before the longer ones it begins, and equal sequences by
- * their id, so the result does not depend on the algorithm.  Recursion
- * goes at most log2(n) deep, whatever the sequences.
+ * their id, so the result does not depend on the algorithm (nor on the
+ * threads: a large array is cut into parts that two threads sort, each
+ * as one thread would, lib/threads.h).  Recursion goes at most log2(n)
+ * deep, whatever the sequences.
  */
 #ifndef JHEAP_SEQSORT_H
 #define JHEAP_SEQSORT_H

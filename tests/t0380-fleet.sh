@@ -94,6 +94,14 @@ test_expect_success 'the streamed load gives the usual load'"'"'s reports' '
 	done
 '
 
+test_expect_success 'one thread or two: the same stack reports' '
+	for m in --collapsed --flamegraph --speedscope --traces --tree --callgrind; do
+		JHEAP_THREADS=1 "$JHEAP" $m A/*.heap B/*.heap >one || return 1
+		JHEAP_THREADS=2 "$JHEAP" $m A/*.heap B/*.heap >two || return 1
+		test_cmp one two || return 1
+	done
+'
+
 test_expect_success '--base by symbol: the per-dump sums subtracted' '
 	bases=$(for f in A/*.heap; do printf -- "--base=%s " "$f"; done) &&
 	"$JHEAP" --show_bytes --nodecount=1000 B/*.heap $bases >diff &&

@@ -100,9 +100,22 @@ TEST(large_values_and_equal_groups)
 	CHECK_INT(syms[a[199].off], UINT32_MAX - 1);
 }
 
+/* The two-thread sort (JHEAP_THREADS=2 makes small arrays take it):
+ * the same order. */
+TEST(two_threads_same_order)
+{
+	setenv("JHEAP_THREADS", "2", 1);
+	CHECK(one_case(5000, 30, 1000, 20));
+	CHECK(one_case(3000, 12, 3, 5));
+	CHECK(one_case(20000, 12, 50000, 0));
+	CHECK(one_case(1000, 6, 2, 0));
+	unsetenv("JHEAP_THREADS");
+}
+
 int main(void)
 {
 	RUN(same_order_as_a_comparison_sort);
 	RUN(large_values_and_equal_groups);
+	RUN(two_threads_same_order);
 	return UNIT_END();
 }
