@@ -52,6 +52,7 @@ struct edge {
 struct tree {
 	const struct report *r;
 	struct eslot *slots;              /* the edge table: nslots, a power of two */
+	uint32_t *rank;                   /* per key: its place in byte order */
 	size_t nslots;
 	uint8_t *shown;                   /* per key: an entry of the report */
 	struct edge *e;
@@ -191,14 +192,38 @@ static int cmp_edges(const void *x, const void *y, void *arg)
 	const struct edge *a = &t->e[*(const uint32_t *)x], *b = &t->e[*(const uint32_t *)y];
 	if (fabs(a->w) != fabs(b->w))
 		return fabs(a->w) > fabs(b->w) ? -1 : 1;
-	const struct strtab *k = &t->r->a->keys;
-	int c = a->caller == b->caller ? 0 : strcmp(strtab_get(k, a->caller), strtab_get(k, b->caller));
-	if (c)
-		return c;
-	c = a->callee == b->callee ? 0 : strcmp(strtab_get(k, a->callee), strtab_get(k, b->callee));
-	if (c)
-		return c;
+	/* names in byte order, by their ranks */
+	if (a->caller != b->caller)
+		return t->rank[a->caller] < t->rank[b->caller] ? -1 : 1;
+	if (a->callee != b->callee)
+		return t->rank[a->callee] < t->rank[b->callee] ? -1 : 1;
 	return a < b ? -1 : a > b;
+}
+
+static int cmp_keys(const void *x, const void *y, void *arg)
+{
+	const struct strtab *k = arg;
+	return strcmp(strtab_get(k, *(const uint32_t *)x), strtab_get(k, *(const uint32_t *)y));
+}
+
+/* t->rank: every key's place in byte order of the names (keys are
+ * distinct names), so that the edges sort by numbers. */
+static int rank_keys(struct tree *t)
+{
+	const struct strtab *k = &t->r->a->keys;
+	uint32_t *order = malloc((k->len + 1) * sizeof(*order));
+	t->rank = malloc((k->len + 1) * sizeof(*t->rank));
+	if (!order || !t->rank) {
+		free(order);
+		return JH_ENOMEM;
+	}
+	for (size_t i = 0; i < k->len; i++)
+		order[i] = (uint32_t)i;
+	jh_qsort_r(order, k->len, sizeof(*order), cmp_keys, (void *)k);
+	for (size_t i = 0; i < k->len; i++)
+		t->rank[order[i]] = (uint32_t)i;
+	free(order);
+	return 0;
 }
 
 /* pprof's percentage: "  100%" near 100, two decimals from 1, else two
@@ -343,11 +368,14 @@ int output_tree(FILE *out, const struct report *r, char *err, size_t errlen)
 	}
 	if (!rc)
 		rc = group(&t);
+	if (!rc)
+		rc = rank_keys(&t);
 	if (rc)
 		rc = jh_err(err, errlen, rc, "out of memory");
 	else
 		rc = write_tree(out, &t, matched, err, errlen);
 	free(t.slots);
+	free(t.rank);
 	free(t.shown);
 	free(t.e);
 	free(t.by_caller);
