@@ -205,15 +205,23 @@ int fleet_load(struct driver *r, struct profile *dst, const char *const *paths, 
 	char *base_prog = NULL;
 	size_t total = npaths + c->nbases, skipped = 0;
 	int rc = EXIT_OK;
+	/* the names first: a small block kept from each dump's turn would
+	 * sit among the blocks the dumps free and keep the heap from
+	 * reusing them (a thousand dumps grew it to 700 MB, 80 MB in use) */
+	for (size_t k = 0; k < npaths && !rc; k++)
+		if (!(shown[k] = strdup(paths[k]))) {
+			fprintf(stderr, "jheap: out of memory\n");
+			rc = EXIT_DATA;
+		}
 	for (size_t k = 0; k < total && !rc; k++) {
 		bool base = k >= npaths, sk;
 		const char *path = base ? c->bases[k - npaths] : paths[k];
 		size_t index = base ? k - npaths : args0 + k;
 		rc = add_one(r, m, dst, path, base, index, c, il, &o, st, &first_st, skip, &sk,
 			     &base_prog);
-		if (!rc && !base && !sk && !(shown[k] = strdup(path))) {
-			fprintf(stderr, "jheap: out of memory\n");
-			rc = EXIT_DATA;
+		if (sk && !base) {
+			free(shown[k]);
+			shown[k] = NULL;
 		}
 		skipped += sk;
 		show_progress(r, k + 1, total, skipped);
