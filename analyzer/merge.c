@@ -518,7 +518,9 @@ static int64_t dst_location(struct symmerge *m, const struct profile *src, uint3
 				return JH_ENOMEM;
 		}
 	}
-	if (has_place && add_place(m, &pl, (uint32_t)id))
+	/* a location that came with its frames (a pprof input's) is not
+	 * looked up by its place first: its place may be known already */
+	if (has_place && find_place(m, &pl) == UINT32_MAX && add_place(m, &pl, (uint32_t)id))
 		return JH_ENOMEM;
 	return id;
 }

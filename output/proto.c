@@ -125,6 +125,8 @@ struct pw {
 	uint64_t *locbuf;
 	size_t cap_locbuf;
 	struct gzout *gz;            /* where the finished bytes go */
+	uint32_t *thread_ids;        /* per thread: its label strings' ids */
+	uint8_t *thread_done;        /* per thread: thread_ids made */
 };
 
 /* The encoded bytes are handed to the gzip stream in blocks of about
@@ -254,10 +256,14 @@ static int64_t trunc64(double v)
 	return (int64_t)v;   /* C conversion truncates toward zero */
 }
 
+static void write_label(struct pw *w, uint32_t key, uint32_t val);
+
 /* Writes (or, in the marking pass, records the locations of) one pprof
- * sample of model sample SI with values V; labels are KEYS[i] = VALS[i]. */
+ * sample of model sample SI with values V; labels are THREAD's (a thread
+ * id, UINT32_MAX none), KEYS[i] = VALS[i] and the sample's own. */
 static void emit(struct pw *w, uint32_t si, const int64_t *v,
-		 const char *const *keys, const char *const *vals, int nlabels)
+		 const char *const *keys, const char *const *vals, int nlabels,
+		 uint32_t thread)
 {
 	bool any = false;
 	for (int k = 0; k < w->nvals; k++)
@@ -290,25 +296,46 @@ static void emit(struct pw *w, uint32_t si, const int64_t *v,
 	size_t m = pbenc_begin(&w->e, PROFILE_SAMPLE);
 	pbenc_packed_uint64(&w->e, SAMPLE_LOCATION_ID, w->locbuf, n);
 	pbenc_packed_int64(&w->e, SAMPLE_VALUE, v, (size_t)w->nvals);
+	if (thread != UINT32_MAX) {
+		/* a thread's labels as string ids, made the first time they
+		 * are written (the string table's order stays the same) */
+		const struct pf_thread *th = &w->p->threads[thread];
+		uint32_t *ids = &w->thread_ids[4 * (size_t)thread];
+		if (!w->thread_done[thread]) {
+			char uid[32];
+			snprintf(uid, sizeof(uid), "t%lld", (long long)th->uid);
+			ids[0] = str(w, "thread");
+			ids[1] = str(w, uid);
+			if (th->name) {
+				ids[2] = str(w, "thread_name");
+				ids[3] = str(w, strtab_get(&w->p->strs, th->name));
+			}
+			w->thread_done[thread] = 1;
+		}
+		write_label(w, ids[0], ids[1]);
+		if (th->name)
+			write_label(w, ids[2], ids[3]);
+	}
 	for (int i = 0; i < nlabels; i++) {
 		uint32_t key = str(w, keys[i]), val = str(w, vals[i]);
-		size_t l = pbenc_begin(&w->e, SAMPLE_LABEL);
-		pbenc_int64(&w->e, LABEL_KEY, key);
-		pbenc_int64(&w->e, LABEL_STR, val);
-		pbenc_end(&w->e, l);
+		write_label(w, key, val);
 	}
 	/* where the sample came from (--label, --label-from-path) */
 	size_t nl;
 	const struct pf_label *own = labeltab_get(&w->p->labels, s->labels, &nl);
-	for (size_t i = 0; i < nl; i++) {
-		uint32_t key = str(w, strtab_get(&w->p->strs, own[i].key));
-		uint32_t val = str(w, strtab_get(&w->p->strs, own[i].value));
-		size_t l = pbenc_begin(&w->e, SAMPLE_LABEL);
-		pbenc_int64(&w->e, LABEL_KEY, key);
-		pbenc_int64(&w->e, LABEL_STR, val);
-		pbenc_end(&w->e, l);
-	}
+	for (size_t i = 0; i < nl; i++)
+		write_label(w, str(w, strtab_get(&w->p->strs, own[i].key)),
+			    str(w, strtab_get(&w->p->strs, own[i].value)));
 	pbenc_end(&w->e, m);
+}
+
+/* A Label of a Sample: KEY = VAL (string table ids). */
+static void write_label(struct pw *w, uint32_t key, uint32_t val)
+{
+	size_t l = pbenc_begin(&w->e, SAMPLE_LABEL);
+	pbenc_int64(&w->e, LABEL_KEY, key);
+	pbenc_int64(&w->e, LABEL_STR, val);
+	pbenc_end(&w->e, l);
 }
 
 static int cmp_tv(const void *a, const void *b, void *arg)
@@ -387,12 +414,7 @@ static bool emit_threads(struct pw *w, uint32_t si)
 			v[k] = c - prev[k];
 			prev[k] = c;
 		}
-		const struct pf_thread *th = &p->threads[tv->thread];
-		char uid[32];
-		snprintf(uid, sizeof(uid), "t%lld", (long long)th->uid);
-		const char *keys[2] = { "thread", "thread_name" };
-		const char *vals[2] = { uid, strtab_get(&p->strs, th->name) };
-		emit(w, si, v, keys, vals, th->name ? 2 : 1);
+		emit(w, si, v, NULL, NULL, 0, tv->thread);
 	}
 	return true;
 }
@@ -412,22 +434,22 @@ static void emit_sample(struct pw *w, uint32_t si)
 		snprintf(uid, sizeof(uid), "%.*s", sp ? (int)(sp - t) : (int)strlen(t), t);
 		const char *keys[2] = { "thread", "thread_name" };
 		const char *vals[2] = { uid, sp ? sp + 1 : "" };
-		emit(w, si, v, keys, vals, sp ? 2 : 1);
+		emit(w, si, v, keys, vals, sp ? 2 : 1, UINT32_MAX);
 		return;
 	}
 	if (w->r->diff) {
 		for (int k = 0; k < w->nvals; k++)
 			v[k] = trunc64(sv[w->vidx[k]] + base[w->vidx[k]]);
-		emit(w, si, v, NULL, NULL, 0);
+		emit(w, si, v, NULL, NULL, 0, UINT32_MAX);
 		for (int k = 0; k < w->nvals; k++)
 			v[k] = -trunc64(base[w->vidx[k]]);
 		const char *key = "pprof::base", *val = "true";
-		emit(w, si, v, &key, &val, 1);
+		emit(w, si, v, &key, &val, 1, UINT32_MAX);
 		return;
 	}
 	if (emit_threads(w, si))
 		return;
-	emit(w, si, v, NULL, NULL, 0);
+	emit(w, si, v, NULL, NULL, 0, UINT32_MAX);
 }
 
 /* ---- mappings, locations, functions ---- */
@@ -677,6 +699,10 @@ static int build(struct pw *w)
 		w->vidx[1] = PF_INUSE_SPACE;
 		w->nvals = 2;
 	}
+	w->thread_ids = malloc((4 * p->nthreads + 1) * sizeof(*w->thread_ids));
+	w->thread_done = calloc(p->nthreads + 1, 1);
+	if (!w->thread_ids || !w->thread_done)
+		return JH_ENOMEM;
 	w->loc_id = calloc(p->nlocs + 1, sizeof(*w->loc_id));
 	w->cut_id = calloc(p->nlocs + 1, sizeof(*w->cut_id));
 	if (!w->loc_id || !w->cut_id || index_threads(w))
@@ -744,5 +770,7 @@ int output_proto(FILE *out, const struct report *r, char *err, size_t errlen)
 	free(w.tv_start);
 	free(w.tv_order);
 	free(w.locbuf);
+	free(w.thread_ids);
+	free(w.thread_done);
 	return rc;
 }
