@@ -14,6 +14,7 @@ static bool same_options(const struct agg_options *k, const struct agg_options *
 	       k->keep_allocator == ao->keep_allocator && same_re(k->focus, ao->focus) &&
 	       same_re(k->ignore, ao->ignore) && same_re(k->retain, ao->retain) &&
 	       same_re(k->exclude, ao->exclude) && same_re(k->allocator, ao->allocator) &&
+	       same_re(k->tagfocus, ao->tagfocus) && same_re(k->tagignore, ao->tagignore) &&
 	       k->one_thread == ao->one_thread &&
 	       (!k->one_thread || k->thread_uid == ao->thread_uid);
 }
@@ -34,7 +35,7 @@ struct aggregate *aggcache_find(struct aggcache *c, const struct agg_options *ao
 static void entry_release(struct aggcache_entry *e)
 {
 	aggregate_release(&e->agg);
-	for (int i = 0; i < 5; i++)
+	for (int i = 0; i < AGGCACHE_NRES; i++)
 		free(e->res[i]);
 }
 
@@ -48,8 +49,9 @@ void aggcache_clear(struct aggcache *c)
 void aggcache_keep(struct aggcache *c, struct aggregate *a, const struct agg_options *ao)
 {
 	struct aggcache_entry e = { .agg = *a, .key = *ao };
-	const char *res[5] = { ao->focus, ao->ignore, ao->retain, ao->exclude, ao->allocator };
-	for (int i = 0; i < 5; i++)
+	const char *res[AGGCACHE_NRES] = { ao->focus, ao->ignore, ao->retain, ao->exclude,
+					   ao->allocator, ao->tagfocus, ao->tagignore };
+	for (int i = 0; i < AGGCACHE_NRES; i++)
 		if (res[i] && !(e.res[i] = strdup(res[i]))) {
 			entry_release(&e);
 			return;
@@ -59,6 +61,8 @@ void aggcache_keep(struct aggcache *c, struct aggregate *a, const struct agg_opt
 	e.key.retain = e.res[2];
 	e.key.exclude = e.res[3];
 	e.key.allocator = e.res[4];
+	e.key.tagfocus = e.res[5];
+	e.key.tagignore = e.res[6];
 	if (c->n == AGGCACHE_SIZE)
 		entry_release(&c->e[--c->n]);
 	memmove(c->e + 1, c->e, c->n * sizeof(*c->e));

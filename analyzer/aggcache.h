@@ -15,12 +15,16 @@
 /* How many are kept: each costs a few MB. */
 #define AGGCACHE_SIZE 4
 
+/* The regular expressions of struct agg_options: focus, ignore, retain,
+ * exclude, allocator, tagfocus, tagignore. */
+#define AGGCACHE_NRES 7
+
 /* An aggregate and what it was built with (res: copies of its regular
  * expressions, which key points to). */
 struct aggcache_entry {
 	struct aggregate agg;
 	struct agg_options key;
-	char *res[5];
+	char *res[AGGCACHE_NRES];
 };
 
 struct aggcache {

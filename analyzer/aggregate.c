@@ -518,6 +518,29 @@ int64_t aggregate_stack_keys(const struct aggregate *a, const struct profile *p,
 	return (int64_t)n;
 }
 
+int64_t aggregate_stack_entries(const struct aggregate *a, const struct profile *p,
+				uint32_t sample, uint32_t **out, size_t *cap)
+{
+	const struct pf_sample *s = &p->samples[sample];
+	size_t n = 0;
+	if (jh_grow(out, cap, (size_t)s->depth * a->max_nkeys + 1, sizeof(**out)))
+		return JH_ENOMEM;
+	uint32_t *o = *out;
+	uint32_t skip;
+	uint32_t i = aggregate_stack_start(a, p, sample, &skip);
+	if (a->filtered && i < s->depth && stack_dropped(a, p, s, i, skip))
+		return 0;
+	for (; i < s->depth; i++, skip = 0) {
+		uint32_t loc = p->stacks[s->stack0 + i];
+		const struct agg_locinfo *li = &a->locinfo[loc];
+		bool some = a->filtered && (a->locflags[loc] & AGG_F_DROP);
+		for (uint32_t k = li->key0 + skip; k < li->key0 + li->nkeys; k++)
+			if (!some || !(a->keyflags[k] & AGG_F_DROP))
+				o[n++] = k;
+	}
+	return (int64_t)n;
+}
+
 int aggregate_each_stack(const struct aggregate *a, const struct profile *p, enum pf_value v,
 			 aggregate_stack_fn fn, void *ctx)
 {
@@ -758,11 +781,82 @@ static int thread_values(struct aggregate *a, const struct profile *p, int64_t u
 	return 0;
 }
 
+/* Whether label set ID of P has a label (named KEY, KEYLEN bytes, or any
+ * when KEYLEN is 0) whose value RE matches: 1, 0, or JH_ELIMIT. */
+static int tag_matches(struct aggregate *a, const struct profile *p, uint32_t id,
+		       const char *key, size_t keylen, struct pattern *re)
+{
+	size_t n;
+	const struct pf_label *l = labeltab_get(&p->labels, id, &n);
+	for (size_t i = 0; i < n; i++) {
+		const char *k = strtab_get(&p->strs, l[i].key);
+		if (keylen && (strlen(k) != keylen || memcmp(k, key, keylen)))
+			continue;
+		int m = pattern_match(re, strtab_get(&p->strs, l[i].value), a->errmsg,
+				      sizeof(a->errmsg));
+		if (m)
+			return m;
+	}
+	return 0;
+}
+
+/* SPEC's key ("KEY=RE": its length, the RE after it) or none (0). */
+static size_t tag_key(const char *spec, const char **re)
+{
+	size_t n = 0;
+	while (spec[n] && (spec[n] == '_' || spec[n] == '-' || spec[n] == '.' ||
+			   (spec[n] >= '0' && spec[n] <= '9') || ((spec[n] | 32) >= 'a' && (spec[n] | 32) <= 'z')))
+		n++;
+	if (n && spec[n] == '=') {
+		*re = spec + n + 1;
+		return n;
+	}
+	*re = spec;
+	return 0;
+}
+
+/* --tagfocus, --tagignore: which samples are kept, decided once per
+ * label set. */
+static int tag_filter(struct aggregate *a, const struct profile *p, const struct agg_options *o)
+{
+	const char *spec[2] = { o->tagfocus, o->tagignore }, *re[2], *opt[2] = { "tagfocus", "tagignore" };
+	size_t keylen[2] = { 0, 0 };
+	struct pattern *pat[2] = { NULL, NULL };
+	int rc = 0;
+	for (int k = 0; k < 2 && !rc; k++)
+		if (spec[k]) {
+			keylen[k] = tag_key(spec[k], &re[k]);
+			rc = pattern_compile(&pat[k], opt[k], re[k], a->errmsg, sizeof(a->errmsg));
+		}
+	size_t nsets = p->labels.nsets;
+	uint8_t *setkeep = rc ? NULL : malloc(nsets + 1);
+	if (!rc && (!setkeep || !(a->keep = malloc(p->nsamples + 1))))
+		rc = JH_ENOMEM;
+	for (size_t i = 0; i < nsets && !rc; i++) {
+		int f = pat[0] ? tag_matches(a, p, (uint32_t)i, spec[0], keylen[0], pat[0]) : 1;
+		int g = f > 0 && pat[1] ? tag_matches(a, p, (uint32_t)i, spec[1], keylen[1], pat[1]) : 0;
+		if (f < 0 || g < 0)
+			rc = JH_ELIMIT;
+		setkeep[i] = f > 0 && !g;
+	}
+	for (size_t s = 0; s < p->nsamples && !rc; s++)
+		a->keep[s] = p->samples[s].labels < nsets && setkeep[p->samples[s].labels];
+	free(setkeep);
+	pattern_free(pat[0]);
+	pattern_free(pat[1]);
+	return rc;
+}
+
 int aggregate_build(struct aggregate *a, const struct profile *p, const struct agg_options *o)
 {
 	memset(a, 0, sizeof(*a));
 	if (o->one_thread && thread_values(a, p, o->thread_uid))
 		return JH_ENOMEM;
+	if (o->tagfocus || o->tagignore) {
+		int trc = tag_filter(a, p, o);
+		if (trc)
+			return trc;
+	}
 	struct filters f = { .a = a };
 	int rc = compile(a, "focus", o->focus, &f.focus);
 	if (!rc)
@@ -816,6 +910,7 @@ void aggregate_release(struct aggregate *a)
 	free(a->goruntime);
 	free(a->order);
 	free(a->values);
+	free(a->keep);
 	memset(a, 0, sizeof(*a));
 }
 

@@ -55,6 +55,11 @@ struct agg_options {
 	 * values. */
 	bool one_thread;
 	int64_t thread_uid;
+	/* --tagfocus and --tagignore, pprof's: "KEY=RE" keeps (drops) the
+	 * samples with a label KEY whose value matches RE, a bare "RE" those
+	 * with any label whose value matches; NULL when unused.  A view, as
+	 * a thread is: the dropped samples count as zero. */
+	const char *tagfocus, *tagignore;
 };
 
 struct agg_row {
@@ -109,27 +114,32 @@ struct aggregate {
 	/* with agg_options.one_thread: per sample, the thread's values (no
 	 * base); NULL: the samples' own.  Read them with aggregate_values(). */
 	double (*values)[PF_NVALUES];
+	/* with --tagfocus or --tagignore: per sample, 1 when it is kept;
+	 * NULL: every sample is */
+	uint8_t *keep;
 };
 
 /* The values of sample S (PF_NVALUES of them) as aggregate A sees P: a
  * thread's share with --thread=N, else the sample's own.  Every writer
  * reads sample values through this and aggregate_base(), so that a view
  * of the model never has to change the model. */
+/* PF_NVALUES zeros: the base of a thread's share. */
+extern const double aggregate_no_base[PF_NVALUES];
+
 static inline const double *aggregate_values(const struct aggregate *a, const struct profile *p,
 					     uint32_t s)
 {
+	if (a->keep && !a->keep[s])
+		return aggregate_no_base;
 	return a->values ? a->values[s] : p->samples[s].v;
 }
-
-/* PF_NVALUES zeros: the base of a thread's share. */
-extern const double aggregate_no_base[PF_NVALUES];
 
 /* The --base share of sample S as A sees P (pf_sample.base): none in a
  * thread's share, whose values are net of the base already. */
 static inline const double *aggregate_base(const struct aggregate *a, const struct profile *p,
 					   uint32_t s)
 {
-	return a->values ? aggregate_no_base : p->samples[s].base;
+	return a->values || (a->keep && !a->keep[s]) ? aggregate_no_base : p->samples[s].base;
 }
 
 enum { AGG_F_DROP = 1, AGG_F_FOCUS = 2, AGG_F_IGNORE = 4 };
@@ -189,6 +199,13 @@ static inline bool aggregate_drops(const struct aggregate *a, uint8_t seen)
  * filters drop the whole stack) or a negative code. */
 int64_t aggregate_stack_keys(const struct aggregate *a, const struct profile *p,
 			     uint32_t sample, uint32_t **out, size_t *cap);
+
+/* aggregate_stack_keys(), but each key as its index in a->lockeys (the
+ * key is a->lockeys[index]), for a writer that needs the frame each key
+ * came from: the location whose keys hold the index, and the line of it
+ * (index - key0). */
+int64_t aggregate_stack_entries(const struct aggregate *a, const struct profile *p,
+				uint32_t sample, uint32_t **out, size_t *cap);
 
 /* Called by aggregate_each_stack() with a sample, its keys (as
  * aggregate_stack_keys() gives them; N may be 0) and its value. */

@@ -16,6 +16,8 @@ int profile_init(struct profile *p)
 	idmap_init(&p->presym_index);
 	p->main_mapping = UINT32_MAX;
 	p->period = 1;
+	if (labeltab_init(&p->labels))
+		return JH_ENOMEM;
 	return strtab_init(&p->strs);
 }
 
@@ -37,6 +39,7 @@ void profile_release(struct profile *p)
 	idmap_release(&p->map_index);
 	idmap_release(&p->thread_index);
 	idmap_release(&p->presym_index);
+	labeltab_release(&p->labels);
 	memset(p, 0, sizeof(*p));
 }
 
@@ -105,20 +108,28 @@ int64_t profile_location(struct profile *p, uint64_t addr, bool leaf, uint32_t m
 
 /* --- samples --- */
 
-struct sample_key { const struct profile *p; const uint32_t *locs; size_t n; };
+struct sample_key { const struct profile *p; const uint32_t *locs; size_t n; uint32_t labels; };
 
 static int sample_eq(const void *ctx, uint32_t id)
 {
 	const struct sample_key *k = ctx;
 	const struct pf_sample *s = &k->p->samples[id];
 	/* an empty stack ("@" alone) may come before any stack array exists */
-	return s->depth == k->n &&
+	return s->depth == k->n && s->labels == k->labels &&
 	       (!k->n || !memcmp(k->p->stacks + s->stack0, k->locs, k->n * sizeof(uint32_t)));
 }
 
 uint64_t profile_stack_hash(const uint32_t *locs, size_t n)
 {
 	return jh_hash_fast(locs, n * sizeof(uint32_t), 0);
+}
+
+/* A sample's hash in the index: its stack's, and its labels' when it has
+ * some (a profile without labels hashes as before they existed). */
+static uint64_t sample_hash(const uint32_t *locs, size_t n, uint32_t labels)
+{
+	uint64_t h = profile_stack_hash(locs, n);
+	return labels ? h ^ jh_mix64(0x6c6162656c73ULL + labels) : h;
 }
 
 /* Indexes the samples profile_sample_append() added since. */
@@ -128,7 +139,7 @@ static int index_samples(struct profile *p)
 		return JH_ENOMEM;
 	for (size_t i = p->sample_index.len; i < p->nsamples; i++) {
 		const struct pf_sample *s = &p->samples[i];
-		uint64_t h = profile_stack_hash(s->depth ? p->stacks + s->stack0 : NULL, s->depth);
+		uint64_t h = sample_hash(s->depth ? p->stacks + s->stack0 : NULL, s->depth, s->labels);
 		if (idmap_put(&p->sample_index, h, (uint32_t)i))
 			return JH_ENOMEM;
 	}
@@ -138,7 +149,7 @@ static int index_samples(struct profile *p)
 uint32_t profile_sample_find(const struct profile *p, const uint32_t *locs, size_t n,
 			     uint64_t hash)
 {
-	struct sample_key k = { p, locs, n };
+	struct sample_key k = { p, locs, n, 0 };
 	return idmap_find(&p->sample_index, hash, sample_eq, &k);
 }
 
@@ -163,21 +174,29 @@ int64_t profile_sample_append(struct profile *p, const uint32_t *locs, size_t n)
 	return id;
 }
 
-int64_t profile_sample(struct profile *p, const uint32_t *locs, size_t n)
+int64_t profile_sample_labeled(struct profile *p, const uint32_t *locs, size_t n,
+			       uint32_t labels)
 {
 	/* the index holds samples 0 .. len-1, in order */
 	if (p->sample_index.len < p->nsamples && index_samples(p))
 		return JH_ENOMEM;
-	uint64_t h = profile_stack_hash(locs, n);
-	uint32_t found = profile_sample_find(p, locs, n, h);
+	uint64_t h = sample_hash(locs, n, labels);
+	struct sample_key k = { p, locs, n, labels };
+	uint32_t found = idmap_find(&p->sample_index, h, sample_eq, &k);
 	if (found != UINT32_MAX)
 		return found;
 	int64_t id = profile_sample_append(p, locs, n);
 	if (id < 0)
 		return id;
+	p->samples[id].labels = labels;
 	if (idmap_put(&p->sample_index, h, (uint32_t)id))
 		return JH_ENOMEM;
 	return id;
+}
+
+int64_t profile_sample(struct profile *p, const uint32_t *locs, size_t n)
+{
+	return profile_sample_labeled(p, locs, n, 0);
 }
 
 int profile_reserve(struct profile *p, size_t nlocs, size_t nsamples, size_t nstacks,
@@ -197,6 +216,46 @@ int profile_reserve(struct profile *p, size_t nlocs, size_t nsamples, size_t nst
 int profile_reserve_sample_index(struct profile *p, size_t nsamples)
 {
 	return idmap_reserve(&p->sample_index, nsamples);
+}
+
+int profile_set_labels(struct profile *p, const struct pf_label *pairs, size_t n)
+{
+	if (!n)
+		return 0;
+	/* each set the samples have, joined with PAIRS, found once */
+	size_t nsets = p->labels.nsets;
+	int64_t *joined = calloc(nsets + 1, sizeof(*joined));
+	struct pf_label *buf = NULL;
+	size_t cap = 0;
+	int rc = joined ? 0 : JH_ENOMEM;
+	for (size_t i = 0; i < p->nsamples && !rc; i++) {
+		uint32_t old = p->samples[i].labels;
+		if (old >= nsets)
+			old = 0;
+		if (!joined[old]) {
+			size_t k = 0;
+			const struct pf_label *own = labeltab_get(&p->labels, old, &k);
+			if (jh_grow(&buf, &cap, k + n, sizeof(*buf))) {
+				rc = JH_ENOMEM;
+				break;
+			}
+			memcpy(buf, own, k * sizeof(*buf));
+			memcpy(buf + k, pairs, n * sizeof(*buf));
+			int64_t id = labeltab_intern(&p->labels, buf, k + n);
+			if (id < 0) {
+				rc = (int)id;
+				break;
+			}
+			joined[old] = id + 1;
+		}
+		p->samples[i].labels = (uint32_t)(joined[old] - 1);
+	}
+	free(joined);
+	free(buf);
+	/* the index hashed the samples without their labels: made again */
+	idmap_release(&p->sample_index);
+	idmap_init(&p->sample_index);
+	return rc;
 }
 
 /* --- threads --- */
@@ -553,164 +612,12 @@ uint32_t profile_presym_find(const struct profile *p, uint64_t addr)
 	return id == UINT32_MAX ? 0 : p->presyms[id].names;
 }
 
-/* --- merging --- */
-
-static uint32_t copy_str(struct profile *dst, const struct profile *src, uint32_t id, int *rc)
-{
-	if (!id)
-		return 0;
-	int64_t r = strtab_intern(&dst->strs, strtab_get(&src->strs, id));
-	if (r < 0) {
-		*rc = (int)r;
-		return 0;
-	}
-	return (uint32_t)r;
-}
-
-/* Lines of SRC's location L, with their functions, for DST's location ID. */
-static int copy_lines(struct profile *dst, const struct profile *src, const struct pf_location *l,
-		      uint32_t id)
-{
-	int rc = 0;
-	uint32_t first = (uint32_t)dst->nlines;
-	for (uint32_t k = 0; k < l->nlines; k++) {
-		struct pf_line ln = src->lines[l->line0 + k];
-		const struct pf_function *f = &src->funcs[ln.function];
-		uint32_t name = copy_str(dst, src, f->name, &rc);
-		uint32_t sys = copy_str(dst, src, f->system_name, &rc);
-		uint32_t file = copy_str(dst, src, f->filename, &rc);
-		ln.file = copy_str(dst, src, ln.file, &rc);
-		int64_t fn = rc ? -1 : profile_function(dst, name, sys, file, f->start_line);
-		if (fn < 0)
-			return JH_ENOMEM;
-		ln.function = (uint32_t)fn;
-		if (profile_add_line(dst, &ln) < 0)
-			return JH_ENOMEM;
-	}
-	struct pf_location *d = &dst->locs[id];
-	d->line0 = first;
-	d->nlines = l->nlines;
-	d->sym = l->sym;
-	return 0;
-}
-
-int profile_merge(struct profile *dst, const struct profile *src, double sign,
-		  char *err, size_t errlen)
-{
-	int rc = 0;
-	uint32_t *mapid = calloc(src->nmaps + 1, sizeof(*mapid));
-	uint32_t *locid = calloc(src->nlocs + 1, sizeof(*locid));
-	uint32_t *thrid = calloc(src->nthreads + 1, sizeof(*thrid));
-	uint32_t *stack = NULL;
-	size_t cap_stack = 0;
-	if (!mapid || !locid || !thrid)
-		goto oom;
-	for (size_t i = 0; i < src->nmaps; i++) {
-		struct pf_mapping m = src->maps[i];
-		m.path = copy_str(dst, src, m.path, &rc);
-		m.object = copy_str(dst, src, m.object, &rc);
-		m.build_id = copy_str(dst, src, m.build_id, &rc);
-		int64_t id = profile_mapping(dst, &m);
-		if (id < 0 || rc)
-			goto oom;
-		mapid[i] = (uint32_t)id;
-		if (src->main_mapping == i && dst->main_mapping == UINT32_MAX)
-			dst->main_mapping = (uint32_t)id;
-		if (m.is_main)
-			dst->maps[id].is_main = true;
-	}
-	for (size_t i = 0; i < src->nlocs; i++) {
-		const struct pf_location *l = &src->locs[i];
-		uint32_t m = l->mapping == UINT32_MAX ? UINT32_MAX : mapid[l->mapping];
-		int64_t id = profile_location(dst, l->addr, l->leaf, m);
-		if (id < 0)
-			goto oom;
-		locid[i] = (uint32_t)id;
-		/* a location that came symbolized (a pprof input) keeps its lines */
-		if (l->nlines && dst->locs[id].sym == PF_SYM_NOTYET && !dst->locs[id].nlines &&
-		    copy_lines(dst, src, l, (uint32_t)id))
-			goto oom;
-	}
-	for (size_t i = 0; i < src->nthreads; i++) {
-		int64_t id = profile_thread(dst, src->threads[i].uid);
-		if (id < 0)
-			goto oom;
-		thrid[i] = (uint32_t)id;
-		if (!dst->threads[id].name)
-			dst->threads[id].name = copy_str(dst, src, src->threads[i].name, &rc);
-		for (int j = 0; j < PF_NVALUES; j++)
-			dst->threads[id].v[j] += sign * src->threads[i].v[j];
-	}
-	uint32_t *sid = calloc(src->nsamples + 1, sizeof(*sid));
-	if (!sid)
-		goto oom;
-	for (size_t i = 0; i < src->nsamples; i++) {
-		const struct pf_sample *s = &src->samples[i];
-		if (jh_grow(&stack, &cap_stack, s->depth + 1, sizeof(*stack))) {
-			free(sid);
-			goto oom;
-		}
-		for (uint32_t j = 0; j < s->depth; j++)
-			stack[j] = locid[src->stacks[s->stack0 + j]];
-		int64_t id = profile_sample(dst, stack, s->depth);
-		if (id < 0) {
-			free(sid);
-			goto oom;
-		}
-		sid[i] = (uint32_t)id;
-		for (int j = 0; j < PF_NVALUES; j++) {
-			dst->samples[id].v[j] += sign * s->v[j];
-			dst->samples[id].base[j] += sign < 0 ? -sign * s->v[j] : sign * s->base[j];
-		}
-	}
-	for (size_t i = 0; i < src->ntvals; i++) {
-		const struct pf_thread_value *tv = &src->tvals[i];
-		double v[PF_NVALUES];
-		for (int j = 0; j < PF_NVALUES; j++)
-			v[j] = sign * tv->v[j];
-		if (profile_thread_add(dst, sid[tv->sample], thrid[tv->thread], v)) {
-			free(sid);
-			goto oom;
-		}
-	}
-	free(sid);
-	for (size_t i = 0; i < src->npresyms; i++) {
-		uint32_t names = copy_str(dst, src, src->presyms[i].names, &rc);
-		if (rc || profile_presym(dst, src->presyms[i].addr, names))
-			goto oom;
-	}
-	if (!dst->presym_binary)
-		dst->presym_binary = copy_str(dst, src, src->presym_binary, &rc);
-	if (dst->format == PF_FMT_NONE) {
-		dst->format = src->format;
-		dst->period = src->period;
-	}
-	dst->has_alloc |= src->has_alloc;
-	dst->has_maps |= src->has_maps;
-	for (int j = 0; j < PF_NVALUES; j++)
-		dst->header_total[j] += sign * src->header_total[j];
-	free(mapid);
-	free(locid);
-	free(thrid);
-	free(stack);
-	return rc;
-oom:
-	free(mapid);
-	free(locid);
-	free(thrid);
-	free(stack);
-	return jh_err(err, errlen, JH_ENOMEM, "out of memory while merging profiles");
-}
-
 /* --- folding by symbol --- */
 
 struct symloc_key { const struct profile *p; uint32_t loc; bool by_address; };
 
-/* Where L's code is, the same in every process: its file (path string id)
- * and offset there, or for an address outside any file the address; and
- * whether it is a leaf (a pc, not a return address). */
-static void code_place(const struct profile *p, const struct pf_location *l, uint32_t *space,
-		       uint64_t *off)
+void profile_code_place(const struct profile *p, const struct pf_location *l, uint32_t *space,
+			uint64_t *off)
 {
 	const struct pf_mapping *m = l->mapping < p->nmaps ? &p->maps[l->mapping] : NULL;
 	if (m && m->kind == PF_MAP_FILE) {
@@ -731,8 +638,8 @@ static int symloc_eq(const void *ctx, uint32_t id)
 	if (k->by_address) {
 		uint32_t sa, sb;
 		uint64_t oa, ob;
-		code_place(k->p, a, &sa, &oa);
-		code_place(k->p, b, &sb, &ob);
+		profile_code_place(k->p, a, &sa, &oa);
+		profile_code_place(k->p, b, &sb, &ob);
 		if (sa != sb || oa != ob)
 			return 0;
 	}
@@ -751,7 +658,7 @@ static uint64_t symloc_hash(const struct profile *p, const struct pf_location *l
 	if (by_address) {
 		uint32_t space;
 		uint64_t off;
-		code_place(p, l, &space, &off);
+		profile_code_place(p, l, &space, &off);
 		h = jh_mix64(h ^ space) ^ jh_mix64(off);
 	}
 	for (uint32_t i = 0; i < l->nlines; i++) {
@@ -811,7 +718,7 @@ struct live_key {
 	const struct profile *p;
 	const uint32_t *locs;
 	size_t n;
-	uint32_t self;
+	uint32_t self, labels;
 	const bool *dead;
 };
 
@@ -819,7 +726,7 @@ static int live_eq(const void *ctx, uint32_t id)
 {
 	const struct live_key *k = ctx;
 	const struct pf_sample *s = &k->p->samples[id];
-	return id != k->self && !k->dead[id] && s->depth == k->n &&
+	return id != k->self && !k->dead[id] && s->depth == k->n && s->labels == k->labels &&
 	       (!k->n || !memcmp(k->p->stacks + s->stack0, k->locs, k->n * sizeof(uint32_t)));
 }
 
@@ -891,11 +798,11 @@ int profile_fold_by_symbol(struct profile *p, bool by_address, uint32_t **remap_
 		uint32_t *st = p->stacks + x->stack0;
 		for (uint32_t j = 0; j < x->depth; j++)
 			st[j] = canon[st[j]];
-		struct live_key k = { p, st, x->depth, i, dead };
+		struct live_key k = { p, st, x->depth, i, x->labels, dead };
 		uint64_t h = 0;
 		uint32_t y = UINT32_MAX;
 		if (use_index) {
-			h = profile_stack_hash(x->depth ? st : NULL, x->depth);
+			h = sample_hash(x->depth ? st : NULL, x->depth, x->labels);
 			y = idmap_find(&p->sample_index, h, live_eq, &k);
 		} else {
 			for (uint32_t c = 0; c < nold && y == UINT32_MAX; c++)

@@ -31,6 +31,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "lib/idmap.h"
+#include "analyzer/labels.h"
 #include "analyzer/strtab.h"
 
 /* The four values of every sample, in the order of a heap_v2 counts tuple,
@@ -99,6 +100,9 @@ enum pf_sym_state {
 	PF_SYM_PROFILE,          /* named by the profile file itself (a pprof
 	                            location's lines): its file names are the
 	                            profile's word, not an object file's */
+	PF_SYM_ELSEWHERE,        /* its frames are known from another profile of
+	                            the same program (analyzer/merge.h:
+	                            symmerge_known); the symbolizer passes over it */
 };
 
 struct pf_location {
@@ -137,6 +141,9 @@ struct pf_sample {
 	double v[PF_NVALUES];    /* unsampled values (after minus base with --base) */
 	double base[PF_NVALUES]; /* the --base profiles' share, positive: before = base,
 	                            after = v + base */
+	uint32_t labels;         /* where it came from: a set of p->labels, 0 none
+	                            (--label, --label-from-path); part of the
+	                            sample's identity, as in pprof */
 };
 
 struct pf_thread {
@@ -174,6 +181,8 @@ struct profile {
 	size_t npresyms, cap_presyms;
 	uint32_t presym_binary;        /* string id of its "binary=" line */
 
+	struct labeltab labels;        /* the samples' label sets (analyzer/labels.h) */
+
 	enum pf_format format;
 	uint64_t period;               /* sampling period from the header (1 = every allocation) */
 	bool has_alloc;                /* some accumulated counts are nonzero */
@@ -195,6 +204,9 @@ int64_t profile_location(struct profile *p, uint64_t addr, bool leaf, uint32_t m
 /* Id of the sample whose stack is LOCS[0..n), adding it with zero values
  * when new. */
 int64_t profile_sample(struct profile *p, const uint32_t *locs, size_t n);
+/* The same for the sample with label set LABELS (0: none). */
+int64_t profile_sample_labeled(struct profile *p, const uint32_t *locs, size_t n,
+			       uint32_t labels);
 
 /* For a caller that adds many records it has looked up beforehand (the
  * parser's second half): lookups without adding, and additions without
@@ -211,8 +223,8 @@ uint32_t profile_location_find(const struct profile *p, uint64_t addr, bool leaf
 int64_t profile_location_append(struct profile *p, uint64_t addr, bool leaf, uint32_t mapping);
 /* The hash of a stack that profile_sample_find() takes. */
 uint64_t profile_stack_hash(const uint32_t *locs, size_t n);
-/* Id of the indexed sample whose stack is LOCS[0..n) (HASH its
- * profile_stack_hash()), or UINT32_MAX. */
+/* Id of the indexed sample without labels whose stack is LOCS[0..n)
+ * (HASH its profile_stack_hash()), or UINT32_MAX. */
 uint32_t profile_sample_find(const struct profile *p, const uint32_t *locs, size_t n,
 			     uint64_t hash);
 /* Starts loading what profile_sample_find() reads first for HASH. */
@@ -229,6 +241,12 @@ int profile_reserve(struct profile *p, size_t nlocs, size_t nsamples, size_t nst
  * about to add that many through profile_sample().  Returns 0 or
  * JH_ENOMEM. */
 int profile_reserve_sample_index(struct profile *p, size_t nsamples);
+
+/* Gives every sample of P the labels PAIRS[0..n) (string ids of P; a
+ * key given twice keeps its last value), joined with any it has: where
+ * the whole input came from (--label, --label-from-path).  Returns 0 or
+ * a negative JH_ code. */
+int profile_set_labels(struct profile *p, const struct pf_label *pairs, size_t n);
 
 /* Id of the thread with UID, added when new. */
 int64_t profile_thread(struct profile *p, int64_t uid);
@@ -281,12 +299,12 @@ int64_t profile_exact_pcs(struct profile *p, const uint8_t *sigframe, size_t n);
  * Returns 0 or JH_ENOMEM (the location index could not be rebuilt). */
 int profile_resolve_mappings(struct profile *p);
 
-/* Adds SRC into DST with every value multiplied by SIGN: mappings, locations
- * (same address and mapping), samples (same location vector) and thread
- * values merge; presymbols are copied.  With a negative SIGN, SRC's values
- * are also added to the samples' base[] (the "before" side of a diff). */
-int profile_merge(struct profile *dst, const struct profile *src, double sign,
-		  char *err, size_t errlen);
+/* Where location L's code is, the same in every process: *SPACE the
+ * file (its path's string id, shifted, with the leaf flag) and *OFF the
+ * offset in it, or for an address outside any file the address itself.
+ * Locations with the same place hold the same code. */
+void profile_code_place(const struct profile *p, const struct pf_location *l, uint32_t *space,
+			uint64_t *off);
 
 /* After symbolization: locations with the same frames (function, file,
  * line, inline chain) become one, and samples whose stacks are then equal

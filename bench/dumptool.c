@@ -25,6 +25,17 @@
  *       MAPPED_LIBRARIES: every address is a real return address of the
  *       same program.
  *
+ *   dumptool fleet DUMP NPROC NDUMPS NSTACKS SEED OUTDIR NAME
+ *       write NPROC * NDUMPS heap_v2 dumps as a fleet of processes of
+ *       DUMP's program would: each process has its own address layout
+ *       (the program's mappings moved by one random number of pages, every
+ *       other mapping by another, and every address of the stacks with
+ *       its mapping), and each of its NDUMPS dumps holds NSTACKS distinct
+ *       stacks of DUMP picked at random, with their counts.  The files are
+ *       OUTDIR/NAME.hostHHH.pidPPPPP.DD.heap (host = the process's number,
+ *       pid = 1000 + 7 * it, DD = the dump's).  The same arguments give
+ *       the same bytes.
+ *
  * Exit 0 on success, 1 on an error, 2 on a usage error.
  */
 #include <elf.h>
@@ -397,6 +408,13 @@ static int cmd_pcs(const char *name, const char *bin, const char *out)
 
 static uint64_t rng;
 
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
 static uint64_t rnd(void)
 {
 	uint64_t z = (rng += 0x9e3779b97f4a7c15ULL);
@@ -561,6 +579,170 @@ static int cmd_synth(const char *name, long long want, unsigned long long seed, 
 	return 0;
 }
 
+/* One line of MAPPED_LIBRARIES: its range, and which of the two layout
+ * groups it moves with (1: the program's file, 0: everything else). */
+struct mline {
+	const char *text;
+	size_t len;
+	uint64_t start, end;
+	int group;
+};
+
+/* The maps' lines; the program is the first mapping with a path. */
+static int parse_maps(const struct dump *d, struct mline **out, size_t *n)
+{
+	const char *p = d->maps, *end = d->maps + d->maps_len;
+	const char *prog = NULL;
+	size_t prog_len = 0, cap = 0;
+
+	*out = NULL;
+	*n = 0;
+	p = memchr(p, '\n', (size_t)(end - p));   /* the title */
+	p = p ? p + 1 : end;
+	while (p < end) {
+		const char *eol = memchr(p, '\n', (size_t)(end - p)), *q = p, *path;
+		struct mline m = { p, 0, 0, 0, 0 };
+		int h, field;
+
+		if (!eol)
+			eol = end;
+		m.len = (size_t)(eol - p);
+		while (q < eol && (h = jh_hexval((unsigned char)*q)) >= 0)
+			m.start = m.start << 4 | (uint64_t)h, q++;
+		if (q < eol && *q == '-')
+			q++;
+		while (q < eol && (h = jh_hexval((unsigned char)*q)) >= 0)
+			m.end = m.end << 4 | (uint64_t)h, q++;
+		/* the path: after the fifth field */
+		for (field = 1, path = q; path < eol && field < 6; field++) {
+			while (path < eol && *path == ' ')
+				path++;
+			while (path < eol && *path != ' ' && field < 5)
+				path++;
+			if (field == 5)
+				break;
+		}
+		while (path < eol && *path != ' ')
+			path++;
+		while (path < eol && *path == ' ')
+			path++;
+		if (path < eol && *path == '/') {
+			if (!prog) {
+				prog = path;
+				prog_len = (size_t)(eol - path);
+			}
+			m.group = (size_t)(eol - path) == prog_len && !memcmp(path, prog, prog_len);
+		}
+		if (grow((void **)out, &cap, *n + 1, sizeof(**out)) < 0)
+			return -1;
+		(*out)[(*n)++] = m;
+		p = eol + 1;
+	}
+	return 0;
+}
+
+/* ADDR moved with the mapping that holds it (SHIFT per group). */
+static uint64_t moved(const struct mline *m, size_t n, uint64_t addr, const int64_t shift[2])
+{
+	for (size_t i = 0; i < n; i++)
+		if (addr >= m[i].start && addr < m[i].end)
+			return addr + (uint64_t)shift[m[i].group];
+	return addr;
+}
+
+static int cmd_fleet(const char *name, int nproc, int ndumps, long long nstacks,
+		     unsigned long long seed, const char *dir, const char *prefix)
+{
+	struct dump d;
+	struct mline *ml;
+	size_t nml;
+	uint32_t *pick;
+	char path[4096];
+
+	if (dump_load(&d, name) < 0 || parse_maps(&d, &ml, &nml) < 0)
+		return 1;
+	if (nproc < 1 || ndumps < 1 || nstacks < 1 || (size_t)nstacks > d.nstacks) {
+		fprintf(stderr, "dumptool: '%s' has %zu stacks, fewer than %lld\n", name, d.nstacks,
+			nstacks);
+		return 1;
+	}
+	pick = malloc(d.nstacks * sizeof(*pick));
+	if (!pick) {
+		fprintf(stderr, "dumptool: out of memory\n");
+		return 1;
+	}
+	for (int p = 0; p < nproc; p++) {
+		int64_t shift[2];
+
+		rng = seed * 1000003u + (uint64_t)p;
+		/* the program up, the libraries down, by up to 256 MiB */
+		shift[1] = (int64_t)(rnd() % 65536) * 4096;
+		shift[0] = -(int64_t)(rnd() % 65536) * 4096;
+		for (int k = 0; k < ndumps; k++) {
+			unsigned long long objs = 0, bytes = 0;
+			FILE *o, *mem;
+			size_t i;
+
+			snprintf(path, sizeof(path), "%s/%s.host%03d.pid%05d.%02d.heap", dir, prefix, p,
+				 1000 + 7 * p, k);
+			o = fopen(path, "w");
+			mem = tmpfile();
+			if (!o || !mem)
+				return fail("cannot create", path) < 0 ? 1 : 1;
+			for (i = 0; i < d.nstacks; i++)
+				pick[i] = (uint32_t)i;
+			/* the first NSTACKS of a partial shuffle, in the dump's order */
+			for (i = 0; i < (size_t)nstacks; i++) {
+				size_t j = i + rnd() % (d.nstacks - i);
+				uint32_t t = pick[i];
+
+				pick[i] = pick[j];
+				pick[j] = t;
+			}
+			qsort(pick, (size_t)nstacks, sizeof(*pick), cmp_u32);
+			for (i = 0; i < (size_t)nstacks; i++) {
+				const struct stack *s = &d.stacks[pick[i]];
+				const uint64_t *f = d.addrs + s->first;
+
+				fputc('@', mem);
+				for (uint32_t j = 0; j < s->n; j++)
+					fprintf(mem, " 0x%llx", (unsigned long long)moved(ml, nml, f[j], shift));
+				fputc('\n', mem);
+				fwrite(s->counts, 1, s->counts_len, mem);
+				add_counts(s, &objs, &bytes);
+			}
+			fprintf(o, "heap_v2/1\n  t*: %llu: %llu [0: 0]\n  t0: %llu: %llu [0: 0]\n", objs,
+				bytes, objs, bytes);
+			rewind(mem);
+			char buf[65536];
+			size_t got;
+			while ((got = fread(buf, 1, sizeof(buf), mem)) > 0)
+				fwrite(buf, 1, got, o);
+			fclose(mem);
+			fputs("\nMAPPED_LIBRARIES:\n", o);
+			for (i = 0; i < nml; i++) {
+				const struct mline *m = &ml[i];
+				const char *rest = memchr(m->text, ' ', m->len);
+
+				if (!rest || !m->end) {
+					fwrite(m->text, 1, m->len, o);
+				} else {
+					fprintf(o, "%llx-%llx", (unsigned long long)(m->start + (uint64_t)shift[m->group]),
+						(unsigned long long)(m->end + (uint64_t)shift[m->group]));
+					fwrite(rest, 1, m->len - (size_t)(rest - m->text), o);
+				}
+				fputc('\n', o);
+			}
+			if (finish(o) < 0)
+				return 1;
+		}
+	}
+	free(pick);
+	free(ml);
+	printf("%d\n", nproc * ndumps);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 3 && !strcmp(argv[1], "info"))
@@ -569,8 +751,12 @@ int main(int argc, char **argv)
 		return cmd_pcs(argv[2], argv[3], argv[4]);
 	if (argc == 6 && !strcmp(argv[1], "synth"))
 		return cmd_synth(argv[2], atoll(argv[3]), strtoull(argv[4], NULL, 0), argv[5]);
+	if (argc == 9 && !strcmp(argv[1], "fleet"))
+		return cmd_fleet(argv[2], atoi(argv[3]), atoi(argv[4]), atoll(argv[5]),
+				 strtoull(argv[6], NULL, 0), argv[7], argv[8]);
 	fprintf(stderr, "usage: dumptool info DUMP\n"
 			"       dumptool pcs DUMP BINARY OUTPREFIX\n"
-			"       dumptool synth DUMP NSTACKS SEED OUT\n");
+			"       dumptool synth DUMP NSTACKS SEED OUT\n"
+			"       dumptool fleet DUMP NPROC NDUMPS NSTACKS SEED OUTDIR NAME\n");
 	return 2;
 }

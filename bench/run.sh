@@ -23,7 +23,10 @@
 # what jheap record --peaks costs beside plain recording and heaptrack
 # (bench/peaks.sh; "bash bench/run.sh BUILD peaks"),
 # and what each speed mechanism saves, measured with and without it
-# (bench/mech.sh; "bash bench/run.sh BUILD mech").
+# (bench/mech.sh; "bash bench/run.sh BUILD mech"), every output format
+# on the 1,000,000-stack dump (bench/scale.sh; "... BUILD scale") and a
+# fleet of 1,000 dumps summed and compared by symbol (bench/fleet.sh;
+# "... BUILD fleet"), issue 29.
 # "bash bench/run.sh BUILD inputs" only makes the inputs (for measuring by
 # hand, or before a quiet moment for the timings).
 #
@@ -52,9 +55,10 @@ fi
 if [ "${2:-}" = web ]; then
 	exec bash "$SRCDIR/bench/web.sh" "$BUILD"
 fi
-# bench/run.sh BUILD peaks: only the peak dumps' section (bench/peaks.sh)
-if [ "${2:-}" = peaks ]; then
-	exec bash "$SRCDIR/bench/peaks.sh" "$BUILD"
+# bench/run.sh BUILD peaks|scale|fleet: only that section (bench/peaks.sh,
+# bench/scale.sh, bench/fleet.sh)
+if [ "${2:-}" = peaks ] || [ "${2:-}" = scale ] || [ "${2:-}" = fleet ]; then
+	exec bash "$SRCDIR/bench/$2.sh" "$BUILD"
 fi
 # bench/run.sh BUILD mech: only the mechanisms' section (bench/mech.sh)
 if [ "${2:-}" = mech ]; then
@@ -212,6 +216,10 @@ fi
 
 # The unique pcs of the generated binary in the largest dump.
 NPCS=$("$DUMPTOOL" pcs "$D200" "$PROG" "$B/sym/pcs") || die "cannot extract the pcs"
+
+# The fleet: a second build and 1,000 generated dumps (bench/fleet.sh)
+bash "$SRCDIR/bench/fleet.sh" "$BUILD" inputs >/dev/null ||
+	say "bench: the fleet's inputs could not be made (bench/fleet.sh)"
 
 # bench/run.sh BUILD inputs: make (or check) the inputs above and stop
 if [ "${2:-}" = inputs ]; then
@@ -601,6 +609,15 @@ bash "$SRCDIR/bench/mech.sh" "$BUILD" >>"$REPORT" ||
 
 bash "$SRCDIR/bench/shell.sh" "$BUILD" >>"$REPORT" ||
 	out "The shell's section failed (bench/shell.sh)."
+
+# ------------------------------------------------- scale and fleet (issue 29)
+
+say "bench: every output on the 1,000,000-stack dump..."
+JHEAP="$JHEAP" bash "$SRCDIR/bench/scale.sh" "$BUILD" >>"$REPORT" ||
+	out "The scale section failed (bench/scale.sh)."
+say "bench: the fleet..."
+JHEAP="$JHEAP" bash "$SRCDIR/bench/fleet.sh" "$BUILD" >>"$REPORT" ||
+	out "The fleet's section failed (bench/fleet.sh)."
 out ""
 bash "$SRCDIR/bench/web.sh" "$BUILD" >>"$REPORT" ||
 	out "The web UI's section failed (bench/web.sh)."
@@ -631,6 +648,16 @@ r_second=$(ratio "${ST[second.first]}" "${SE[second.first]}" "${ST[second.second
 t5=0
 case $r_second in n/a) ;; *) awk -v r="$r_second" 'BEGIN { exit !(r >= 3) }' && t5=1 ;; esac
 
+# issue 29: every output at scale, the fleet
+SUMMARY=$B/out/scale/summary
+n_fmt=$(awk '$1 == "synth1m"' "$SUMMARY" 2>/dev/null | wc -l)
+n_ok=$(awk '$1 == "synth1m" && $3 + 0 < 2 && $5 + 0 < 2' "$SUMMARY" 2>/dev/null | wc -l)
+slow=$(awk '$1 == "synth1m" && !($3 + 0 < 2 && $5 + 0 < 2) { printf " %s (%s s, %sx)", $2, $3, $5 }' "$SUMMARY" 2>/dev/null)
+t6=0
+[ "$n_fmt" -gt 0 ] && [ "$n_ok" = "$n_fmt" ] && t6=1
+fleet_fig() { awk -v k="$1" '$1 == k { printf "%s s, %s MB", $2, $3 }' "$B/out/fleet/summary" 2>/dev/null; }
+fleet_ok() { awk -v k="$1" '$1 == k { ok = ($2 != "failed" && $2 + 0 < 30 && $3 + 0 < 1024) } END { print ok + 0 }' "$B/out/fleet/summary" 2>/dev/null; }
+
 TARGETS=$B/out/targets.md
 {
 	echo "| target (issue 5) | measured | |"
@@ -640,6 +667,9 @@ TARGETS=$B/out/targets.md
 	echo "| symbolization at least 50x faster than \`eu-addr2line -i\` | eu-addr2line/jheap = $r_eu | $(met "$t3") |"
 	echo "| peak RSS below jeprof's on every input | below on $rss_yes of $((rss_yes + rss_no)) runs${rss_bad:+; not on:$rss_bad} | $(met "$t4") |"
 	echo "| second run on another dump of the same binary at least 3x faster (persistent cache) | first/second = $r_second | $(met "$t5") |"
+	echo "| (issue 29) every output on the 1,000,000-stack dump under 2 s, RSS under twice the dump | $n_ok of $n_fmt formats${slow:+; not:$slow} | $(met "$t6") |"
+	echo "| (issue 29) 1,000 dumps of a fleet summed by symbol under 30 s and 1 GB | $(fleet_fig sum) | $(met "$(fleet_ok sum)") |"
+	echo "| (issue 29) release B against release A (--base) under 30 s and 1 GB | $(fleet_fig base) | $(met "$(fleet_ok base)") |"
 } >"$TARGETS"
 
 # The fixed part of RESULTS.md: what the benchmark does and how to read it.
@@ -681,6 +711,11 @@ The inputs (nothing large is committed; all of it is cached in
   side of one stack joined to the root side of another), with the real
   maps, so every address is a real return address of the program.
 - **The test workloads' dumps** (`tests/mkprofiles.sh build/profiles`).
+- **A fleet** (`bench/fleet.sh`): a second build of the generated program
+  ("release B": six files whose leaf allocations are three times larger,
+  linked in the reverse order), a real dump of each build, and 1,000 dumps
+  of 10,000 stacks from them (`bench/dumptool.c fleet`): 50 processes of
+  each build, each with its own address layout, 10 dumps each.
 
 How it measures: wall time around each command; peak RSS from GNU
 `/usr/bin/time` `%M` (the largest process of the run, counting the child

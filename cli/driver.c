@@ -8,13 +8,16 @@
 #include "analyzer/aggcache.h"
 #include "analyzer/aggregate.h"
 #include "analyzer/forks.h"
+#include "analyzer/merge.h"
 #include "analyzer/parse.h"
 #include "analyzer/threadview.h"
 #include "symbolize/addlib.h"
 #include "cli/browser.h"
 #include "cli/console.h"
 #include "cli/driver.h"
+#include "cli/fleet.h"
 #include "cli/hints.h"
+#include "cli/inlabels.h"
 #include "cli/remote.h"
 #include "cli/url.h"
 #include "lib/errors.h"
@@ -160,12 +163,23 @@ static void forks_note(struct driver *r)
 	forks_init(&r->in.forks);
 }
 
-/* Reads PATH (a file, "-" or a URL) and merges it into DST with SIGN.
- * *SHOWN, when SHOWN is not NULL, gets the name reports give PATH: a
- * URL's saved copy (which --raw reads again), or the URL without user
- * information when it was not saved; else PATH; malloc'd. */
+/* What load() does beside reading and merging; zero: nothing. */
+struct load_how {
+	struct series *ser;     /* a series' dump: noted as dump K of SER */
+	size_t k;
+	struct inlabels *il;    /* labels: the input's index in the command line */
+	size_t index;
+	bool skip;              /* one of several: when it cannot be read, a
+	                           warning and the others (cli/fleet.h) */
+};
+
+/* Reads PATH (a file, "-" or a URL) and merges it into DST with SIGN,
+ * as HOW says.  *SHOWN, when SHOWN is not NULL, gets the name reports
+ * give PATH: a URL's saved copy (which --raw reads again), or the URL
+ * without user information when it was not saved; else PATH; malloc'd;
+ * NULL for a skipped one. */
 static int load(struct driver *r, struct profile *dst, const char *path, double sign,
-		char **shown, struct series *ser, size_t k)
+		char **shown, const struct load_how *how)
 {
 	struct profile one;
 	char err[1024], saved[4096] = "";
@@ -190,15 +204,23 @@ static int load(struct driver *r, struct profile *dst, const char *path, double 
 	console_clear(&r->con);
 	if (truncated)
 		r->degraded = true;   /* the report is of what the file holds: exit status 1 */
+	if (rc && how->skip && rc != JH_ENOMEM) {
+		/* one of several: the report is of the others (cli/fleet.h) */
+		char msg[1200];
+		snprintf(msg, sizeof(msg), "skipping %s (--strict stops here instead)", err);
+		console_warn(&r->con, msg);
+		r->degraded = true;
+		profile_release(&one);
+		return EXIT_OK;
+	}
+	if (!rc && how->il)
+		rc = inlabels_apply(how->il, sign < 0, how->index, path, &one, err, sizeof(err));
 	if (!rc && shown && !(*shown = strdup(saved[0] ? saved : name)))
 		rc = jh_err(err, sizeof(err), JH_ENOMEM, "out of memory");
-	if (rc) {
-		fprintf(stderr, "jheap: %s\n", err);
-		profile_release(&one);
-		return EXIT_DATA;
-	}
 	/* a series: of one program and process, as each dump comes */
-	if (ser && (rc = series_note_dump(ser, k, &one, err, sizeof(err)))) {
+	if (!rc && how->ser)
+		rc = series_note_dump(how->ser, how->k, &one, err, sizeof(err));
+	if (rc) {
 		fprintf(stderr, "jheap: %s\n", err);
 		profile_release(&one);
 		return EXIT_DATA;
@@ -218,7 +240,7 @@ static int load(struct driver *r, struct profile *dst, const char *path, double 
 		console_warn(&r->con, msg);
 	}
 	/* a sum (not a series' dump) may count a fork's memory twice */
-	if (sign > 0 && !ser && forks_add(&r->in.forks, &one, name)) {
+	if (sign > 0 && !how->ser && forks_add(&r->in.forks, &one, name)) {
 		fprintf(stderr, "jheap: out of memory\n");
 		profile_release(&one);
 		return EXIT_DATA;
@@ -297,25 +319,98 @@ static int open_caches(struct driver_symbols *sym, const struct cli *c, char *wh
 	return EXIT_OK;
 }
 
-/* Parses PATHS and C's --base profiles into P, each merged as it is
- * read, with the binary opened beside the parse; SHOWN[i] gets the name
- * reports give PATHS[i] (load()).  For a series whose values are kept
- * (G not NULL), each PATH is noted in SER and G gets a snapshot after it.
- * Returns an exit status. */
+/* The symbolizer's options for a load, with the names of JIT code in *PM
+ * (--perf-map, else the first dump's own perf map, of PATHS; NULL when
+ * none).  Returns an exit status. */
+static int symbolize_setup(struct driver *r, const char *binary, const char *const *paths,
+			   size_t npaths, const struct cli *c, struct symbolize_options *so,
+			   struct perfmap **pm)
+{
+	char err[1200];
+	*so = (struct symbolize_options){
+		.binary = binary, .lib_prefixes = c->lib_prefixes,
+		.cache = r->sym.dc, .note = console_debug_on("cache") ? cache_note : NULL,
+		.no_symbolize = c->no_symbolize, .warn = warn_line, .ctx = &r->con,
+		.progress = symbolize_progress,
+		.symcache_opts = { .debuginfo_dirs = c->debuginfo_dirs },
+		.ranges = driver_needs_ranges(c) || r->model.want_ranges,
+	};
+	*pm = NULL;
+	if (!c->no_symbolize && c->perf_map &&
+	    perfmap_open(c->perf_map, (uid_t)-1, pm, err, sizeof(err))) {
+		fprintf(stderr, "jheap: --perf-map: %s\n", err);
+		return EXIT_DATA;
+	}
+	if (!c->no_symbolize && !c->perf_map && npaths && !remote_is_url(paths[0])) {
+		err[0] = '\0';
+		if (perfmap_for_dump(paths[0], pm, err, sizeof(err)) == JH_ENOMEM) {
+			fprintf(stderr, "jheap: out of memory\n");
+			return EXIT_DATA;
+		}
+		if (err[0])
+			console_warn(&r->con, err);
+	}
+	so->perfmap = *pm;
+	return EXIT_OK;
+}
+
+/* Parses PATHS and C's --base profiles into P, with the binary opened
+ * beside the parse; SHOWN[i] gets the name reports give PATHS[i]
+ * (load(); NULL for one skipped, and the names left are moved up).  For
+ * a series whose values are kept (G not NULL), each PATH is noted in SER
+ * and G gets a snapshot after it.  Many profiles are streamed instead
+ * (cli/fleet.h): each symbolized with SO as it comes (*ST its findings)
+ * and folded in by symbol; *STREAMED says so.  Returns an exit status. */
 static int parse_all(struct driver *r, struct profile *p, const char *const *paths,
 		     size_t npaths, char **shown, const struct cli *c, struct series *ser,
-		     struct growth *g)
+		     struct growth *g, const struct symbolize_options *so,
+		     struct symbolize_stats *st, bool *streamed)
 {
+	char err[1024];
+	*streamed = false;
+	/* where each input's samples came from (cli/inlabels.h); PATHS[0]
+	 * is c->args[args0] when PATHS are the command line's */
+	struct inlabels il;
+	if (inlabels_init(&il, c, err, sizeof(err))) {
+		fprintf(stderr, "jheap: %s\n", err);
+		return EXIT_USAGE;
+	}
+	size_t args0 = c->nargs;
+	for (size_t i = 0; i < c->nargs; i++)
+		if (c->args + i == (const char **)paths)
+			args0 = i;
+	struct load_how how = { .il = &il, .skip = fleet_skips(c, npaths) };
 	int rc = EXIT_OK;
-	for (size_t i = 0; i < npaths && !rc; i++) {
-		rc = load(r, p, paths[i], 1, &shown[i], g ? ser : NULL, i);
+	*streamed = !g && fleet_wanted(c, paths, npaths);
+	if (*streamed)
+		rc = fleet_load(r, p, paths, npaths, args0, c, &il, so, st, shown);
+	for (size_t i = 0; i < npaths && !rc && !*streamed; i++) {
+		how.ser = g ? ser : NULL;
+		how.k = i;
+		how.index = args0 + i;
+		rc = load(r, p, paths[i], 1, &shown[i], &how);
 		if (!rc && g && growth_snapshot(g, p)) {
 			fprintf(stderr, "jheap: out of memory\n");
 			rc = EXIT_DATA;
 		}
 	}
-	for (size_t i = 0; i < c->nbases && !rc; i++)
-		rc = load(r, p, c->bases[i], -1, NULL, NULL, 0);
+	how.ser = NULL;
+	for (size_t i = 0; i < c->nbases && !rc && !*streamed; i++) {
+		how.index = i;
+		rc = load(r, p, c->bases[i], -1, NULL, &how);
+	}
+	inlabels_release(&il);
+	/* the names of the profiles read, skipped ones left out */
+	size_t nshown = 0;
+	for (size_t i = 0; i < npaths; i++)
+		if (shown[i])
+			shown[nshown++] = shown[i];
+	for (size_t i = nshown; i <= npaths; i++)
+		shown[i] = NULL;
+	if (!rc && !nshown && how.skip && r->degraded) {
+		fprintf(stderr, "jheap: none of the profiles could be read\n");
+		rc = EXIT_DATA;
+	}
 	if (!rc) {
 		forks_note(r);
 	} else {
@@ -347,58 +442,19 @@ static int add_libs(struct console *con, struct profile *p, const struct cli *c)
 	return EXIT_OK;
 }
 
-/* The names of JIT code: --perf-map, else the first dump's own (of
- * PATHS); *PM NULL when none.  Returns an exit status. */
-static int open_perfmap(struct console *con, const char *const *paths, size_t npaths,
-			const struct cli *c, struct perfmap **pm)
-{
-	char err[1200];
-	*pm = NULL;
-	if (!c->no_symbolize && c->perf_map &&
-	    perfmap_open(c->perf_map, (uid_t)-1, pm, err, sizeof(err))) {
-		fprintf(stderr, "jheap: --perf-map: %s\n", err);
-		return EXIT_DATA;
-	}
-	if (!c->no_symbolize && !c->perf_map && npaths && !remote_is_url(paths[0])) {
-		err[0] = '\0';
-		if (perfmap_for_dump(paths[0], pm, err, sizeof(err)) == JH_ENOMEM) {
-			fprintf(stderr, "jheap: out of memory\n");
-			return EXIT_DATA;
-		}
-		if (err[0])
-			console_warn(con, err);
-	}
-	return EXIT_OK;
-}
-
-/* Symbolizes P with the caches of R (and the JIT names of
- * open_perfmap()), folds it by symbol (by address for --addresses) and
- * finishes the series' values G (when not NULL); *RANGES: whether P has
- * the function ranges of --disasm.  Prints what the run should know (a
- * wrong binary, a symbolized profile's names); returns an exit status. */
+/* Symbolizes P with the caches of R and SO, folds it by symbol (by
+ * address for --addresses) and finishes the series' values G (when not
+ * NULL); a STREAMED P is symbolized and folded already (*ST holds what
+ * that found).  Prints what the run should know (a wrong binary, a
+ * symbolized profile's names); returns an exit status. */
 static int symbolize_model(struct driver *r, struct profile *p, const char *binary,
-			   const char *const *paths, size_t npaths, const struct cli *c,
-			   struct growth *g, bool *ranges)
+			   const struct cli *c, struct growth *g, const struct symbolize_options *so,
+			   struct symbolize_stats *st, bool streamed)
 {
 	char err[1024];
-	struct symbolize_options so = {
-		.binary = binary, .lib_prefixes = c->lib_prefixes,
-		.cache = r->sym.dc, .note = console_debug_on("cache") ? cache_note : NULL,
-		.no_symbolize = c->no_symbolize, .warn = warn_line, .ctx = &r->con,
-		.progress = symbolize_progress,
-		.symcache_opts = { .debuginfo_dirs = c->debuginfo_dirs },
-		.ranges = driver_needs_ranges(c) || r->model.want_ranges,
-	};
-	struct perfmap *pm;
-	if (open_perfmap(&r->con, paths, npaths, c, &pm))
-		return EXIT_DATA;
-	so.perfmap = pm;
-	struct symbolize_stats st;
 	uint32_t *remap = NULL;
-	int src = symbolize_profile(p, r->sym.sc, &so, &st, err, sizeof(err));
-	perfmap_free(pm);
-	if (src ||
-	    (profile_fold_by_symbol(p, c->gran == GRAN_ADDRESSES, &remap) &&
+	if ((!streamed && symbolize_profile(p, r->sym.sc, so, st, err, sizeof(err))) ||
+	    (!streamed && profile_fold_by_symbol(p, c->gran == GRAN_ADDRESSES, &remap) &&
 	     jh_err(err, sizeof(err), JH_ENOMEM, "out of memory")) ||
 	    (g && growth_finish(g, p, remap) &&
 	     jh_err(err, sizeof(err), JH_ENOMEM, "out of memory"))) {
@@ -407,25 +463,24 @@ static int symbolize_model(struct driver *r, struct profile *p, const char *bina
 		return EXIT_DATA;
 	}
 	free(remap);
-	*ranges = so.ranges;
 	driver_stage_done(r, "symbolize");
 	if (c->drop_negative)
 		drop_negative(p);
 	if (g && c->growth && c->mode != MODE_TEXT)
 		growth_apply(g, p);
-	if (st.binary_mismatch || st.resource_failed)
+	if (st->binary_mismatch || st->resource_failed)
 		r->degraded = true;
-	if (binary && st.pcs_presym)
+	if (binary && st->pcs_presym)
 		note_presym(&r->con, binary);
 	/* a stripped program that passes the call check is the right one:
 	 * a note says how to get its names */
-	if (st.main_pcs && !st.main_resolved && !c->no_symbolize && !st.binary_mismatch &&
-	    st.main_calls.verdict != CALLCHECK_MATCH && !st.main_stripped) {
+	if (st->main_pcs && !st->main_resolved && !c->no_symbolize && !st->binary_mismatch &&
+	    st->main_calls.verdict != CALLCHECK_MATCH && !st->main_stripped) {
 		const char *name = binary;
 		if (p->main_mapping != UINT32_MAX && p->maps[p->main_mapping].object)
 			name = strtab_get(&p->strs, p->maps[p->main_mapping].object);
 		fprintf(stderr, "jheap: warning: none of the %zu addresses in the main program resolve to a function in '%s': is it the binary that wrote the dump?\n",
-			st.main_pcs, name ? name : "?");
+			st->main_pcs, name ? name : "?");
 		r->degraded = true;
 	}
 	console_clear(&r->con);
@@ -439,7 +494,8 @@ int driver_read_dump(struct driver *r, const char *path, struct profile *one,
 		fprintf(stderr, "jheap: out of memory\n");
 		return EXIT_DATA;
 	}
-	int rc = load(r, one, path, 1, NULL, ser, k);
+	struct load_how how = { .ser = ser, .k = k };
+	int rc = load(r, one, path, 1, NULL, &how);
 	if (rc) {
 		profile_release(one);
 		profile_init(one);
@@ -483,6 +539,7 @@ int driver_load(struct driver *r, const char *binary, const char *const *paths,
 	/* each dump's values, kept when the load succeeds */
 	struct growth g;
 	growth_init(&g);
+	struct perfmap *pm = NULL;
 	r->in.remote = (struct remote_options){
 		.binary = binary, .seconds = c->seconds, .lib_prefixes = c->lib_prefixes,
 		.note = fetch_info, .warn = warn_line, .progress = fetch_progress, .ctx = &r->con,
@@ -497,7 +554,13 @@ int driver_load(struct driver *r, const char *binary, const char *const *paths,
 		r->sym.pre_dc = r->sym.dc;
 		r->sym.pre_binary = binary;
 	}
-	rc = parse_all(r, &p, paths, npaths, shown, c, &sl.ser, values ? &g : NULL);
+	struct symbolize_options so;
+	struct symbolize_stats st;
+	bool streamed = false;
+	rc = symbolize_setup(r, binary, paths, npaths, c, &so, &pm);
+	if (!rc)
+		rc = parse_all(r, &p, paths, npaths, shown, c, &sl.ser, values ? &g : NULL, &so, &st,
+			       &streamed);
 	/* names from the server of the first URL, for files not here */
 	const char *url = rc || binary || c->no_symbolize ? NULL
 		: remote_first_url(paths, npaths, (const char *const *)c->bases, c->nbases);
@@ -525,23 +588,20 @@ int driver_load(struct driver *r, const char *binary, const char *const *paths,
 		rc = EXIT_DATA;
 		goto out;
 	}
-	bool ranges;
-	if ((rc = symbolize_model(r, &p, binary, paths, npaths, c, values ? &g : NULL, &ranges)))
+	if ((rc = symbolize_model(r, &p, binary, c, values ? &g : NULL, &so, &st, streamed)))
 		goto out;
+	perfmap_free(pm);
 	/* the new model replaces the one before */
 	aggcache_clear(&r->aggs);
 	if (r->model.loaded)
 		profile_release(&r->model.p);
 	r->model.p = p;
 	r->model.loaded = true;
-	r->model.ranges = ranges;
+	r->model.ranges = so.ranges;
 	r->model.by_address = c->gran == GRAN_ADDRESSES;
 	r->in.binary = binary;
-	r->in.paths = paths;
-	r->in.npaths = npaths;
 	free_shown(&r->in);
 	r->in.shown_paths = shown;
-	shown = NULL;
 	r->in.nbases = c->nbases;
 	r->out.noted = c->no_symbolize;
 	/* the series now loaded, with each dump's totals */
@@ -567,11 +627,11 @@ int driver_load(struct driver *r, const char *binary, const char *const *paths,
 	r->model.has_leak = r->model.exit_dump && leaksum_find(paths[0], &r->model.leak) == 1;
 	return EXIT_OK;
 out:
+	perfmap_free(pm);
 	growth_release(&g);
 	seriesload_release(&sl);
-	if (shown)
-		for (size_t i = 0; i < npaths; i++)
-			free(shown[i]);
+	for (size_t i = 0; i < npaths; i++)
+		free(shown[i]);
 	free(shown);
 	profile_release(&p);
 	return rc;
@@ -742,6 +802,7 @@ static int report_one(struct driver *r, const struct cli *c, const struct profil
 		.value = c->value, .gran = c->gran, .full_names = c->full_names,
 		.keep_allocator = c->keep_allocator, .focus = c->focus, .ignore = c->ignore,
 		.retain = c->retain, .exclude = c->exclude, .allocator = c->allocator,
+		.tagfocus = c->tagfocus, .tagignore = c->tagignore,
 		.one_thread = uid != NULL, .thread_uid = uid ? *uid : 0,
 	};
 	struct aggregate own, *a = &own, *kept;

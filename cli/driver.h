@@ -4,10 +4,13 @@
  * command and the option it stands for give the same bytes:
  *
  *   driver_load()   parse every profile (each into a model of its own,
- *                   fetched first when it is a URL: cli/remote.h), merge
- *                   them (--base with a negative sign), take a server's
- *                   /pprof/symbol names, symbolize and fold by symbol: the
- *                   model, once;
+ *                   fetched first when it is a URL: cli/remote.h), label
+ *                   it (cli/inlabels.h), merge them (--base with a
+ *                   negative sign), take a server's /pprof/symbol names,
+ *                   symbolize and fold by symbol: the model, once; many
+ *                   profiles (a fleet's) are streamed instead, each
+ *                   symbolized and folded in by symbol, then released
+ *                   (cli/fleet.h);
  *   driver_write()  aggregate with the options of one report (value,
  *                   granularity, filters, thread, ...) and write it with
  *                   report_write() (output/report.h), the one entry point

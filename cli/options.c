@@ -13,6 +13,7 @@ enum opt_id {
 	O_DEBUGINFO_DIR, O_PERF_MAP, O_LIB_PREFIX, O_SECONDS, O_NO_SYMBOLIZE, O_NO_CACHE, O_OUTPUT, O_QUIET,
 	O_HELP, O_VERSION, O_TRACES, O_TREE, O_PEEK, O_WEB, O_WEBLIST, O_GIF, O_PS, O_ADD_LIB,
 	O_INTERACTIVE, O_TIMELINE, O_PEAK, O_ALL_DUMPS, O_HTTP, O_NO_BROWSER, O_PID,
+	O_LABEL, O_LABEL_FROM_PATH, O_TAGFOCUS, O_TAGIGNORE, O_STRICT,
 };
 
 struct option_def {
@@ -81,6 +82,11 @@ static const struct option_def options[] = {
 	{ "retain", 0, O_RETAIN, "RE", "keep only frames whose name matches RE" },
 	{ "exclude", 0, O_EXCLUDE, "RE", "remove frames whose name matches RE" },
 	{ "base", 0, O_BASE, "FILE", "subtract the profile FILE or URL (repeatable)" },
+	{ "strict", 0, O_STRICT, NULL, "stop at a profile that cannot be read (several are given: it is skipped)" },
+	{ "label", 0, O_LABEL, "KEY=VALUE", "label the samples of the profiles after it on the line (repeatable)" },
+	{ "label-from-path", 0, O_LABEL_FROM_PATH, "RE", "label each profile's samples with the named groups of RE matched on its path" },
+	{ "tagfocus", 0, O_TAGFOCUS, "[KEY=]RE", "only samples with a label (KEY's) whose value matches RE" },
+	{ "tagignore", 0, O_TAGIGNORE, "[KEY=]RE", "drop samples with a label (KEY's) whose value matches RE" },
 	{ "drop_negative", 0, O_DROP_NEGATIVE, NULL, "with --base, clamp negative values to zero" },
 	{ "debuginfo-dir", 0, O_DEBUGINFO_DIR, "DIR", "also look for separate debug files in DIR (repeatable)" },
 	{ "perf-map", 0, O_PERF_MAP, "FILE", "name JIT-compiled code from FILE, a perf map (/tmp/perf-PID.map)" },
@@ -256,6 +262,22 @@ static int apply(struct cli *c, const struct option_def *o, char *val, int *nval
 	case O_KEEP_ALLOCATOR: c->keep_allocator = true; return 0;
 	case O_ALLOCATOR: c->allocator = *val ? val : NULL; return 0;
 	case O_BASE: return push(&c->bases, &c->nbases, val);
+	case O_STRICT: c->strict = true; return 0;
+	case O_LABEL: {
+		const char *eq = strchr(val, '=');
+		if (!eq || eq == val)
+			return jh_err(err, errlen, JH_EUSAGE, "--label expects KEY=VALUE, not '%s'", val);
+		struct cli_label *l = realloc(c->labels, (c->nlabels + 1) * sizeof(*l));
+		if (!l)
+			return JH_ENOMEM;
+		c->labels = l;
+		/* for the PROFILEs and --base profiles that follow it */
+		l[c->nlabels++] = (struct cli_label){ val, c->nargs, c->nbases };
+		return 0;
+	}
+	case O_LABEL_FROM_PATH: c->label_from_path = val; return 0;
+	case O_TAGFOCUS: c->tagfocus = *val ? val : NULL; return 0;
+	case O_TAGIGNORE: c->tagignore = *val ? val : NULL; return 0;
 	case O_DROP_NEGATIVE: c->drop_negative = true; return 0;
 	case O_DEBUGINFO_DIR: return push(&c->debuginfo_dirs, &c->ndebug, val);
 	case O_PERF_MAP: c->perf_map = val; return 0;
@@ -428,6 +450,7 @@ void cli_release(struct cli *c)
 	free(c->debuginfo_dirs);
 	free(c->lib_prefixes);
 	free(c->bases);
+	free(c->labels);
 	free(c->source_dirs);
 	free(c->args);
 	memset(c, 0, sizeof(*c));
@@ -555,6 +578,7 @@ static bool is_setting(int id)
 	case O_CUM: case O_NODECOUNT: case O_FULL_NAMES: case O_KEEP_ALLOCATOR: case O_ALLOCATOR:
 	case O_THREAD:
 	case O_FOCUS: case O_IGNORE: case O_RETAIN: case O_EXCLUDE:
+	case O_TAGFOCUS: case O_TAGIGNORE:
 		return true;
 	default:
 		return false;

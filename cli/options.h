@@ -73,6 +73,13 @@ struct cli {
 	const char *http;               /* --http=[HOST]:PORT: the web UI (cli/webui.h) */
 	bool no_browser;                /* --no_browser */
 	const char *pid;                /* --pid=PID: the web UI's live timeline */
+	bool strict;                    /* --strict: an unreadable profile stops the run */
+	/* --label KEY=VALUE, for the PROFILEs from args[from_arg] on and the
+	 * --base profiles from bases[from_base] on (those after it) */
+	struct cli_label { const char *kv; size_t from_arg, from_base; } *labels;
+	size_t nlabels;
+	const char *label_from_path;    /* --label-from-path=RE */
+	const char *tagfocus, *tagignore; /* [KEY=]RE on the samples' labels */
 };
 
 /* Parses ARGV into C.  Returns 0, or JH_EUSAGE with a message in err.

@@ -27,6 +27,13 @@ int pattern_compile(struct pattern **out, const char *opt, const char *re, char 
  * S.  Not thread-safe: one pattern per thread. */
 int pattern_match(struct pattern *p, const char *s, char *err, size_t errlen);
 
+/* pattern_match(), and on a match FN(CTX, NAME, VALUE, LEN) for each
+ * named group ((?<name>...)) that took part in it, in the order of the
+ * names; VALUE is LEN bytes of S, not terminated. */
+int pattern_groups(struct pattern *p, const char *s,
+		   void (*fn)(void *ctx, const char *name, const char *value, size_t len), void *ctx,
+		   char *err, size_t errlen);
+
 void pattern_free(struct pattern *p);
 
 #endif

@@ -52,18 +52,32 @@ struct cg_ent {
 	double calls;
 };
 
+/* A slot of the entry table: open addressing on (position, callee),
+ * at most half full, the key beside the entry's id so that a lookup
+ * reads one slot (tens of millions of lookups on a large profile). */
+struct cg_slot {
+	uint32_t frame;          /* the position: an id in cg.frames */
+	uint32_t callee;
+	uint32_t id;             /* + 1; 0: an empty slot */
+};
+
 struct cg {
 	const struct report *r;
 	struct strtab strs;
 	struct cg_fn *fns;
 	size_t nfns, cap_fns;
 	struct idmap fn_index;
-	struct cg_frame *frames;
+	struct cg_frame *frames; /* distinct positions */
 	size_t nframes, cap_frames;
-	uint32_t *loc_frame0;    /* per location: frames[loc_frame0[l] ..] */
+	struct idmap frame_index;
+	uint32_t *lf;            /* the locations' positions, innermost first */
+	size_t nlf, cap_lf;
+	uint32_t *loc_frame0;    /* per location: lf[loc_frame0[l] ..] */
 	struct cg_ent *ents;
 	size_t nents, cap_ents;
-	struct idmap ent_index;
+	struct cg_slot *slots;   /* nslots, a power of two */
+	size_t nslots;
+	uint32_t *srank;         /* per string: its place in byte order */
 	int nevents;
 };
 
@@ -109,6 +123,30 @@ static int64_t fn_id(struct cg *c, const char *name, const char *file, int64_t s
 	return (int64_t)(c->nfns - 1);
 }
 
+static int frame_eq(const void *ctx, uint32_t id)
+{
+	const struct cg *c = ctx;
+	const struct cg_frame *a = &c->frames[id], *b = &c->frames[c->nframes];
+	return a->fn == b->fn && a->file == b->file && a->line == b->line;
+}
+
+/* Appends position FR to the current location's, as the id of the same
+ * position met before or a new one. */
+static int push_frame(struct cg *c, const struct cg_frame *fr)
+{
+	if (JH_PUSH(c->frames, c->nframes, c->cap_frames, *fr))
+		return JH_ENOMEM;
+	c->nframes--;   /* the probe, just past the end */
+	uint64_t h = jh_mix64(((uint64_t)fr->fn << 32 | fr->file) ^ (uint32_t)fr->line * 0x9e3779b97f4a7c15ULL);
+	uint32_t id = idmap_find(&c->frame_index, h, frame_eq, c);
+	if (id == UINT32_MAX) {
+		id = (uint32_t)c->nframes++;
+		if (idmap_put(&c->frame_index, h, id))
+			return JH_ENOMEM;
+	}
+	return JH_PUSH(c->lf, c->nlf, c->cap_lf, id);
+}
+
 /* The frames of every location, innermost first. */
 static int build_frames(struct cg *c)
 {
@@ -119,12 +157,14 @@ static int build_frames(struct cg *c)
 	char name[4096];
 	for (size_t i = 0; i < p->nlocs; i++) {
 		const struct pf_location *l = &p->locs[i];
-		c->loc_frame0[i] = (uint32_t)c->nframes;
+		if (c->nlf >= UINT32_MAX - 1)
+			return JH_ENOMEM;
+		c->loc_frame0[i] = (uint32_t)c->nlf;
 		if (!l->nlines) {
 			snprintf(name, sizeof(name), "0x%016llx", (unsigned long long)l->addr);
 			int64_t f = fn_id(c, name, "??", 0), u = intern(c, "??");
 			struct cg_frame fr = { (uint32_t)f, (uint32_t)u, 0 };
-			if (f < 0 || u < 0 || JH_PUSH(c->frames, c->nframes, c->cap_frames, fr))
+			if (f < 0 || u < 0 || push_frame(c, &fr))
 				return JH_ENOMEM;
 			continue;
 		}
@@ -141,45 +181,69 @@ static int build_frames(struct cg *c)
 			int64_t u = intern(c, *lfile ? lfile : ffile);
 			struct cg_frame fr = { (uint32_t)f, (uint32_t)u,
 					       *lfile && ln->line > 0 ? ln->line : 0 };
-			if (f < 0 || u < 0 || JH_PUSH(c->frames, c->nframes, c->cap_frames, fr))
+			if (f < 0 || u < 0 || push_frame(c, &fr))
 				return JH_ENOMEM;
 		}
 	}
-	c->loc_frame0[p->nlocs] = (uint32_t)c->nframes;
+	c->loc_frame0[p->nlocs] = (uint32_t)c->nlf;
 	return 0;
 }
 
-struct ent_key { const struct cg *c; const struct cg_ent *e; };
-
-static int ent_eq(const void *ctx, uint32_t id)
+static size_t slot_of(uint32_t frame, uint32_t callee, size_t mask)
 {
-	const struct ent_key *k = ctx;
-	const struct cg_ent *a = &k->c->ents[id], *b = k->e;
-	return a->fn == b->fn && a->file == b->file && a->line == b->line && a->callee == b->callee;
+	return (size_t)(jh_mix64((uint64_t)frame << 32 | callee) & mask);
 }
 
-/* Adds COST (and CALLS) at position FR, for the call to CALLEE or the
- * self cost when CALLEE is CG_SELF. */
-static int add_ent(struct cg *c, const struct cg_frame *fr, uint32_t callee,
-		   const double cost[2], double calls)
+static int grow_slots(struct cg *c)
 {
-	struct cg_ent e = { fr->fn, fr->file, fr->line, callee, { 0, 0 }, 0 };
-	uint64_t h = jh_hash_bytes(&e.fn, sizeof(e.fn), 0);
-	h = jh_hash_bytes(&e.file, sizeof(e.file), h);
-	h = jh_hash_bytes(&e.line, sizeof(e.line), h);
-	h = jh_mix64(jh_hash_bytes(&e.callee, sizeof(e.callee), h));
-	struct ent_key k = { c, &e };
-	uint32_t id = idmap_find(&c->ent_index, h, ent_eq, &k);
-	if (id == UINT32_MAX) {
-		if (JH_PUSH(c->ents, c->nents, c->cap_ents, e) ||
-		    idmap_put(&c->ent_index, h, (uint32_t)(c->nents - 1)))
-			return JH_ENOMEM;
-		id = (uint32_t)(c->nents - 1);
+	size_t ncap = c->nslots ? 2 * c->nslots : 4096;
+	struct cg_slot *ns = ncap <= SIZE_MAX / 4 ? jh_zalloc(ncap, sizeof(*ns)) : NULL;
+	if (!ns)
+		return JH_ENOMEM;
+	for (size_t i = 0; i < c->nslots; i++) {
+		const struct cg_slot *e = &c->slots[i];
+		if (!e->id)
+			continue;
+		size_t j = slot_of(e->frame, e->callee, ncap - 1);
+		while (ns[j].id)
+			j = (j + 1) & (ncap - 1);
+		ns[j] = *e;
 	}
+	free(c->slots);
+	c->slots = ns;
+	c->nslots = ncap;
+	return 0;
+}
+
+/* The id of the entry at position FRAME (an id in c->frames) for the
+ * call to CALLEE, or of its self cost when CALLEE is CG_SELF; added when
+ * new.  Returns the id or JH_ENOMEM. */
+static int64_t find_ent(struct cg *c, uint32_t frame, uint32_t callee)
+{
+	size_t mask = c->nslots - 1, i = slot_of(frame, callee, mask);
+	struct cg_slot *sl;
+	for (;; i = (i + 1) & mask) {
+		sl = &c->slots[i];
+		if (!sl->id || (sl->frame == frame && sl->callee == callee))
+			break;
+	}
+	if (sl->id)
+		return sl->id - 1;
+	const struct cg_frame *fr = &c->frames[frame];
+	struct cg_ent e = { fr->fn, fr->file, fr->line, callee, { 0, 0 }, 0 };
+	if (c->nents >= UINT32_MAX - 1 || JH_PUSH(c->ents, c->nents, c->cap_ents, e))
+		return JH_ENOMEM;
+	*sl = (struct cg_slot){ frame, callee, (uint32_t)c->nents };
+	if (2 * c->nents >= c->nslots && grow_slots(c))
+		return JH_ENOMEM;
+	return (int64_t)c->nents - 1;
+}
+
+static void add_cost(struct cg *c, uint32_t id, const double cost[2], double calls)
+{
 	c->ents[id].cost[0] += cost[0];
 	c->ents[id].cost[1] += cost[1];
 	c->ents[id].calls += calls;
-	return 0;
 }
 
 static enum pf_value objects_of(enum pf_value v)
@@ -188,44 +252,79 @@ static enum pf_value objects_of(enum pf_value v)
 }
 
 /* A distinct call path (the frames of one or more samples, leaf first)
- * and the sums of its samples. */
+ * and the sums of its samples.  Its frames are not kept: they are made
+ * again from its first sample when needed (a million paths of thirty
+ * frames would be 120 MB to hold, and as many page faults). */
 struct cg_path {
-	uint32_t frame0, nframes;   /* into cg_paths.frames */
+	uint32_t sample;            /* the first sample with this path */
 	double v, objects;
 };
 
 struct cg_paths {
+	const struct cg *c;
 	struct cg_path *p;
 	size_t n, cap;
-	struct cg_frame *frames;
-	size_t nframes, cap_frames;
 	struct idmap index;
-	const struct cg_frame *key;  /* the path being looked up */
+	const uint32_t *key;         /* the path being looked up */
 	size_t nkey;
+	uint32_t *other;             /* a path's frames, made again to compare */
+	size_t cap_other;
+	uint32_t fr_alloc, fr_none;  /* the positions of the pseudo frames */
+	int rc;
 };
+
+/* The positions of sample SI's path, leaf first, into *ST: the stack
+ * after the allocator cut, or a pseudo frame when nothing is left (the
+ * cost stays in the totals, as --text's Total line keeps it).  Returns
+ * their count, or 0 when out of memory. */
+static size_t sample_path(const struct cg_paths *ps, uint32_t si, uint32_t **st, size_t *cap)
+{
+	const struct cg *c = ps->c;
+	const struct profile *p = c->r->p;
+	const struct pf_sample *s = &p->samples[si];
+	size_t n = 0;
+	uint32_t skip;
+	uint32_t start = aggregate_stack_start(c->r->a, p, si, &skip);
+	for (uint32_t i = start; i < s->depth; i++, skip = 0) {
+		uint32_t loc = p->stacks[s->stack0 + i];
+		size_t f0 = c->loc_frame0[loc] + skip, nf = c->loc_frame0[loc + 1] - f0;
+		if (jh_grow(st, cap, n + nf, sizeof(**st)))
+			return 0;
+		/* a location has one position or two: a loop beats a call */
+		for (size_t k = 0; k < nf; k++)
+			(*st)[n + k] = c->lf[f0 + k];
+		n += nf;
+	}
+	if (n == 0) {
+		if (jh_grow(st, cap, 1, sizeof(**st)))
+			return 0;
+		(*st)[0] = s->depth ? ps->fr_alloc : ps->fr_none;
+		n = 1;
+	}
+	return n;
+}
 
 static int path_eq(const void *ctx, uint32_t id)
 {
-	const struct cg_paths *ps = ctx;
-	const struct cg_path *p = &ps->p[id];
-	return p->nframes == ps->nkey &&
-	       !memcmp(ps->frames + p->frame0, ps->key, ps->nkey * sizeof(*ps->key));
+	struct cg_paths *ps = (struct cg_paths *)ctx;
+	size_t n = sample_path(ps, ps->p[id].sample, &ps->other, &ps->cap_other);
+	if (!n)
+		ps->rc = JH_ENOMEM;
+	return n == ps->nkey && !memcmp(ps->other, ps->key, n * sizeof(*ps->key));
 }
 
-static int path_add(struct cg_paths *ps, const struct cg_frame *st, size_t n, double v,
+static int path_add(struct cg_paths *ps, uint32_t si, const uint32_t *st, size_t n, double v,
 		    double objects)
 {
-	uint64_t h = jh_mix64(jh_hash_bytes(st, n * sizeof(*st), 0));
+	uint64_t h = jh_mix64(jh_hash_fast(st, n * sizeof(*st), 0));
 	ps->key = st;
 	ps->nkey = n;
 	uint32_t id = idmap_find(&ps->index, h, path_eq, ps);
+	if (ps->rc)
+		return ps->rc;
 	if (id == UINT32_MAX) {
-		if (jh_grow(&ps->frames, &ps->cap_frames, ps->nframes + n, sizeof(*st)))
-			return JH_ENOMEM;
-		memcpy(ps->frames + ps->nframes, st, n * sizeof(*st));
-		struct cg_path np = { (uint32_t)ps->nframes, (uint32_t)n, 0, 0 };
-		ps->nframes += n;
-		if (JH_PUSH(ps->p, ps->n, ps->cap, np) ||
+		struct cg_path np = { si, 0, 0 };
+		if (ps->n >= UINT32_MAX - 1 || JH_PUSH(ps->p, ps->n, ps->cap, np) ||
 		    idmap_put(&ps->index, h, (uint32_t)(ps->n - 1)))
 			return JH_ENOMEM;
 		id = (uint32_t)(ps->n - 1);
@@ -242,94 +341,139 @@ static int build_paths(struct cg *c, struct cg_paths *ps)
 {
 	const struct profile *p = c->r->p;
 	const struct aggregate *a = c->r->a;
-	struct cg_frame *st = NULL;
+	uint32_t *st = NULL;
 	size_t cap = 0;
 	int64_t f_alloc = fn_id(c, STACKS_ALLOCATOR_ONLY, "??", 0);
 	int64_t f_none = fn_id(c, STACKS_NO_FRAMES, "??", 0);
 	int64_t u = intern(c, "??");
 	int rc = f_alloc < 0 || f_none < 0 || u < 0 ? JH_ENOMEM : 0;
+	if (!rc) {
+		struct cg_frame fa = { (uint32_t)f_alloc, (uint32_t)u, 0 };
+		struct cg_frame fn = { (uint32_t)f_none, (uint32_t)u, 0 };
+		size_t was = c->nlf;
+		rc = push_frame(c, &fa) || push_frame(c, &fn) ? JH_ENOMEM : 0;
+		if (!rc) {
+			ps->fr_alloc = c->lf[was];
+			ps->fr_none = c->lf[was + 1];
+		}
+		c->nlf = was;
+	}
+	if (!rc && idmap_reserve(&ps->index, p->nsamples))
+		rc = JH_ENOMEM;
 	for (size_t si = 0; si < p->nsamples && !rc; si++) {
-		const struct pf_sample *s = &p->samples[si];
 		const double *sv = aggregate_values(a, p, (uint32_t)si);
 		double v = pf_value_of(sv, c->r->value);
 		if (v == 0)
 			continue;
-		/* the stack after the outermost allocator location */
-		size_t n = 0;
-		uint32_t skip;
-		uint32_t start = aggregate_stack_start(a, p, (uint32_t)si, &skip);
-		for (uint32_t i = start; i < s->depth; i++, skip = 0) {
-			uint32_t loc = p->stacks[s->stack0 + i];
-			size_t f0 = c->loc_frame0[loc] + skip, nf = c->loc_frame0[loc + 1] - f0;
-			if (jh_grow(&st, &cap, n + nf, sizeof(*st))) {
-				rc = JH_ENOMEM;
-				break;
-			}
-			memcpy(st + n, c->frames + f0, nf * sizeof(*st));
-			n += nf;
-		}
-		if (rc)
-			break;
-		if (n == 0) {
-			/* keep the cost in the totals, as --text's Total line does */
-			if (jh_grow(&st, &cap, 1, sizeof(*st))) {
-				rc = JH_ENOMEM;
-				break;
-			}
-			st[0] = (struct cg_frame){ (uint32_t)(s->depth ? f_alloc : f_none), (uint32_t)u, 0 };
-			n = 1;
-		}
-		rc = path_add(ps, st, n, v, pf_value_of(sv, objects_of(c->r->value)));
+		size_t n = sample_path(ps, (uint32_t)si, &st, &cap);
+		rc = n ? path_add(ps, (uint32_t)si, st, n, v, pf_value_of(sv, objects_of(c->r->value))) : JH_ENOMEM;
 	}
 	free(st);
 	return rc;
 }
 
+/* Each path's entries are looked up in three passes, so that the cache
+ * misses of a path (most lookups of a large profile miss) overlap
+ * instead of coming one after the other: the slots are prefetched, then
+ * the entries found (and theirs prefetched), then the costs added in
+ * the order one pass would add them. */
 static int add_paths(struct cg *c, const struct cg_paths *ps)
 {
 	uint32_t *seen = calloc(c->nfns + 1, sizeof(*seen));
-	if (!seen)
+	uint32_t *ids = NULL;
+	size_t cap = 0;
+	/* per position: its self entry + 1, its last call's entry + 1 and
+	 * that call's callee */
+	uint32_t *memo_self = calloc(c->nframes + 1, sizeof(uint32_t));
+	uint32_t *memo_ent = calloc(c->nframes + 1, sizeof(uint32_t));
+	uint32_t *memo_callee = calloc(c->nframes + 1, sizeof(uint32_t));
+	if (!seen || !memo_self || !memo_ent || !memo_callee) {
+		free(seen);
+		free(memo_self);
+		free(memo_ent);
+		free(memo_callee);
 		return JH_ENOMEM;
+	}
 	int rc = 0;
+	const struct cg_frame *fr = c->frames;
+	uint32_t *st = NULL;
+	size_t cap_st = 0;
 	for (size_t pi = 0; pi < ps->n && !rc; pi++) {
 		const struct cg_path *path = &ps->p[pi];
-		const struct cg_frame *st = ps->frames + path->frame0;
-		size_t n = path->nframes;
 		if (path->v == 0)
 			continue;
+		size_t n = sample_path(ps, path->sample, &st, &cap_st);
+		if (!n) {
+			rc = JH_ENOMEM;
+			break;
+		}
+		if (jh_grow(&ids, &cap, n, sizeof(*ids))) {
+			rc = JH_ENOMEM;
+			break;
+		}
 		double cost[2] = { path->v, 0 };
 		if (c->nevents == 2 && path->v < 0) {
 			cost[0] = 0;
 			cost[1] = -path->v;
 		}
-		rc = add_ent(c, &st[0], CG_SELF, cost, 0);
+		/* ids[n - 1]: the self cost; ids[i]: the call from st[i + 1]
+		 * to st[i]'s function.  A position (a call site's line)
+		 * almost always calls one function: the last entry of each
+		 * position is kept, and the table is searched only when the
+		 * callee differs */
+		int64_t id = 0;
+		for (size_t i = n; id >= 0 && i-- > 0;) {
+			uint32_t pos = i == n - 1 ? st[0] : st[i + 1];
+			uint32_t callee = i == n - 1 ? CG_SELF : fr[st[i]].fn;
+			uint32_t *me = i == n - 1 ? &memo_self[pos] : &memo_ent[pos];
+			if (*me && (i == n - 1 || memo_callee[pos] == callee)) {
+				id = *me - 1;
+			} else {
+				id = find_ent(c, pos, callee);
+				*me = (uint32_t)id + 1;
+				if (i != n - 1)
+					memo_callee[pos] = callee;
+			}
+			ids[i] = (uint32_t)id;
+			__builtin_prefetch(&c->ents[id]);
+		}
+		if (id < 0) {
+			rc = (int)id;
+			break;
+		}
+		add_cost(c, ids[n - 1], cost, 0);
 		/* Under recursion only the call into the outermost instance of
 		 * a function carries the cost (inner ones get 0), so that the
 		 * calls into a function add up to its cum, as in --text:
 		 * readers sum them for the inclusive cost. */
 		uint32_t stamp = (uint32_t)pi + 1;
-		seen[st[n - 1].fn] = stamp;
-		for (size_t i = n - 1; i-- > 0 && !rc;) {
-			bool inner = seen[st[i].fn] == stamp;
-			seen[st[i].fn] = stamp;
+		seen[fr[st[n - 1]].fn] = stamp;
+		for (size_t i = n - 1; i-- > 0;) {
+			uint32_t fn = fr[st[i]].fn;
+			bool inner = seen[fn] == stamp;
+			seen[fn] = stamp;
 			double none[2] = { 0, 0 };
-			rc = add_ent(c, &st[i + 1], st[i].fn, inner ? none : cost,
-				     fabs(path->objects));
+			add_cost(c, ids[i], inner ? none : cost, fabs(path->objects));
 		}
 	}
+	free(st);
+	free(ids);
 	free(seen);
+	free(memo_self);
+	free(memo_ent);
+	free(memo_callee);
 	return rc;
 }
 
 static int add_samples(struct cg *c)
 {
-	struct cg_paths ps = { 0 };
+	struct cg_paths ps = { .c = c };
 	idmap_init(&ps.index);
 	int rc = build_paths(c, &ps);
 	if (!rc)
 		rc = add_paths(c, &ps);
 	free(ps.p);
-	free(ps.frames);
+	free(ps.other);
 	idmap_release(&ps.index);
 	return rc;
 }
@@ -344,6 +488,33 @@ static int cmp_fns(const void *x, const void *y, void *arg)
 	return d;
 }
 
+static int cmp_strs(const void *x, const void *y, void *arg)
+{
+	const struct cg *c = arg;
+	return strcmp(strtab_get(&c->strs, *(const uint32_t *)x),
+		      strtab_get(&c->strs, *(const uint32_t *)y));
+}
+
+/* c->srank: every string's place in byte order, so that the entries
+ * sort by numbers (a million of them, a strcmp on every tie). */
+static int rank_strings(struct cg *c)
+{
+	size_t n = c->strs.len;
+	uint32_t *order = malloc((n + 1) * sizeof(*order));
+	c->srank = malloc((n + 1) * sizeof(*c->srank));
+	if (!order || !c->srank) {
+		free(order);
+		return JH_ENOMEM;
+	}
+	for (size_t i = 0; i < n; i++)
+		order[i] = (uint32_t)i;
+	jh_qsort_r(order, n, sizeof(*order), cmp_strs, c);
+	for (size_t i = 0; i < n; i++)
+		c->srank[order[i]] = (uint32_t)i;
+	free(order);
+	return 0;
+}
+
 /* Entries by function, then positions in the function's own file first,
  * then file, line, self before calls, callee. */
 static int cmp_ents(const void *x, const void *y, void *arg)
@@ -356,9 +527,8 @@ static int cmp_ents(const void *x, const void *y, void *arg)
 	bool oe = e->file != fe->file, of = f->file != ff->file;
 	if (oe != of)
 		return oe ? 1 : -1;
-	int d = strcmp(strtab_get(&c->strs, e->file), strtab_get(&c->strs, f->file));
-	if (d)
-		return d;
+	if (e->file != f->file)
+		return c->srank[e->file] < c->srank[f->file] ? -1 : 1;
 	if (e->line != f->line)
 		return e->line < f->line ? -1 : 1;
 	if (e->callee != f->callee) {
@@ -487,8 +657,10 @@ int output_callgrind(FILE *out, const struct report *r, char *err, size_t errlen
 	struct cg c = { .r = r, .nevents = r->diff ? 2 : 1 };
 	int rc = strtab_init(&c.strs);
 	idmap_init(&c.fn_index);
-	idmap_init(&c.ent_index);
+	idmap_init(&c.frame_index);
 	uint32_t *order = NULL;
+	if (!rc && grow_slots(&c))
+		rc = JH_ENOMEM;
 	if (!rc)
 		rc = build_frames(&c);
 	if (!rc)
@@ -501,6 +673,9 @@ int output_callgrind(FILE *out, const struct report *r, char *err, size_t errlen
 		jh_qsort_r(order, c.nfns, sizeof(*order), cmp_fns, &c);
 		for (size_t i = 0; i < c.nfns; i++)
 			c.fns[order[i]].rank = (uint32_t)i;
+		rc = rank_strings(&c);
+	}
+	if (!rc) {
 		jh_qsort_r(c.ents, c.nents, sizeof(*c.ents), cmp_ents, &c);
 		write_header(out, &c);
 		fputc('\n', out);
@@ -515,8 +690,11 @@ int output_callgrind(FILE *out, const struct report *r, char *err, size_t errlen
 	free(c.frames);
 	free(c.fns);
 	free(c.ents);
+	free(c.lf);
+	free(c.slots);
+	free(c.srank);
 	idmap_release(&c.fn_index);
-	idmap_release(&c.ent_index);
+	idmap_release(&c.frame_index);
 	strtab_release(&c.strs);
 	return rc;
 }

@@ -11,102 +11,71 @@
  * negative changes need no negative number.
  */
 #include <math.h>
-#include "lib/array.h"
+#include <stdlib.h>
 #include "lib/errors.h"
+#include "output/obuf.h"
 #include "output/output.h"
 #include "output/stacks.h"
 #include "output/text.h"
-
-struct line {
-	size_t text;                /* offset into the text buffer */
-	double after, before;       /* rounded */
-};
 
 static double rounded(double v)
 {
 	return v > 0 ? round(v) : 0;
 }
 
-static int cmp_lines(const void *x, const void *y, void *arg)
-{
-	const char *buf = arg;
-	const struct line *a = x, *b = y;
-	int c = strcmp(buf + a->text, buf + b->text);
-	if (c)
-		return c;
-	return a->text < b->text ? -1 : a->text > b->text;
-}
-
-/* Folds ST into sorted lines; *BUF holds their text. */
-static int fold(const struct stacks *st, bool diff, char **buf, struct line **lines,
-		size_t *nlines)
-{
-	size_t size = 1;
-	for (size_t i = 0; i < st->n; i++)
-		for (uint32_t k = 0; k < st->s[i].nframes; k++)
-			size += strlen(stacks_name(st, st->frames[st->s[i].frame0 + k])) + 1;
-	*buf = malloc(size);
-	*lines = malloc((st->n + 1) * sizeof(**lines));
-	if (!*buf || !*lines)
-		return JH_ENOMEM;
-	size_t o = 0, n = 0;
-	for (size_t i = 0; i < st->n; i++) {
-		const struct stack *s = &st->s[i];
-		struct line l = { o, rounded(s->value), diff ? rounded(s->before) : 0 };
-		if (l.after == 0 && l.before == 0)
-			continue;
-		for (uint32_t k = 0; k < s->nframes; k++) {
-			const char *name = stacks_name(st, st->frames[s->frame0 + k]);
-			size_t len = strlen(name);
-			if (k)
-				(*buf)[o++] = ';';
-			memcpy(*buf + o, name, len);
-			o += len;
-		}
-		(*buf)[o++] = '\0';
-		(*lines)[n++] = l;
-	}
-	jh_qsort_r(*lines, n, sizeof(**lines), cmp_lines, *buf);
-	/* Distinct stacks have distinct texts (no name holds ';'), but merge
-	 * equal texts anyway so that every line is unique whatever happens. */
-	size_t m = 0;
-	for (size_t i = 0; i < n; i++) {
-		if (m && !strcmp(*buf + (*lines)[m - 1].text, *buf + (*lines)[i].text)) {
-			(*lines)[m - 1].after += (*lines)[i].after;
-			(*lines)[m - 1].before += (*lines)[i].before;
-		} else
-			(*lines)[m++] = (*lines)[i];
-	}
-	*nlines = m;
-	return 0;
-}
-
 int output_collapsed(FILE *out, const struct report *r, char *err, size_t errlen)
 {
 	struct stacks st;
-	char *buf = NULL;
-	struct line *lines = NULL;
-	size_t n = 0;
-	int rc = stacks_build(&st, r);
-	if (!rc)
-		rc = fold(&st, r->diff, &buf, &lines, &n);
+	int rc = stacks_build(&st, r, STACKS_TEXT);
 	if (rc) {
 		stacks_release(&st);
-		free(buf);
-		free(lines);
 		return jh_err(err, errlen, rc, "out of memory");
 	}
-	for (size_t i = 0; i < n; i++) {
-		fputs(buf + lines[i].text, out);
-		if (r->diff)
-			fprintf(out, " %.0f %.0f\n", text_shown(lines[i].before, 0),
-				text_shown(lines[i].after, 0));
-		else
-			fprintf(out, " %.0f\n", text_shown(lines[i].after, 0));
+	/* the names' lengths, looked up once */
+	size_t nnames = st.names.len;
+	uint32_t *len = malloc((nnames + 1) * sizeof(*len));
+	struct obuf *o = malloc(sizeof(*o));
+	if (!len || !o) {
+		free(len);
+		free(o);
+		stacks_release(&st);
+		return jh_err(err, errlen, JH_ENOMEM, "out of memory");
 	}
+	for (size_t i = 0; i < nnames; i++)
+		len[i] = (uint32_t)strlen(stacks_name(&st, (uint32_t)i));
+	obuf_init(o, out);
+	/* Stacks with the same names were merged, and distinct stacks have
+	 * distinct lines (no name holds ';'): one line each. */
+	for (size_t i = 0; i < st.n; i++) {
+		const struct stack *s = &st.s[i];
+		/* the stacks are in order, their frames where they were made:
+		 * start loading a later stack's */
+		if (i + 8 < st.n) {
+			const uint32_t *later = st.frames + st.s[i + 8].frame0;
+			__builtin_prefetch(later);
+			__builtin_prefetch(later + 16);
+		}
+		double after = rounded(s->value), before = r->diff ? rounded(s->before) : 0;
+		if (after == 0 && before == 0)
+			continue;
+		const uint32_t *f = st.frames + s->frame0;
+		for (uint32_t k = 0; k < s->nframes; k++) {
+			if (k)
+				obuf_putc(o, ';');
+			obuf_write(o, stacks_name(&st, f[k]), len[f[k]]);
+		}
+		obuf_putc(o, ' ');
+		if (r->diff) {
+			obuf_f0(o, before);
+			obuf_putc(o, ' ');
+		}
+		obuf_f0(o, after);
+		obuf_putc(o, '\n');
+	}
+	obuf_flush(o);
+	free(o);
+	free(len);
 	stacks_release(&st);
-	free(buf);
-	free(lines);
 	if (ferror(out))
 		return jh_err(err, errlen, JH_EIO, "error writing the report");
 	return 0;

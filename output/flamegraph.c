@@ -46,65 +46,97 @@ struct tree {
 	size_t maxdepth;
 };
 
-static int add_node(struct tree *t, uint32_t name, uint32_t parent, uint32_t depth)
+/* The stacks come sorted frame by frame, so the tree's nodes are created
+ * in depth-first order with children sorted by name, and a node is
+ * complete (its value known) once the stacks leave it.  Only the nodes
+ * that can be drawn are kept: a complete node narrower than MIN_SHARE of
+ * the total (or of no value) is dropped with everything above it, which
+ * the stacks just added after it, so a million stacks make a tree of a
+ * few thousand nodes.  Its width still moves the siblings after it: a
+ * node's start is its parent's plus the widths of the siblings before
+ * it, taken when the node is created. */
+struct builder {
+	struct tree *t;
+	uint32_t *path;          /* the nodes of the current stack, root first */
+	double *cursor;          /* per path level: where the next child starts */
+	size_t plen, cap;
+	double min;              /* the narrowest width drawn */
+};
+
+static int open_node(struct builder *b, uint32_t name)
 {
-	struct node nd = { .name = name, .parent = parent, .depth = depth, .shown = -1 };
-	return JH_PUSH(t->n, t->len, t->cap, nd);
+	struct tree *t = b->t;
+	size_t depth = b->plen;
+	double start = depth ? b->cursor[depth - 1] : 0;
+	struct node nd = { .name = name, .parent = depth ? b->path[depth - 1] : UINT32_MAX,
+			   .depth = (uint32_t)depth, .start = start, .shown = -1 };
+	size_t c2 = b->cap;
+	if (t->len >= UINT32_MAX || JH_PUSH(t->n, t->len, t->cap, nd) ||
+	    jh_grow(&b->path, &b->cap, depth + 1, sizeof(*b->path)) ||
+	    jh_grow(&b->cursor, &c2, depth + 1, sizeof(*b->cursor)))
+		return JH_ENOMEM;
+	b->path[depth] = (uint32_t)t->len - 1;
+	b->cursor[depth] = start;
+	b->plen++;
+	return 0;
 }
 
-/* The stacks come sorted frame by frame, so the tree's nodes are created
- * in depth-first order with children sorted by name. */
+/* The deepest node of the path is complete: its width moves its next
+ * sibling, and it goes (with all it holds) unless it can be drawn. */
+static void close_node(struct builder *b)
+{
+	uint32_t id = b->path[--b->plen];
+	struct node *nd = &b->t->n[id];
+	if (nd->value < 0)
+		nd->value = 0;
+	if (b->plen)
+		b->cursor[b->plen - 1] += nd->value;
+	if (b->plen && !(nd->value > 0 && nd->value >= b->min))
+		b->t->len = id;
+}
+
 static int build_tree(struct tree *t, const struct stacks *st)
 {
-	uint32_t *path = NULL;
-	size_t plen = 0, pcap = 0;
-	int rc = add_node(t, 0, UINT32_MAX, 0);
-	if (!rc)
-		rc = JH_PUSH(path, plen, pcap, 0u);
+	/* the root's value adds the stacks' in the order st->total did */
+	struct builder b = { .t = t, .min = MIN_SHARE * st->total };
+	int rc = open_node(&b, 0);
 	for (size_t i = 0; i < st->n && !rc; i++) {
 		const struct stack *s = &st->s[i];
 		const uint32_t *f = st->frames + s->frame0;
-		size_t same = 0;
-		while (same + 1 < plen && same < s->nframes && t->n[path[same + 1]].name == f[same])
-			same++;
-		plen = same + 1;
-		for (size_t k = same; k < s->nframes && !rc; k++) {
-			rc = add_node(t, f[k], path[k], (uint32_t)k + 1);
-			if (!rc)
-				rc = JH_PUSH(path, plen, pcap, (uint32_t)t->len - 1);
+		if (i + 8 < st->n) {
+			const uint32_t *later = st->frames + st->s[i + 8].frame0;
+			__builtin_prefetch(later);
+			__builtin_prefetch(later + 16);
 		}
-		for (size_t k = 0; k < plen && !rc; k++) {
-			t->n[path[k]].value += s->value;
-			t->n[path[k]].before += s->before;
+		size_t same = 0;
+		while (same + 1 < b.plen && same < s->nframes && t->n[b.path[same + 1]].name == f[same])
+			same++;
+		while (b.plen > same + 1)
+			close_node(&b);
+		for (size_t k = same; k < s->nframes && !rc; k++)
+			rc = open_node(&b, f[k]);
+		for (size_t k = 0; k < b.plen && !rc; k++) {
+			t->n[b.path[k]].value += s->value;
+			t->n[b.path[k]].before += s->before;
 		}
 	}
-	free(path);
+	while (!rc && b.plen)
+		close_node(&b);
+	free(b.path);
+	free(b.cursor);
 	if (rc)
 		return rc;
 
-	double *cursor = malloc(t->len * sizeof(*cursor));
-	if (!cursor)
-		return JH_ENOMEM;
-	double total = t->n[0].value;
+	/* what is drawn: every kept node under a drawn parent */
 	int64_t shown = 0;
 	for (size_t i = 0; i < t->len; i++) {
 		struct node *nd = &t->n[i];
-		if (nd->value < 0)
-			nd->value = 0;
-		if (i) {
-			struct node *p = &t->n[nd->parent];
-			nd->start = cursor[nd->parent];
-			cursor[nd->parent] += nd->value;
-			if (p->shown >= 0 && nd->value > 0 && nd->value >= MIN_SHARE * total)
-				nd->shown = shown++;
-		} else
+		if (!i || t->n[nd->parent].shown >= 0)
 			nd->shown = shown++;
-		cursor[i] = nd->start;
 		nd->shown_end = nd->shown;
 		if (nd->shown >= 0 && nd->depth > t->maxdepth)
 			t->maxdepth = nd->depth;
 	}
-	free(cursor);
 	for (size_t i = t->len; i-- > 1;) {
 		struct node *nd = &t->n[i], *p = &t->n[nd->parent];
 		if (nd->shown >= 0 && nd->shown_end > p->shown_end)
@@ -415,7 +447,7 @@ int output_flamegraph(FILE *out, const struct report *r, char *err, size_t errle
 {
 	struct stacks st;
 	struct tree t = { 0 };
-	int rc = stacks_build(&st, r);
+	int rc = stacks_build(&st, r, STACKS_TREE);
 	if (!rc)
 		rc = build_tree(&t, &st);
 	if (rc) {

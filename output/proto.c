@@ -37,6 +37,10 @@
  *   values) is written once without labels; so is every stack with --base
  *   (thread ids of two runs are unrelated).  With --thread=N the samples
  *   hold that thread's values already and all carry its label.
+ * - Where a sample came from: its labels (--label, --label-from-path:
+ *   analyzer/labels.h) follow, one Label with key and str each, so that
+ *   go tool pprof -tags and -tagfocus, and the servers that read pprof
+ *   (Pyroscope, Parca, Grafana), see them.
  * - Mappings: one per run of consecutive executable maps lines of one file
  *   (contiguous in memory and in the file), with the real start, limit and
  *   offset, the main program first, ids 1..N; locations and functions are
@@ -62,12 +66,12 @@
 #include <math.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <zlib.h>
 
 #include "lib/array.h"
 #include "lib/errors.h"
 #include "analyzer/names.h"
 #include "analyzer/profile.h"
+#include "output/gzout.h"
 #include "output/output.h"
 #include "output/pbenc.h"
 
@@ -122,7 +126,25 @@ struct pw {
 	bool marking;                /* first pass: mark used locations only */
 	uint64_t *locbuf;
 	size_t cap_locbuf;
+	struct gzout *gz;            /* where the finished bytes go */
+	uint32_t *thread_ids;        /* per thread: its label strings' ids */
+	uint8_t *thread_done;        /* per thread: thread_ids made */
 };
+
+/* The encoded bytes are handed to the gzip stream in blocks of about
+ * this many, between two top-level messages (whose bytes are final). */
+#define GZ_BLOCK ((size_t)4 << 20)
+
+/* Hands the bytes encoded so far to the stream, when there are enough
+ * (ALL: whatever there is); a failure is the encoder's, sticky. */
+static void hand_over(struct pw *w, bool all)
+{
+	if (w->e.oom || (!all && w->e.len < GZ_BLOCK))
+		return;
+	if (gzout_write(w->gz, w->e.buf, w->e.len))
+		w->e.oom = true;
+	w->e.len = 0;
+}
 
 /* ---- strings ---- */
 
@@ -236,10 +258,14 @@ static int64_t trunc64(double v)
 	return (int64_t)v;   /* C conversion truncates toward zero */
 }
 
+static void write_label(struct pw *w, uint32_t key, uint32_t val);
+
 /* Writes (or, in the marking pass, records the locations of) one pprof
- * sample of model sample SI with values V; labels are KEYS[i] = VALS[i]. */
+ * sample of model sample SI with values V; labels are THREAD's (a thread
+ * id, UINT32_MAX none), KEYS[i] = VALS[i] and the sample's own. */
 static void emit(struct pw *w, uint32_t si, const int64_t *v,
-		 const char *const *keys, const char *const *vals, int nlabels)
+		 const char *const *keys, const char *const *vals, int nlabels,
+		 uint32_t thread)
 {
 	bool any = false;
 	for (int k = 0; k < w->nvals; k++)
@@ -272,14 +298,46 @@ static void emit(struct pw *w, uint32_t si, const int64_t *v,
 	size_t m = pbenc_begin(&w->e, PROFILE_SAMPLE);
 	pbenc_packed_uint64(&w->e, SAMPLE_LOCATION_ID, w->locbuf, n);
 	pbenc_packed_int64(&w->e, SAMPLE_VALUE, v, (size_t)w->nvals);
+	if (thread != UINT32_MAX) {
+		/* a thread's labels as string ids, made the first time they
+		 * are written (the string table's order stays the same) */
+		const struct pf_thread *th = &w->p->threads[thread];
+		uint32_t *ids = &w->thread_ids[4 * (size_t)thread];
+		if (!w->thread_done[thread]) {
+			char uid[32];
+			snprintf(uid, sizeof(uid), "t%lld", (long long)th->uid);
+			ids[0] = str(w, "thread");
+			ids[1] = str(w, uid);
+			if (th->name) {
+				ids[2] = str(w, "thread_name");
+				ids[3] = str(w, strtab_get(&w->p->strs, th->name));
+			}
+			w->thread_done[thread] = 1;
+		}
+		write_label(w, ids[0], ids[1]);
+		if (th->name)
+			write_label(w, ids[2], ids[3]);
+	}
 	for (int i = 0; i < nlabels; i++) {
 		uint32_t key = str(w, keys[i]), val = str(w, vals[i]);
-		size_t l = pbenc_begin(&w->e, SAMPLE_LABEL);
-		pbenc_int64(&w->e, LABEL_KEY, key);
-		pbenc_int64(&w->e, LABEL_STR, val);
-		pbenc_end(&w->e, l);
+		write_label(w, key, val);
 	}
+	/* where the sample came from (--label, --label-from-path) */
+	size_t nl;
+	const struct pf_label *own = labeltab_get(&w->p->labels, s->labels, &nl);
+	for (size_t i = 0; i < nl; i++)
+		write_label(w, str(w, strtab_get(&w->p->strs, own[i].key)),
+			    str(w, strtab_get(&w->p->strs, own[i].value)));
 	pbenc_end(&w->e, m);
+}
+
+/* A Label of a Sample: KEY = VAL (string table ids). */
+static void write_label(struct pw *w, uint32_t key, uint32_t val)
+{
+	size_t l = pbenc_begin(&w->e, SAMPLE_LABEL);
+	pbenc_int64(&w->e, LABEL_KEY, key);
+	pbenc_int64(&w->e, LABEL_STR, val);
+	pbenc_end(&w->e, l);
 }
 
 static int cmp_tv(const void *a, const void *b, void *arg)
@@ -358,12 +416,7 @@ static bool emit_threads(struct pw *w, uint32_t si)
 			v[k] = c - prev[k];
 			prev[k] = c;
 		}
-		const struct pf_thread *th = &p->threads[tv->thread];
-		char uid[32];
-		snprintf(uid, sizeof(uid), "t%lld", (long long)th->uid);
-		const char *keys[2] = { "thread", "thread_name" };
-		const char *vals[2] = { uid, strtab_get(&p->strs, th->name) };
-		emit(w, si, v, keys, vals, th->name ? 2 : 1);
+		emit(w, si, v, NULL, NULL, 0, tv->thread);
 	}
 	return true;
 }
@@ -383,22 +436,22 @@ static void emit_sample(struct pw *w, uint32_t si)
 		snprintf(uid, sizeof(uid), "%.*s", sp ? (int)(sp - t) : (int)strlen(t), t);
 		const char *keys[2] = { "thread", "thread_name" };
 		const char *vals[2] = { uid, sp ? sp + 1 : "" };
-		emit(w, si, v, keys, vals, sp ? 2 : 1);
+		emit(w, si, v, keys, vals, sp ? 2 : 1, UINT32_MAX);
 		return;
 	}
 	if (w->r->diff) {
 		for (int k = 0; k < w->nvals; k++)
 			v[k] = trunc64(pf_value_of(sv, w->vidx[k]) + pf_value_of(base, w->vidx[k]));
-		emit(w, si, v, NULL, NULL, 0);
+		emit(w, si, v, NULL, NULL, 0, UINT32_MAX);
 		for (int k = 0; k < w->nvals; k++)
 			v[k] = -trunc64(pf_value_of(base, w->vidx[k]));
 		const char *key = "pprof::base", *val = "true";
-		emit(w, si, v, &key, &val, 1);
+		emit(w, si, v, &key, &val, 1, UINT32_MAX);
 		return;
 	}
 	if (emit_threads(w, si))
 		return;
-	emit(w, si, v, NULL, NULL, 0);
+	emit(w, si, v, NULL, NULL, 0, UINT32_MAX);
 }
 
 /* ---- mappings, locations, functions ---- */
@@ -655,6 +708,10 @@ static int build(struct pw *w)
 		w->vidx[1] = PF_INUSE_SPACE;
 		w->nvals = 2;
 	}
+	w->thread_ids = malloc((4 * p->nthreads + 1) * sizeof(*w->thread_ids));
+	w->thread_done = calloc(p->nthreads + 1, 1);
+	if (!w->thread_ids || !w->thread_done)
+		return JH_ENOMEM;
 	w->loc_id = calloc(p->nlocs + 1, sizeof(*w->loc_id));
 	w->cut_id = calloc(p->nlocs + 1, sizeof(*w->cut_id));
 	if (!w->loc_id || !w->cut_id || index_threads(w))
@@ -666,58 +723,26 @@ static int build(struct pw *w)
 	w->marking = false;
 	if (number_locations(w) || number_mappings(w))
 		return JH_ENOMEM;
-	/* pass 2: the messages; the string table goes last, once every
-	 * string is known (field order does not matter in protobuf) */
+	/* pass 2: the messages, handed to the gzip stream as they are
+	 * done; the string table goes last, once every string is known
+	 * (field order does not matter in protobuf) */
 	write_header(w);
-	for (size_t i = 0; i < p->nsamples; i++)
+	for (size_t i = 0; i < p->nsamples; i++) {
 		emit_sample(w, (uint32_t)i);
+		hand_over(w, false);
+	}
 	write_mappings(w);
+	hand_over(w, false);
 	write_locations(w);
+	hand_over(w, false);
 	write_functions(w);
-	for (size_t i = 0; i < w->strs.len; i++)
+	hand_over(w, false);
+	for (size_t i = 0; i < w->strs.len; i++) {
 		pbenc_bytes(&w->e, PROFILE_STRING_TABLE, w->strs.ents[i].s, w->strs.ents[i].n);
+		hand_over(w, false);
+	}
+	hand_over(w, true);
 	return pbenc_failed(&w->e) ? JH_ENOMEM : 0;
-}
-
-/* gzip (deflate with a gzip header whose time is 0, so that two runs give
- * the same bytes) of BUF to OUT.  At the fastest level, as Go's own
- * runtime/pprof writes: on a 200,000-stack dump the best level took half
- * of --proto's time for a file 10% smaller. */
-static int gzip_to(FILE *out, const unsigned char *buf, size_t len, char *err, size_t errlen)
-{
-	z_stream z;
-	memset(&z, 0, sizeof(z));
-	if (deflateInit2(&z, Z_BEST_SPEED, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
-		return jh_err(err, errlen, JH_ENOMEM, "cannot start zlib compression");
-	gz_header h;
-	memset(&h, 0, sizeof(h));
-	h.os = 255;   /* unknown, as Go's gzip writer */
-	deflateSetHeader(&z, &h);
-	unsigned char chunk[65536];
-	int rc = 0, zr;
-	size_t pos = 0;
-	do {
-		size_t take = len - pos > (1u << 30) ? (1u << 30) : len - pos;
-		z.next_in = (unsigned char *)buf + pos;
-		z.avail_in = (uInt)take;
-		pos += take;
-		int flush = pos == len ? Z_FINISH : Z_NO_FLUSH;
-		do {
-			z.next_out = chunk;
-			z.avail_out = sizeof(chunk);
-			zr = deflate(&z, flush);
-			size_t have = sizeof(chunk) - z.avail_out;
-			if (have && fwrite(chunk, 1, have, out) != have && !rc)
-				rc = jh_err(err, errlen, JH_EIO, "cannot write the profile: %s",
-					    strerror(errno));
-		} while (z.avail_out == 0);
-	} while (pos < len);
-	deflateEnd(&z);
-	if (!rc && zr != Z_STREAM_END)
-		rc = jh_err(err, errlen, JH_EIO, "zlib compression failed");
-	if (!rc && fflush(out))
-		rc = jh_err(err, errlen, JH_EIO, "cannot write the profile: %s", strerror(errno));
-	return rc;
 }
 
 int output_proto(FILE *out, const struct report *r, char *err, size_t errlen)
@@ -730,11 +755,18 @@ int output_proto(FILE *out, const struct report *r, char *err, size_t errlen)
 	w.r = r;
 	w.p = r->p;
 	pbenc_init(&w.e);
+	/* gzip at the fastest level, as Go's own runtime/pprof writes: on a
+	 * 200,000-stack dump the best level took half of --proto's time for
+	 * a file 10% smaller */
+	if (!(w.gz = gzout_open(out, err, errlen)))
+		return JH_ENOMEM;
 	int rc = strtab_init(&w.strs) ? JH_ENOMEM : build(&w);
+	char zerr[300];
+	int zrc = gzout_close(w.gz, zerr, sizeof(zerr));
 	if (rc)
 		rc = jh_err(err, errlen, rc, "out of memory while writing the profile");
-	else
-		rc = gzip_to(out, w.e.buf, w.e.len, err, errlen);
+	else if (zrc)
+		rc = jh_err(err, errlen, zrc, "%s", zerr);
 	pbenc_release(&w.e);
 	strtab_release(&w.strs);
 	free(w.loc_id);
@@ -747,5 +779,7 @@ int output_proto(FILE *out, const struct report *r, char *err, size_t errlen)
 	free(w.tv_start);
 	free(w.tv_order);
 	free(w.locbuf);
+	free(w.thread_ids);
+	free(w.thread_done);
 	return rc;
 }

@@ -29,6 +29,8 @@
 #include "lib/chars.h"
 #include "lib/errors.h"
 #include "lib/hash.h"
+#include "lib/seqsort.h"
+#include "output/obuf.h"
 #include "output/output.h"
 #include "output/stacks.h"
 
@@ -59,8 +61,14 @@ struct ss {
 	struct idmap index;
 	uint32_t *stk;           size_t nstk, cap_stk;
 	struct ssstack *stacks;  size_t nstacks, cap_stacks;
-	struct sscand { uint32_t loc, line, key; } *cand;  size_t cap_cand;
-	uint32_t *keys;          size_t cap_keys;
+	uint32_t *ents;          size_t cap_ents;   /* one stack's keys, as
+	                                               aggregate_stack_entries() */
+	uint32_t *entloc;        /* per lockeys entry: its location */
+	uint32_t *entframe;      /* per lockeys entry: its frame, UINT32_MAX
+	                            not looked up yet */
+	size_t *group;           /* after sorting: where each run of stacks
+	                            with the same frames starts, and the end */
+	size_t ngroups;
 	struct ssframe probe;    /* the frame being looked up */
 };
 
@@ -198,30 +206,52 @@ static struct ssframe make_frame(const struct ss *s, const struct pf_location *l
 	return f;
 }
 
+/* The per-entry tables: which location each of the aggregate's lockeys
+ * entries belongs to, and its frame, found the first time a stack has it
+ * (a million stacks hold the same few thousand entries). */
+static int index_entries(struct ss *s)
+{
+	const struct aggregate *a = s->a;
+	s->entloc = malloc((a->nlockeys + 1) * sizeof(*s->entloc));
+	s->entframe = malloc((a->nlockeys + 1) * sizeof(*s->entframe));
+	if (!s->entloc || !s->entframe)
+		return JH_ENOMEM;
+	for (size_t l = 0; l < s->p->nlocs; l++) {
+		const struct agg_locinfo *li = &a->locinfo[l];
+		for (uint32_t j = 0; j < li->nkeys; j++)
+			s->entloc[li->key0 + j] = (uint32_t)l;
+	}
+	memset(s->entframe, 0xff, (a->nlockeys + 1) * sizeof(*s->entframe));
+	return 0;
+}
+
+/* The frame of lockeys entry E: its key, and the file and line of the
+ * line of its location that gave the key. */
+static int64_t entry_frame(struct ss *s, uint32_t e)
+{
+	if (s->entframe[e] != UINT32_MAX)
+		return s->entframe[e];
+	uint32_t loc = s->entloc[e];
+	const struct agg_locinfo *li = &s->a->locinfo[loc];
+	struct ssframe f = make_frame(s, &s->p->locs[loc], e - li->key0, s->a->lockeys[e]);
+	int64_t id = frame_id(s, &f);
+	if (id >= 0)
+		s->entframe[e] = (uint32_t)id;
+	return id;
+}
+
 /* Adds sample SI's stack, root first, with the keys aggregate_stack_keys()
  * gives (allocator frames cut, --retain/--exclude/--focus/--ignore
- * applied).  Those keys do not say which line of which location they came
- * from, and the frames need its file and line, so the stack is also walked
- * here with the same allocator cut, and each key is matched, in order, to
- * the next frame of the walk with the same key. */
+ * applied); each key's file and line are those of the location line it
+ * came from. */
 static int add_stack(struct ss *s, uint32_t si)
 {
 	const struct profile *p = s->p;
 	const struct pf_sample *sm = &p->samples[si];
-	size_t nc = 0;
-	uint32_t skip;
-	for (uint32_t i = aggregate_stack_start(s->a, p, si, &skip); i < sm->depth; i++, skip = 0) {
-		uint32_t loc = p->stacks[sm->stack0 + i];
-		const struct agg_locinfo *li = &s->a->locinfo[loc];
-		if (jh_grow(&s->cand, &s->cap_cand, nc + li->nkeys, sizeof(*s->cand)))
-			return JH_ENOMEM;
-		for (uint32_t j = skip; j < li->nkeys; j++)
-			s->cand[nc++] = (struct sscand){ loc, j, s->a->lockeys[li->key0 + j] };
-	}
-	int64_t n = aggregate_stack_keys(s->a, p, si, &s->keys, &s->cap_keys);
+	int64_t n = aggregate_stack_entries(s->a, p, si, &s->ents, &s->cap_ents);
 	if (n < 0)
 		return (int)n;
-	if (n == 0 && nc > 0)
+	if (n == 0 && aggregate_stack_start(s->a, p, si, NULL) < sm->depth)
 		return 0;   /* a filter dropped the stack */
 	if (n == 0) {
 		struct ssframe f = { sm->depth ? KEY_ALLOCATOR_ONLY : KEY_NO_FRAMES, 0, 0 };
@@ -231,24 +261,16 @@ static int add_stack(struct ss *s, uint32_t si)
 		struct ssstack st = { (uint32_t)s->nstk - 1, 1, si };
 		return JH_PUSH(s->stacks, s->nstacks, s->cap_stacks, st);
 	}
-	if ((uint64_t)n > UINT32_MAX ||
+	if ((uint64_t)n > UINT32_MAX || s->nstk + (size_t)n > UINT32_MAX ||
 	    jh_grow(&s->stk, &s->cap_stk, s->nstk + (size_t)n, sizeof(*s->stk)))
 		return JH_ENOMEM;
 	struct ssstack st = { (uint32_t)s->nstk, (uint32_t)n, si };
-	size_t c = 0;
+	uint32_t *out = s->stk + st.f0 + n - 1;
 	for (int64_t k = 0; k < n; k++) {
-		uint32_t key = s->keys[k];
-		while (c < nc && s->cand[c].key != key)
-			c++;
-		struct ssframe f = { key, 0, 0 };
-		if (c < nc) {
-			f = make_frame(s, &p->locs[s->cand[c].loc], s->cand[c].line, key);
-			c++;
-		}
-		int64_t id = frame_id(s, &f);
+		int64_t id = entry_frame(s, s->ents[k]);
 		if (id < 0)
 			return (int)id;
-		s->stk[st.f0 + (size_t)(n - 1 - k)] = (uint32_t)id;
+		*out-- = (uint32_t)id;
 	}
 	s->nstk += (size_t)n;
 	return JH_PUSH(s->stacks, s->nstacks, s->cap_stacks, st);
@@ -268,24 +290,55 @@ static int cmp_frames(const void *x, const void *y, void *arg)
 	return a->line < b->line ? -1 : a->line > b->line;
 }
 
-static int cmp_stacks(const void *x, const void *y, void *arg)
+/* Sorts the stacks by their frame sequences (lib/seqsort.h; equal ones
+ * in sample order) and finds the runs of equal stacks. */
+static int sort_stacks(struct ss *s)
 {
-	const struct ss *s = arg;
-	const struct ssstack *a = x, *b = y;
-	for (uint32_t i = 0; i < a->n && i < b->n; i++) {
-		uint32_t fa = s->stk[a->f0 + i], fb = s->stk[b->f0 + i];
-		if (fa != fb)
-			return fa < fb ? -1 : 1;
+	struct seqsort_item *it = malloc((s->nstacks + 1) * sizeof(*it));
+	struct ssstack *sorted = malloc((s->nstacks + 1) * sizeof(*sorted));
+	s->group = malloc((s->nstacks + 1) * sizeof(*s->group));
+	if (!it || !sorted || !s->group) {
+		free(it);
+		free(sorted);
+		return JH_ENOMEM;
 	}
-	if (a->n != b->n)
-		return a->n < b->n ? -1 : 1;
-	return a->sample < b->sample ? -1 : a->sample > b->sample;
-}
-
-static bool same_stack(const struct ss *s, const struct ssstack *a, const struct ssstack *b)
-{
-	return a->n == b->n &&
-	       !memcmp(s->stk + a->f0, s->stk + b->f0, a->n * sizeof(*s->stk));
+	for (size_t i = 0; i < s->nstacks; i++)
+		it[i] = (struct seqsort_item){ s->stacks[i].f0, s->stacks[i].n, (uint32_t)i, 0 };
+	seqsort(it, s->nstacks, s->stk);
+	for (size_t i = 0; i < s->nstacks; i++)
+		sorted[i] = s->stacks[it[i].id];
+	free(it);
+	free(s->stacks);
+	s->stacks = sorted;
+	s->ngroups = 0;
+	for (size_t i = 0; i < s->nstacks; i++) {
+		const struct ssstack *a = &s->stacks[i], *b = i ? &s->stacks[i - 1] : NULL;
+		if (!b || a->n != b->n ||
+		    memcmp(s->stk + a->f0, s->stk + b->f0, a->n * sizeof(*s->stk)))
+			s->group[s->ngroups++] = i;
+	}
+	s->group[s->ngroups] = s->nstacks;
+	/* each group's frames once, in the order the profiles write them
+	 * (up to four times): read from where the stacks were added, they
+	 * would be a cache miss or two per stack each time */
+	size_t nstk = 0;
+	for (size_t g = 0; g < s->ngroups; g++)
+		nstk += s->stacks[s->group[g]].n;
+	uint32_t *stk = malloc((nstk + 1) * sizeof(*stk));
+	if (!stk)
+		return JH_ENOMEM;
+	nstk = 0;
+	for (size_t g = 0; g < s->ngroups; g++) {
+		uint32_t f0 = s->stacks[s->group[g]].f0, n = s->stacks[s->group[g]].n;
+		memcpy(stk + nstk, s->stk + f0, n * sizeof(*stk));
+		for (size_t i = s->group[g]; i < s->group[g + 1]; i++)
+			s->stacks[i].f0 = (uint32_t)nstk;
+		nstk += n;
+	}
+	free(s->stk);
+	s->stk = stk;
+	s->nstk = s->cap_stk = nstk;
+	return 0;
 }
 
 /* Sorts the frames by name, file and line, renumbers the stacks, then sorts
@@ -315,22 +368,58 @@ static int sort_all(struct ss *s)
 	s->cap_frames = s->nframes + 1;
 	free(order);
 	free(rank);
-	if (s->nstacks)
-		jh_qsort_r(s->stacks, s->nstacks, sizeof(*s->stacks), cmp_stacks, s);
-	return 0;
+	return sort_stacks(s);
 }
 
 /* ---- output ---------------------------------------------------------- */
 
-/* The weight in V of the run of equal stacks that starts at *I (samples
- * with the same frames after the cut), moving *I past it. */
-static double next_group(const struct ss *s, size_t *i, enum pf_value v)
+/* The weight in V of group G (stacks with the same frames after the
+ * cut), its samples' values added in sample order. */
+static double group_weight(const struct ss *s, size_t g, enum pf_value v)
 {
-	const struct ssstack *first = &s->stacks[*i];
 	double w = 0;
-	while (*i < s->nstacks && same_stack(s, first, &s->stacks[*i]))
-		w += aggregate_values(s->a, s->p, s->stacks[(*i)++].sample)[v];
+	for (size_t i = s->group[g]; i < s->group[g + 1]; i++)
+		w += aggregate_values(s->a, s->p, s->stacks[i].sample)[v];
 	return w;
+}
+
+/* json_number() into O.  The weights of a large profile repeat (a few
+ * allocation sizes, unsampled), and the shortest form that reads back is
+ * slow to find (printf and strtod), so the last text of each of
+ * NUMCACHE slots is kept, picked by the value's bits. */
+#define NUMCACHE 4096
+struct numcache {
+	uint64_t bits;
+	uint32_t n;              /* 0: empty */
+	char s[28];
+};
+
+static void obuf_number(struct obuf *o, double v, struct numcache *cache)
+{
+	if (isfinite(v) && v == trunc(v) && fabs(v) < 9e15) {
+		obuf_f0(o, v);
+		return;
+	}
+	uint64_t bits;
+	memcpy(&bits, &v, sizeof(bits));
+	struct numcache *c = &cache[jh_mix64(bits) % NUMCACHE];
+	if (c->n && c->bits == bits) {
+		obuf_write(o, c->s, c->n);
+		return;
+	}
+	char buf[64];
+	if (!isfinite(v))
+		v = 0;
+	snprintf(buf, sizeof(buf), "%.15g", v);
+	if (strtod(buf, NULL) != v)
+		snprintf(buf, sizeof(buf), "%.17g", v);
+	size_t n = strlen(buf);
+	if (n < sizeof(c->s)) {
+		c->bits = bits;
+		c->n = (uint32_t)n;
+		memcpy(c->s, buf, n);
+	}
+	obuf_write(o, buf, n);
 }
 
 static bool has_negative(const struct aggregate *a, const struct profile *p, enum pf_value v)
@@ -366,7 +455,26 @@ static void write_frames(FILE *out, const struct ss *s)
 	fputs("\n]},\n", out);
 }
 
-static void write_profile(FILE *out, const struct ss *s, int t, const char *prog)
+/* A frame index as a sample prints it after its first: ",N". */
+struct numtext {
+	char s[12];
+	uint32_t n;
+};
+
+/* NUMS[i] for every frame index i below N. */
+static struct numtext *number_texts(size_t n)
+{
+	struct numtext *nums = malloc((n + 1) * sizeof(*nums));
+	for (size_t i = 0; nums && i < n; i++)
+		nums[i].n = (uint32_t)snprintf(nums[i].s, sizeof(nums[i].s), ",%zu", i);
+	return nums;
+}
+
+/* One profile of type T; O, W (room for a weight per group), NUMS and
+ * CACHE (NUMCACHE zeroed slots) are the caller's. */
+static void write_profile(FILE *out, const struct ss *s, int t, const char *prog,
+			  struct obuf *o, double *w, const struct numtext *nums,
+			  struct numcache *cache)
 {
 	enum pf_value v = types[t].v;
 	double total = 0;
@@ -376,29 +484,53 @@ static void write_profile(FILE *out, const struct ss *s, int t, const char *prog
 		 s->r->diff ? " (difference from --base)" : "");
 	json_string(out, name);
 	fprintf(out, ",\"unit\":\"%s\",\"startValue\":0,\n\"samples\":[", types[t].unit);
+	obuf_init(o, out);
+	for (size_t g = 0; g < s->ngroups; g++)
+		w[g] = group_weight(s, g, v);
 	size_t written = 0;
-	for (size_t i = 0; i < s->nstacks;) {
-		const struct ssstack *st = &s->stacks[i];
-		if (next_group(s, &i, v) > 0) {
-			fputs(written++ ? ",\n[" : "\n[", out);
-			for (uint32_t k = 0; k < st->n; k++)
-				fprintf(out, k ? ",%u" : "%u", s->stk[st->f0 + k]);
-			putc(']', out);
+	for (size_t g = 0; g < s->ngroups; g++) {
+		if (!(w[g] > 0))
+			continue;
+		const struct ssstack *st = &s->stacks[s->group[g]];
+		if (written++)
+			obuf_putc(o, ',');
+		obuf_write(o, "\n[", 2);
+		const uint32_t *f = s->stk + st->f0;
+		if (st->n <= (OBUF_SIZE - 16) / sizeof(struct numtext)) {
+			/* each ",N" a fixed-size copy from the table */
+			char *b = obuf_room(o, (st->n + 1) * sizeof(struct numtext)), *q = b;
+			for (uint32_t k = 0; k < st->n; k++) {
+				memcpy(q, nums[f[k]].s, sizeof(nums[0].s));
+				q += nums[f[k]].n;
+			}
+			/* the first without its comma */
+			if (st->n) {
+				memmove(b, b + 1, (size_t)(q - b - 1));
+				q--;
+			}
+			o->n += (size_t)(q - b);
+		} else {
+			for (uint32_t k = 0; k < st->n; k++) {
+				if (k)
+					obuf_putc(o, ',');
+				obuf_u64(o, f[k]);
+			}
 		}
+		obuf_putc(o, ']');
 	}
-	fputs("\n],\n\"weights\":[", out);
+	obuf_puts(o, "\n],\n\"weights\":[");
 	written = 0;
-	for (size_t i = 0; i < s->nstacks;) {
-		double w = next_group(s, &i, v);
-		if (w > 0) {
+	for (size_t g = 0; g < s->ngroups; g++) {
+		if (w[g] > 0) {
 			if (written++)
-				putc(',', out);
+				obuf_putc(o, ',');
 			if (written % 16 == 1)
-				putc('\n', out);
-			json_number(out, w);
-			total += w;
+				obuf_putc(o, '\n');
+			obuf_number(o, w[g], cache);
+			total += w[g];
 		}
 	}
+	obuf_flush(o);
 	fputs("\n],\n\"endValue\":", out);
 	json_number(out, total);
 	putc('}', out);
@@ -424,7 +556,7 @@ int output_speedscope(FILE *out, const struct report *r, char *err, size_t errle
 
 	struct ss s = { .r = r, .p = p, .a = r->a };
 	idmap_init(&s.index);
-	int rc = 0;
+	int rc = index_entries(&s);
 	for (size_t i = 0; i < p->nsamples && !rc; i++) {
 		bool live = false;
 		for (int k = 0; k < nlist; k++)
@@ -435,6 +567,14 @@ int output_speedscope(FILE *out, const struct report *r, char *err, size_t errle
 	}
 	if (!rc)
 		rc = sort_all(&s);
+	struct obuf *o = NULL;
+	double *w = NULL;
+	struct numtext *nums = NULL;
+	struct numcache *cache = NULL;
+	if (!rc && (!(o = malloc(sizeof(*o))) || !(w = malloc((s.ngroups + 1) * sizeof(*w))) ||
+		    !(nums = number_texts(s.nframes)) ||
+		    !(cache = jh_zalloc(NUMCACHE, sizeof(*cache)))))
+		rc = JH_ENOMEM;
 	if (!rc) {
 		const char *prog = r->program && *r->program ? r->program
 			: r->profile_paths && r->profile_paths[0] ? r->profile_paths[0] : "heap";
@@ -445,7 +585,7 @@ int output_speedscope(FILE *out, const struct report *r, char *err, size_t errle
 		for (int k = 0; k < nlist; k++) {
 			if (k)
 				fputs(",\n", out);
-			write_profile(out, &s, list[k], prog);
+			write_profile(out, &s, list[k], prog, o, w, nums, cache);
 		}
 		fputs("\n],\n\"name\":", out);
 		char name[1024];
@@ -453,12 +593,18 @@ int output_speedscope(FILE *out, const struct report *r, char *err, size_t errle
 		json_string(out, name);
 		fputs(",\"activeProfileIndex\":0,\"exporter\":\"jheap\"}\n", out);
 	}
+	free(o);
+	free(w);
+	free(nums);
+	free(cache);
 	idmap_release(&s.index);
 	free(s.frames);
 	free(s.stk);
 	free(s.stacks);
-	free(s.cand);
-	free(s.keys);
+	free(s.ents);
+	free(s.entloc);
+	free(s.entframe);
+	free(s.group);
 	if (rc)
 		return jh_err(err, errlen, rc, "out of memory");
 	if (ferror(out))

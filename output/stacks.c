@@ -2,6 +2,8 @@
 #include "lib/array.h"
 #include "lib/chars.h"
 #include "lib/errors.h"
+#include "lib/seqsort.h"
+#include "lib/threads.h"
 
 /* True for characters a folded line or an XML document cannot carry:
  * U+2028 and U+2029 end a line for JavaScript's '.', U+FFFE and U+FFFF
@@ -61,28 +63,24 @@ void stacks_sanitize(const char *name, char *out, size_t outlen)
 		out[p - 1] = '_';
 }
 
-struct build {
-	struct stacks *st;
-	uint32_t *map;              /* aggregate key id -> name id + 1, 0 unset */
-	size_t nmap;
-	char buf[16384];
+/* One half of the samples made into stacks (two threads share the
+ * work of a large profile: every name is interned beforehand, so that
+ * the halves only read the table). */
+struct half {
+	const struct report *r;
+	const uint32_t *map;        /* aggregate key id -> name id */
+	uint32_t allocator_only, no_frames;
+	size_t from, to;            /* samples */
+	uint32_t *frames;
+	size_t nframes, cap_frames;
+	struct stack *s;
+	size_t n, cap;
+	int rc;
 };
 
-static int64_t name_id(struct build *b, const struct report *r, uint32_t key)
+static int add_sample(struct half *h, uint32_t si, uint32_t **keys, size_t *cap)
 {
-	if (key < b->nmap && b->map[key])
-		return b->map[key] - 1;
-	stacks_sanitize(strtab_get(&r->a->keys, key), b->buf, sizeof(b->buf));
-	int64_t id = strtab_intern(&b->st->names, b->buf);
-	if (id >= 0 && key < b->nmap)
-		b->map[key] = (uint32_t)id + 1;
-	return id;
-}
-
-static int add_sample(struct build *b, const struct report *r, uint32_t si,
-		      uint32_t **keys, size_t *cap)
-{
-	struct stacks *st = b->st;
+	const struct report *r = h->r;
 	const struct pf_sample *s = &r->p->samples[si];
 	double before = r->diff ? pf_value_of(aggregate_base(r->a, r->p, si), r->value) : 0;
 	double value = pf_value_of(aggregate_values(r->a, r->p, si), r->value) + before;
@@ -93,44 +91,172 @@ static int add_sample(struct build *b, const struct report *r, uint32_t si,
 		return (int)n;
 	if (n == 0 && r->a->filtered)
 		return 0;   /* the filters dropped it, or left it no frame */
-	struct stack e = { (uint32_t)st->nframes, 0, value, before };
+	if (h->nframes + (size_t)n + 1 >= UINT32_MAX ||
+	    jh_grow(&h->frames, &h->cap_frames, h->nframes + (size_t)n + 1, sizeof(*h->frames)))
+		return JH_ENOMEM;
+	struct stack e = { (uint32_t)h->nframes, 0, value, before };
 	if (n == 0) {
-		int64_t id = strtab_intern(&st->names, s->depth ? STACKS_ALLOCATOR_ONLY
-						     : STACKS_NO_FRAMES);
-		if (id < 0 || JH_PUSH(st->frames, st->nframes, st->cap_frames, (uint32_t)id))
-			return JH_ENOMEM;
+		h->frames[h->nframes++] = s->depth ? h->allocator_only : h->no_frames;
 		e.nframes = 1;
 	} else {
-		if (jh_grow(&st->frames, &st->cap_frames, st->nframes + (size_t)n,
-			    sizeof(*st->frames)))
-			return JH_ENOMEM;
-		for (int64_t k = n - 1; k >= 0; k--) {
-			int64_t id = name_id(b, r, (*keys)[k]);
-			if (id < 0)
-				return (int)id;
-			st->frames[st->nframes++] = (uint32_t)id;
-		}
+		for (int64_t k = n - 1; k >= 0; k--)
+			h->frames[h->nframes++] = h->map[(*keys)[k]];
 		e.nframes = (uint32_t)n;
 	}
-	return JH_PUSH(st->s, st->n, st->cap, e);
+	return JH_PUSH(h->s, h->n, h->cap, e);
 }
 
-static int cmp_stacks(const void *x, const void *y, void *arg)
+static void *build_half(void *arg)
 {
-	const struct stacks *st = arg;
-	const struct stack *a = x, *b = y;
-	const uint32_t *fa = st->frames + a->frame0, *fb = st->frames + b->frame0;
-	uint32_t n = a->nframes < b->nframes ? a->nframes : b->nframes;
-	for (uint32_t i = 0; i < n; i++) {
-		if (fa[i] == fb[i])
-			continue;
-		return strcmp(stacks_name(st, fa[i]), stacks_name(st, fb[i]));
+	struct half *h = arg;
+	uint32_t *keys = NULL;
+	size_t cap = 0;
+	for (size_t si = h->from; si < h->to && !h->rc; si++)
+		h->rc = add_sample(h, (uint32_t)si, &keys, &cap);
+	free(keys);
+	return NULL;
+}
+
+/* Profiles of this many samples or more are made into stacks in two
+ * halves, the second in a thread of its own when there are two cores. */
+#define STACKS_SPLIT_MIN 65536
+
+/* Every sample made into a stack, in sample order, into ST. */
+static int build_all(struct stacks *st, const struct report *r)
+{
+	size_t nkeys = r->a->keys.len;
+	uint32_t *map = malloc((nkeys + 1) * sizeof(*map));
+	char *buf = malloc(16384);
+	int rc = map && buf ? 0 : JH_ENOMEM;
+	/* the names, interned in key order */
+	for (size_t k = 0; k < nkeys && !rc; k++) {
+		stacks_sanitize(strtab_get(&r->a->keys, (uint32_t)k), buf, 16384);
+		int64_t id = strtab_intern(&st->names, buf);
+		if (id < 0)
+			rc = (int)id;
+		else
+			map[k] = (uint32_t)id;
 	}
-	if (a->nframes != b->nframes)
-		return a->nframes < b->nframes ? -1 : 1;
-	/* equal names: merged next; the first frame index keeps qsort's
-	 * result independent of its algorithm */
-	return a->frame0 < b->frame0 ? -1 : a->frame0 > b->frame0;
+	int64_t ao = rc ? -1 : strtab_intern(&st->names, STACKS_ALLOCATOR_ONLY);
+	int64_t nf = ao < 0 ? -1 : strtab_intern(&st->names, STACKS_NO_FRAMES);
+	free(buf);
+	if (rc || ao < 0 || nf < 0) {
+		free(map);
+		return JH_ENOMEM;
+	}
+	size_t ns = r->p->nsamples;
+	bool two = (ns >= STACKS_SPLIT_MIN || jh_threads_forced()) && jh_threads() > 1;
+	struct half h[2];
+	for (int k = 0; k < 2; k++)
+		h[k] = (struct half){ .r = r, .map = map, .allocator_only = (uint32_t)ao,
+				      .no_frames = (uint32_t)nf, .from = ns, .to = ns };
+	h[0].from = 0;
+	h[0].to = h[1].from = two ? ns / 2 : ns;
+	jh_run_two(build_half, &h[0], two ? build_half : NULL, &h[1], two);
+	free(map);
+	rc = h[0].rc ? h[0].rc : h[1].rc;
+	/* the second half after the first */
+	if (!rc && h[1].n) {
+		if (h[0].nframes + h[1].nframes >= UINT32_MAX ||
+		    jh_grow(&h[0].frames, &h[0].cap_frames, h[0].nframes + h[1].nframes,
+			    sizeof(*h[0].frames)) ||
+		    jh_grow(&h[0].s, &h[0].cap, h[0].n + h[1].n, sizeof(*h[0].s)))
+			rc = JH_ENOMEM;
+		for (size_t i = 0; !rc && i < h[1].n; i++) {
+			struct stack e = h[1].s[i];
+			e.frame0 += (uint32_t)h[0].nframes;
+			h[0].s[h[0].n + i] = e;
+		}
+		if (!rc) {
+			memcpy(h[0].frames + h[0].nframes, h[1].frames, h[1].nframes * sizeof(*h[1].frames));
+			h[0].nframes += h[1].nframes;
+			h[0].n += h[1].n;
+		}
+	}
+	free(h[1].frames);
+	free(h[1].s);
+	st->frames = h[0].frames;
+	st->nframes = h[0].nframes;
+	st->cap_frames = h[0].cap_frames;
+	st->s = h[0].s;
+	st->n = h[0].n;
+	st->cap = h[0].cap;
+	return rc;
+}
+
+/* Whether name A followed by the byte TA sorts before name B followed by
+ * TB (TA and TB: ';' or '\0', neither of which a sanitized name holds). */
+static int cmp_term(const char *a, char ta, const char *b, char tb)
+{
+	size_t i = 0;
+	while (a[i] && a[i] == b[i])
+		i++;
+	unsigned char ca = (unsigned char)(a[i] ? a[i] : ta);
+	unsigned char cb = (unsigned char)(b[i] ? b[i] : tb);
+	return ca < cb ? -1 : ca > cb;
+}
+
+struct rankctx {
+	const struct stacks *st;
+	bool text;
+};
+
+/* Symbols of the order: with TEXT, symbol 2 * name + 1 is a name
+ * followed by ';' (more frames follow) and 2 * name one followed by the
+ * end of the line; else a symbol is a name. */
+static int cmp_syms(const void *x, const void *y, void *arg)
+{
+	const struct rankctx *c = arg;
+	uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
+	if (!c->text)
+		return strcmp(stacks_name(c->st, a), stacks_name(c->st, b));
+	return cmp_term(stacks_name(c->st, a / 2), a & 1 ? ';' : '\0',
+			stacks_name(c->st, b / 2), b & 1 ? ';' : '\0');
+}
+
+/* Sorts st->s by ORDER (see stacks_build()): each frame is replaced by
+ * its symbol's rank, the stacks sorted by their sequences of ranks
+ * (lib/seqsort.h), and the frames put back. */
+static int sort_stacks(struct stacks *st, enum stacks_order order)
+{
+	bool text = order == STACKS_TEXT;
+	size_t nsyms = text ? 2 * st->names.len : st->names.len;
+	uint32_t *sym = malloc((nsyms + 1) * sizeof(*sym));
+	uint32_t *rank = malloc((nsyms + 1) * sizeof(*rank));
+	struct seqsort_item *it = malloc((st->n + 1) * sizeof(*it));
+	struct stack *sorted = malloc((st->n + 1) * sizeof(*sorted));
+	if (!sym || !rank || !it || !sorted) {
+		free(sym);
+		free(rank);
+		free(it);
+		free(sorted);
+		return JH_ENOMEM;
+	}
+	for (size_t i = 0; i < nsyms; i++)
+		sym[i] = (uint32_t)i;
+	struct rankctx c = { st, text };
+	jh_qsort_r(sym, nsyms, sizeof(*sym), cmp_syms, &c);
+	for (size_t i = 0; i < nsyms; i++)
+		rank[sym[i]] = (uint32_t)i;
+	for (size_t i = 0; i < st->n; i++) {
+		const struct stack *s = &st->s[i];
+		uint32_t *f = st->frames + s->frame0;
+		for (uint32_t k = 0; k < s->nframes; k++)
+			f[k] = text ? rank[2 * f[k] + (k + 1 < s->nframes)] : rank[f[k]];
+		it[i] = (struct seqsort_item){ s->frame0, s->nframes, (uint32_t)i, 0 };
+	}
+	seqsort(it, st->n, st->frames);
+	for (size_t i = 0; i < st->n; i++)
+		sorted[i] = st->s[it[i].id];
+	for (size_t i = 0; i < st->nframes; i++)
+		st->frames[i] = text ? sym[st->frames[i]] / 2 : sym[st->frames[i]];
+	free(st->s);
+	st->s = sorted;
+	st->cap = st->n + 1;
+	free(sym);
+	free(rank);
+	free(it);
+	return 0;
 }
 
 static bool same_stack(const struct stacks *st, const struct stack *a, const struct stack *b)
@@ -140,29 +266,17 @@ static bool same_stack(const struct stacks *st, const struct stack *a, const str
 		       a->nframes * sizeof(uint32_t));
 }
 
-int stacks_build(struct stacks *st, const struct report *r)
+int stacks_build(struct stacks *st, const struct report *r, enum stacks_order order)
 {
 	memset(st, 0, sizeof(*st));
 	if (strtab_init(&st->names))
 		return JH_ENOMEM;
-	struct build *b = calloc(1, sizeof(*b));
-	if (!b)
-		return JH_ENOMEM;
-	b->st = st;
-	b->nmap = r->a->keys.len;
-	b->map = calloc(b->nmap + 1, sizeof(*b->map));
-	uint32_t *keys = NULL;
-	size_t cap = 0;
-	int rc = b->map ? 0 : JH_ENOMEM;
-	for (size_t si = 0; si < r->p->nsamples && !rc; si++)
-		rc = add_sample(b, r, (uint32_t)si, &keys, &cap);
-	free(keys);
-	free(b->map);
-	free(b);
+	int rc = build_all(st, r);
 	if (rc)
 		return rc;
 
-	jh_qsort_r(st->s, st->n, sizeof(*st->s), cmp_stacks, st);
+	if (st->n >= UINT32_MAX || (rc = sort_stacks(st, order)))
+		return rc ? rc : JH_ENOMEM;
 	size_t o = 0;
 	for (size_t i = 0; i < st->n; i++) {
 		if (o && same_stack(st, &st->s[o - 1], &st->s[i])) {

@@ -35,14 +35,21 @@ struct stacks {
 	double total, total_before; /* sums of value and before over all stacks */
 };
 
-/* Builds the stacks of R: one per distinct sequence of names, sorted frame
- * by frame in byte order of the names (a stack before the longer stacks it
- * is a prefix of, so the order is a depth-first walk of the call tree with
- * children sorted by name).  Stacks whose value and before are both 0 are
+/* The order of stacks_build():
+ *   STACKS_TREE  frame by frame in byte order of the names, a stack before
+ *                the longer stacks it is a prefix of: a depth-first walk of
+ *                the call tree with children sorted by name (--flamegraph);
+ *   STACKS_TEXT  in byte order of the folded line "root;...;leaf"
+ *                (--collapsed), which differs where a name is a prefix of
+ *                another ("f" and "f2": "f2;g" sorts before "f;g"). */
+enum stacks_order { STACKS_TREE, STACKS_TEXT };
+
+/* Builds the stacks of R: one per distinct sequence of names, sorted by
+ * ORDER.  Stacks whose value and before are both 0 are
  * left out, and so are those that --focus, --ignore, --retain or
  * --exclude drop or leave without a frame.  Returns 0 or JH_ENOMEM; call stacks_release() afterwards in
  * both cases. */
-int stacks_build(struct stacks *st, const struct report *r);
+int stacks_build(struct stacks *st, const struct report *r, enum stacks_order order);
 void stacks_release(struct stacks *st);
 
 static inline const char *stacks_name(const struct stacks *st, uint32_t id)

@@ -32,8 +32,8 @@
  */
 #include "lib/array.h"
 #include "lib/errors.h"
-#include "lib/hash.h"
-#include "lib/idmap.h"
+#include "lib/seqsort.h"
+#include "output/obuf.h"
 #include "output/output.h"
 
 struct trace {
@@ -105,53 +105,83 @@ static int rank_keys(struct traces *ts)
 	return 0;
 }
 
-/* Frame by frame from the leaf, in byte order of the names; a stack
- * before the longer stacks it starts. */
-static int cmp_frames(const struct traces *ts, const struct trace *x, const struct trace *y)
-{
-	uint32_t n = x->nkeys < y->nkeys ? x->nkeys : y->nkeys;
-	for (uint32_t i = 0; i < n; i++) {
-		uint32_t a = ts->keys[x->key0 + i], b = ts->keys[y->key0 + i];
-		if (a != b)
-			return ts->rank[rank_index(ts, a)] < ts->rank[rank_index(ts, b)] ? -1 : 1;
-	}
-	return x->nkeys < y->nkeys ? -1 : x->nkeys > y->nkeys;
-}
-
-static int cmp_by_frames(const void *x, const void *y, void *arg)
-{
-	int c = cmp_frames(arg, x, y);
-	if (c)
-		return c;
-	const struct trace *a = x, *b = y;
-	return a->key0 < b->key0 ? -1 : a->key0 > b->key0;
-}
-
-static int cmp_by_value(const void *x, const void *y, void *arg)
-{
-	const struct trace *a = x, *b = y;
-	if (a->value != b->value)
-		return a->value > b->value ? -1 : 1;
-	return cmp_by_frames(x, y, arg);
-}
-
-struct stack_key {
-	const struct traces *ts;
-	const uint32_t *keys;
-	uint32_t n;
+/* A trace's place in the report: its value, largest first, then its
+ * place in the order of the frames (leaf first, by rank). */
+struct place {
+	double value;
+	uint32_t pos, id;
 };
 
-static int stack_eq(const void *ctx, uint32_t id)
+static int cmp_places(const void *x, const void *y)
 {
-	const struct stack_key *k = ctx;
-	const struct trace *t = &k->ts->t[id];
-	return t->nkeys == k->n && !memcmp(k->ts->keys + t->key0, k->keys, k->n * sizeof(*k->keys));
+	const struct place *a = x, *b = y;
+	if (a->value != b->value)
+		return a->value > b->value ? -1 : 1;
+	return a->pos < b->pos ? -1 : a->pos > b->pos;
+}
+
+/* Merges the stacks with the same keys (their values added in the order
+ * they came) and sorts the traces by value, then frame by frame from the
+ * leaf in byte order of the names (a stack before the longer stacks it
+ * starts): the frames' ranks are sorted as sequences once
+ * (lib/seqsort.h; equal ones side by side, in the order they came), then
+ * the traces by value and that place, so the comparison sort never reads
+ * a frame.  Traces of value 0 are left out. */
+static int sort_traces(struct traces *ts)
+{
+	uint32_t *sym = malloc((ts->nkeys + 1) * sizeof(*sym));
+	struct seqsort_item *it = malloc((ts->n + 1) * sizeof(*it));
+	struct place *pl = malloc((ts->n + 1) * sizeof(*pl));
+	struct trace *sorted = NULL;
+	if (!sym || !it || !pl) {
+		free(sym);
+		free(it);
+		free(pl);
+		return JH_ENOMEM;
+	}
+	for (size_t i = 0; i < ts->nkeys; i++)
+		sym[i] = ts->rank[rank_index(ts, ts->keys[i])];
+	for (size_t i = 0; i < ts->n; i++)
+		it[i] = (struct seqsort_item){ ts->t[i].key0, ts->t[i].nkeys, (uint32_t)i, 0 };
+	seqsort(it, ts->n, sym);
+	size_t m = 0;
+	for (size_t i = 0; i < ts->n;) {
+		const struct trace *first = &ts->t[it[i].id];
+		double v = first->value;
+		size_t j = i + 1;
+		for (; j < ts->n; j++) {
+			const struct trace *t = &ts->t[it[j].id];
+			if (t->nkeys != first->nkeys ||
+			    memcmp(sym + t->key0, sym + first->key0, t->nkeys * sizeof(*sym)))
+				break;
+			v += t->value;
+		}
+		if (v != 0)
+			pl[m++] = (struct place){ v, (uint32_t)i, it[i].id };
+		i = j;
+	}
+	free(sym);
+	free(it);
+	jh_qsort(pl, m, sizeof(*pl), cmp_places);
+	if (!(sorted = malloc((m + 1) * sizeof(*sorted)))) {
+		free(pl);
+		return JH_ENOMEM;
+	}
+	for (size_t i = 0; i < m; i++) {
+		sorted[i] = ts->t[pl[i].id];
+		sorted[i].value = pl[i].value;
+	}
+	free(ts->t);
+	ts->t = sorted;
+	ts->n = m;
+	ts->cap = m + 1;
+	free(pl);
+	return 0;
 }
 
 struct collector {
 	struct traces *ts;
 	const struct report *r;
-	struct idmap index;
 };
 
 static int add_stack(void *ctx, uint32_t sample, const uint32_t *keys, size_t n, double v)
@@ -166,41 +196,25 @@ static int add_stack(void *ctx, uint32_t sample, const uint32_t *keys, size_t n,
 		keys = &pseudo;
 		n = 1;
 	}
-	struct stack_key k = { ts, keys, (uint32_t)n };
-	uint64_t h = jh_hash_fast(keys, n * sizeof(*keys), 0);
-	uint32_t id = idmap_find(&c->index, h, stack_eq, &k);
-	if (id != UINT32_MAX) {
-		ts->t[id].value += v;
-		return 0;
-	}
 	struct trace t = { (uint32_t)ts->nkeys, (uint32_t)n, v };
-	if (jh_grow(&ts->keys, &ts->cap_keys, ts->nkeys + n, sizeof(*ts->keys)) ||
-	    JH_PUSH(ts->t, ts->n, ts->cap, t) || idmap_put(&c->index, h, (uint32_t)(ts->n - 1)))
+	if (ts->nkeys + n > UINT32_MAX || ts->n >= UINT32_MAX - 1 ||
+	    jh_grow(&ts->keys, &ts->cap_keys, ts->nkeys + n, sizeof(*ts->keys)) ||
+	    JH_PUSH(ts->t, ts->n, ts->cap, t))
 		return JH_ENOMEM;
 	memcpy(ts->keys + ts->nkeys, keys, n * sizeof(*keys));
 	ts->nkeys += n;
 	return 0;
 }
 
-/* One trace per distinct stack of keys (found by hashing them), its
- * values added up in sample order, sorted by value. */
+/* One trace per distinct stack of keys, its values added up in sample
+ * order, sorted by value. */
 static int collect(struct traces *ts, const struct report *r)
 {
-	struct collector c = { ts, r, { 0 } };
-	idmap_init(&c.index);
+	struct collector c = { ts, r };
 	int rc = rank_keys(ts);
 	if (!rc)
 		rc = aggregate_each_stack(r->a, r->p, r->value, add_stack, &c);
-	idmap_release(&c.index);
-	if (rc)
-		return rc;
-	size_t m = 0;
-	for (size_t i = 0; i < ts->n; i++)
-		if (ts->t[i].value != 0)
-			ts->t[m++] = ts->t[i];
-	ts->n = m;
-	jh_qsort_r(ts->t, ts->n, sizeof(*ts->t), cmp_by_value, ts);
-	return 0;
+	return rc ? rc : sort_traces(ts);
 }
 
 const char *output_value_name(enum pf_value v)
@@ -232,20 +246,51 @@ int output_traces(FILE *out, const struct report *r, char *err, size_t errlen)
 		return jh_err(err, errlen, rc, "out of memory");
 	}
 	output_labels(out, r);
+	struct obuf *o = malloc(sizeof(*o));
+	if (!o) {
+		free(ts.keys);
+		free(ts.t);
+		free(ts.rank);
+		return jh_err(err, errlen, JH_ENOMEM, "out of memory");
+	}
+	obuf_init(o, out);
 	for (size_t i = 0; i < ts.n; i++) {
 		const struct trace *t = &ts.t[i];
-		fprintf(out, "%s\n", separator);
-		if (r->thread)
-			fprintf(out, "%10s:  %s\n", "thread", r->thread);
+		if (i + 8 < ts.n) {
+			const uint32_t *later = ts.keys + ts.t[i + 8].key0;
+			__builtin_prefetch(later);
+			__builtin_prefetch(later + 16);
+		}
+		obuf_write(o, separator, sizeof(separator) - 1);
+		obuf_putc(o, '\n');
+		if (r->thread) {
+			obuf_puts(o, "    thread:  ");   /* "%10s:  %s\n" */
+			obuf_puts(o, r->thread);
+			obuf_putc(o, '\n');
+		}
 		char v[64];
 		text_format_value(v, sizeof(v), t->value, r->units);
-		fprintf(out, "%10s   %s\n", v, key_name(&ts, ts.keys[t->key0]));
+		/* "%10s   %s\n" */
+		size_t vl = strlen(v);
+		for (size_t k = vl; k < 10; k++)
+			obuf_putc(o, ' ');
+		obuf_write(o, v, vl);
+		obuf_write(o, "   ", 3);
+		const char *name = key_name(&ts, ts.keys[t->key0]);
+		obuf_puts(o, name);
+		obuf_putc(o, '\n');
 		for (uint32_t k = 1; k < t->nkeys; k++) {
-			fputs("             ", out);   /* "%10s   " of "" */
-			fputs(key_name(&ts, ts.keys[t->key0 + k]), out);
-			fputc('\n', out);
+			obuf_write(o, "             ", 13);   /* "%10s   " of "" */
+			uint32_t key = ts.keys[t->key0 + k];
+			if (key < ts.a->keys.len)
+				obuf_write(o, ts.a->keys.ents[key].s, ts.a->keys.ents[key].n);
+			else
+				obuf_puts(o, key_name(&ts, key));
+			obuf_putc(o, '\n');
 		}
 	}
+	obuf_flush(o);
+	free(o);
 	fprintf(out, "%s\n", separator);
 	free(ts.keys);
 	free(ts.t);

@@ -47,43 +47,79 @@
 
 struct edge {
 	uint32_t caller, callee;
-	uint32_t last;              /* the last sample that added to it, + 1 */
 	double w;
 };
 
 struct tree {
 	const struct report *r;
+	struct eslot *slots;              /* the edge table: nslots, a power of two */
+	uint32_t *rank;                   /* per key: its place in byte order */
+	size_t nslots;
 	uint8_t *shown;                   /* per key: an entry of the report */
 	struct edge *e;
 	size_t n, cap;
-	struct idmap index;
 	uint32_t *by_caller, *by_callee;  /* edge ids grouped by key */
 	uint32_t *caller0, *callee0;      /* per key: first of its group, + one past the end */
 };
 
-struct edge_key {
-	const struct tree *t;
+/* The edge table: open addressing on (caller, callee), each slot holding
+ * the edge's sums itself, so that a lookup reads one slot (a large
+ * profile has hundreds of thousands of edges, looked up tens of millions
+ * of times, mostly cache misses).  At most half full. */
+struct eslot {
 	uint32_t caller, callee;
+	uint32_t last;              /* the last sample that added to it, + 1 */
+	uint32_t id;                /* + 1; 0: an empty slot */
+	double w;
 };
 
-static int edge_eq(const void *ctx, uint32_t id)
+static size_t eslot_of(uint32_t caller, uint32_t callee, size_t mask)
 {
-	const struct edge_key *k = ctx;
-	return k->t->e[id].caller == k->caller && k->t->e[id].callee == k->callee;
+	return (size_t)(jh_mix64(((uint64_t)caller << 32) | callee) & mask);
+}
+
+static int grow_slots(struct tree *t)
+{
+	size_t ncap = t->nslots ? 2 * t->nslots : 4096;
+	struct eslot *ns = jh_zalloc(ncap, sizeof(*ns));
+	if (!ns || ncap > SIZE_MAX / 4) {
+		free(ns);
+		return JH_ENOMEM;
+	}
+	for (size_t i = 0; i < t->nslots; i++) {
+		const struct eslot *e = &t->slots[i];
+		if (!e->id)
+			continue;
+		size_t j = eslot_of(e->caller, e->callee, ncap - 1);
+		while (ns[j].id)
+			j = (j + 1) & (ncap - 1);
+		ns[j] = *e;
+	}
+	free(t->slots);
+	t->slots = ns;
+	t->nslots = ncap;
+	return 0;
 }
 
 static int add_edge(struct tree *t, uint32_t caller, uint32_t callee, uint32_t sample, double w)
 {
-	struct edge_key k = { t, caller, callee };
-	uint64_t h = jh_mix64(((uint64_t)caller << 32) | callee);
-	uint32_t id = idmap_find(&t->index, h, edge_eq, &k);
-	if (id == UINT32_MAX) {
-		struct edge e = { caller, callee, 0, 0 };
-		if (JH_PUSH(t->e, t->n, t->cap, e) || idmap_put(&t->index, h, (uint32_t)(t->n - 1)))
-			return JH_ENOMEM;
-		id = (uint32_t)(t->n - 1);
+	size_t mask = t->nslots - 1, i = eslot_of(caller, callee, mask);
+	struct eslot *e;
+	for (;; i = (i + 1) & mask) {
+		e = &t->slots[i];
+		if (!e->id || (e->caller == caller && e->callee == callee))
+			break;
 	}
-	struct edge *e = &t->e[id];
+	if (!e->id) {
+		struct edge ne = { caller, callee, 0 };
+		if (t->n >= UINT32_MAX - 1 || JH_PUSH(t->e, t->n, t->cap, ne))
+			return JH_ENOMEM;
+		*e = (struct eslot){ caller, callee, 0, (uint32_t)t->n, 0 };
+		if (2 * t->n >= t->nslots && grow_slots(t))
+			return JH_ENOMEM;
+		/* the table may have moved: find the slot again */
+		return add_edge(t, caller, callee, sample, w);
+	}
 	if (e->last == sample + 1)
 		return 0;   /* once per stack */
 	e->last = sample + 1;
@@ -97,6 +133,9 @@ static int add_edge(struct tree *t, uint32_t caller, uint32_t callee, uint32_t s
 static int add_stack(void *ctx, uint32_t sample, const uint32_t *keys, size_t n, double v)
 {
 	struct tree *t = ctx;
+	/* the stack's slots first, so that their cache misses overlap */
+	for (size_t i = 0; i + 1 < n; i++)
+		__builtin_prefetch(&t->slots[eslot_of(keys[i + 1], keys[i], t->nslots - 1)]);
 	for (size_t i = 0; i + 1 < n; i++)
 		if (keys[i] != keys[i + 1] && (t->shown[keys[i]] | t->shown[keys[i + 1]]) &&
 		    add_edge(t, keys[i + 1], keys[i], sample, v))
@@ -106,7 +145,11 @@ static int add_stack(void *ctx, uint32_t sample, const uint32_t *keys, size_t n,
 
 static int collect(struct tree *t)
 {
-	return aggregate_each_stack(t->r->a, t->r->p, t->r->value, add_stack, t);
+	int rc = aggregate_each_stack(t->r->a, t->r->p, t->r->value, add_stack, t);
+	for (size_t i = 0; !rc && i < t->nslots; i++)
+		if (t->slots[i].id)
+			t->e[t->slots[i].id - 1].w = t->slots[i].w;
+	return rc;
 }
 
 /* Groups the edges by caller and by callee (a counting sort by key id). */
@@ -150,14 +193,38 @@ static int cmp_edges(const void *x, const void *y, void *arg)
 	const struct edge *a = &t->e[*(const uint32_t *)x], *b = &t->e[*(const uint32_t *)y];
 	if (fabs(a->w) != fabs(b->w))
 		return fabs(a->w) > fabs(b->w) ? -1 : 1;
-	const struct strtab *k = &t->r->a->keys;
-	int c = a->caller == b->caller ? 0 : strcmp(strtab_get(k, a->caller), strtab_get(k, b->caller));
-	if (c)
-		return c;
-	c = a->callee == b->callee ? 0 : strcmp(strtab_get(k, a->callee), strtab_get(k, b->callee));
-	if (c)
-		return c;
+	/* names in byte order, by their ranks */
+	if (a->caller != b->caller)
+		return t->rank[a->caller] < t->rank[b->caller] ? -1 : 1;
+	if (a->callee != b->callee)
+		return t->rank[a->callee] < t->rank[b->callee] ? -1 : 1;
 	return a < b ? -1 : a > b;
+}
+
+static int cmp_keys(const void *x, const void *y, void *arg)
+{
+	const struct strtab *k = arg;
+	return strcmp(strtab_get(k, *(const uint32_t *)x), strtab_get(k, *(const uint32_t *)y));
+}
+
+/* t->rank: every key's place in byte order of the names (keys are
+ * distinct names), so that the edges sort by numbers. */
+static int rank_keys(struct tree *t)
+{
+	const struct strtab *k = &t->r->a->keys;
+	uint32_t *order = malloc((k->len + 1) * sizeof(*order));
+	t->rank = malloc((k->len + 1) * sizeof(*t->rank));
+	if (!order || !t->rank) {
+		free(order);
+		return JH_ENOMEM;
+	}
+	for (size_t i = 0; i < k->len; i++)
+		order[i] = (uint32_t)i;
+	jh_qsort_r(order, k->len, sizeof(*order), cmp_keys, (void *)k);
+	for (size_t i = 0; i < k->len; i++)
+		t->rank[order[i]] = (uint32_t)i;
+	free(order);
+	return 0;
 }
 
 /* pprof's percentage: "  100%" near 100, two decimals from 1, else two
@@ -332,20 +399,22 @@ int output_tree(FILE *out, const struct report *r, char *err, size_t errlen)
 		}
 	}
 	struct tree t = { .r = r };
-	idmap_init(&t.index);
 	size_t matched = 0;
-	int rc = (t.shown = calloc(r->a->keys.len + 1, 1)) ? 0 : JH_ENOMEM;
+	int rc = (t.shown = calloc(r->a->keys.len + 1, 1)) && !grow_slots(&t) ? 0 : JH_ENOMEM;
 	if (!rc) {
 		matched = mark_shown(&t, re, md);
 		rc = collect(&t);
 	}
 	if (!rc)
 		rc = group(&t);
+	if (!rc)
+		rc = rank_keys(&t);
 	if (rc)
 		rc = jh_err(err, errlen, rc, "out of memory");
 	else
 		rc = write_tree(out, &t, matched, err, errlen);
-	idmap_release(&t.index);
+	free(t.slots);
+	free(t.rank);
 	free(t.shown);
 	free(t.e);
 	free(t.by_caller);

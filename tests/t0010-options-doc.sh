@@ -381,6 +381,34 @@ effect_drop_negative() {
 	! rows out | awk '$1 < 0 || $4 < 0' | grep . && check_row out "operator>" none -
 }
 
+# many inputs: skipping, labels (tests/t0380-fleet.sh has the fleet)
+effect_strict() {
+	printf "not a profile\n" >bad.heap &&
+	"$JHEAP" --show_bytes "$H" bad.heap >out 2>err; test $? = 1 &&
+	grep -q "skipping bad.heap" err && test "$(total out)" = "$(want_sum "$H" inuse_space)" &&
+	"$JHEAP" --show_bytes --strict "$H" bad.heap >out2 2>err2; test $? = 1 &&
+	test ! -s out2 && grep -q "bad.heap" err2
+}
+effect_label() {
+	"$JHEAP" --show_bytes "$H" --label=k=x "$A" --tagfocus=k=x >out &&
+	test "$(total out)" = "$(want_sum "$A" inuse_space)" &&
+	"$JHEAP" --show_bytes --label=k=x "$H" "$A" --tagfocus=k=x >out2 &&
+	"$JHEAP" --show_bytes "$H" "$A" >both && test "$(total out2)" = "$(total both)"
+}
+effect_label_from_path() {
+	"$JHEAP" --show_bytes --label-from-path="(?<kind>exact|accum)" --tagfocus=kind=accum "$H" "$A" >out &&
+	test "$(total out)" = "$(want_sum "$A" inuse_space)"
+}
+effect_tagfocus() {
+	"$JHEAP" --show_bytes --label=k=x "$H" --label=k=y "$A" --tagfocus=k=y >out &&
+	test "$(total out)" = "$(want_sum "$A" inuse_space)" &&
+	"$JHEAP" --show_bytes --label=k=x "$H" --tagfocus=k=y >out2 && check_total out2 0
+}
+effect_tagignore() {
+	"$JHEAP" --show_bytes --label=k=x "$H" --label=k=y "$A" --tagignore=y >out &&
+	test "$(total out)" = "$(want_sum "$H" inuse_space)"
+}
+
 # where object files are found
 effect_debuginfo_dir() {
 	strip --strip-debug -o nodebug "$B" &&

@@ -2,6 +2,7 @@
  * prints the model in a canonical text form, for the parser's golden tests.
  * A file whose body was parsed in two threads is named on stderr. */
 #include <stdio.h>
+#include "analyzer/merge.h"
 #include "analyzer/parse.h"
 
 static void warn(void *ctx, const char *msg)

@@ -2,6 +2,7 @@
  * AdjustSamples, in jemalloc's bin/jeprof.in, installed as
  * /usr/bin/jeprof) and against hand-computed expectations. */
 #include <math.h>
+#include "analyzer/merge.h"
 #include "analyzer/parse.h"
 #include "analyzer/unsample.h"
 #include "unit.h"
