@@ -143,7 +143,7 @@ static int sort_traces(struct traces *ts)
 		sym[i] = ts->rank[rank_index(ts, ts->keys[i])];
 	for (size_t i = 0; i < ts->n; i++)
 		it[i] = (struct seqsort_item){ ts->t[i].key0, ts->t[i].nkeys, (uint32_t)i, 0 };
-	seqsort(it, ts->n, sym);
+	seqsort(it, ts->n, sym, (uint32_t)(ts->a->keys.len + 2));
 	size_t m = 0;
 	for (size_t i = 0; i < ts->n;) {
 		const struct trace *first = &ts->t[it[i].id];
