@@ -160,6 +160,17 @@ test_expect_success HTTPD 'the flame graph sums to --collapsed' '
 	done
 '
 
+test_expect_success HTTPD 'the flame graph is the same with one thread and two (two halves joined in order)' '
+	JHEAP_THREADS=1 serve one "$D" "$H" &&
+	JHEAP_THREADS=2 serve two "$D" "$H" &&
+	for q in "" "?si=inuse_objects" "?g=lines&i=xmalloc" "?f=cache"; do
+		get one "/data/flame$q" && test "$(cat code)" = 200 && mv body one.json &&
+		get two "/data/flame$q" && test "$(cat code)" = 200 &&
+		cmp one.json body || return 1
+	done &&
+	stop one && stop two
+'
+
 test_expect_success HTTPD 'the graph is --svg; peek, source and disasm are --peek, --list and --weblist' '
 	get s "/data/graph?f=cache" && "$JHEAP" --svg --focus=cache "$D" "$H" >cli.svg && cmp cli.svg body &&
 	get s "/data/peek?f=%5Ecache_get%24" && "$JHEAP" --peek="^cache_get\$" "$D" "$H" >cli.txt && test_cmp cli.txt body &&
