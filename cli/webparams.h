@@ -8,6 +8,8 @@
  *   si inuse_space, inuse_objects, alloc_space, alloc_objects
  *   g  functions, lines, files, addresses
  *   a  --allocator                 t  --thread=N
+ *   tf --tagfocus, ti --tagignore ([KEY=]RE on the samples' labels;
+ *      without them the command line's apply)
  *   d  a dump of the series (0 is the first); b  a second one, the base
  *      of a diff between two dumps
  * and the page's own state, which the server only bounds: sort (flat,
@@ -25,6 +27,7 @@
 
 struct web_params {
 	const char *f, *i, *h, *s, *a, *t;
+	const char *tf, *ti;   /* --tagfocus, --tagignore: NULL keeps the command line's */
 	int si;        /* enum pf_value, or -1 */
 	int g;         /* enum granularity, or -1 */
 	long d, b;     /* dump indices, or -1 */

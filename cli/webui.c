@@ -174,7 +174,7 @@ static char *answer_key(const struct cli *o, bool whole, long dmp, long b)
 {
 	char *key = NULL;
 	const char *re[] = { o->focus, o->ignore, o->retain, o->exclude, o->allocator, o->thread,
-			     o->peek, o->list, o->weblist };
+			     o->peek, o->list, o->weblist, o->tagfocus, o->tagignore };
 	size_t len = 0;
 	FILE *f = open_memstream(&key, &len);
 	if (!f)
@@ -372,6 +372,21 @@ static void view_info(struct webui *w, struct httpd_response *resp)
 		w->series ? w->ser.n : 0);
 	fprintf(f, ",\"addresses\":%s,\"version\":%lu", d->model.by_address ? "true" : "false", w->version);
 	put_str(f, "allocator", c->allocator, true);
+	/* the labels the inputs were given (--label before the PROFILE at
+	 * "from", --label-from-path) and the command line's tag filters,
+	 * for the page's controls and its command line */
+	put_str(f, "tagfocus", c->tagfocus, true);
+	put_str(f, "tagignore", c->tagignore, true);
+	put_str(f, "label_from_path", c->label_from_path, true);
+	fputs(",\"labels\":[", f);
+	size_t first = w->paths >= c->args && w->paths < c->args + c->nargs ? (size_t)(w->paths - c->args) : 0;
+	for (size_t i = 0; i < c->nlabels; i++) {
+		size_t from = c->labels[i].from_arg > first ? c->labels[i].from_arg - first : 0;
+		fprintf(f, "%s[%zu,", i ? "," : "", from);
+		json_str(f, c->labels[i].kv);
+		fputc(']', f);
+	}
+	fprintf(f, "],\"has_labels\":%s", d->model.p.labels.nsets > 1 ? "true" : "false");
 	fputs(",\"threads\":[", f);
 	for (size_t i = 0; i < d->model.p.nthreads && i < 10000; i++) {
 		fprintf(f, "%s[%lld,", i ? "," : "", (long long)d->model.p.threads[i].uid);

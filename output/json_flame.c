@@ -17,9 +17,12 @@
  * subtrees (T = the larger total / JSON_FLAME_MERGE; K such nodes in all).
  *
  * Stacks are the report's: allocator frames cut, the filters and the
- * granularity applied (aggregate_stack_keys), a stack the cut leaves
+ * granularity applied (aggregate_stack_keys), the values the aggregate
+ * sees (aggregate_values: a thread's share with --thread, nothing of the
+ * samples --tagfocus and --tagignore leave out), a stack the cut leaves
  * empty under "[allocator]", the same rules as output/stacks.c, so the
- * sums of the leaves' paths are --collapsed's lines.
+ * sums of the leaves' paths are --collapsed's lines with the same
+ * options.
  *
  * How the tree is built (a million stacks in a few tenths of a second):
  * only the nodes shown and their small children are made, one level at a
@@ -166,12 +169,14 @@ static enum pf_value companion(enum pf_value v)
 	return (enum pf_value)(pf_value_is_objects(v) ? v + 1 : v - 1);
 }
 
-/* The values of sample SI (chosen after, companion after, chosen before,
- * companion before); false when the stack is left out. */
+/* The values of sample SI as the aggregate sees it (chosen after,
+ * companion after, chosen before, companion before): a thread's share
+ * with --thread, none for a sample --tagfocus or --tagignore leaves out;
+ * false when the stack is left out. */
 static bool sample_values(const struct report *r, uint32_t si, double v[2], double b[2])
 {
-	const double *now = r->p->samples[si].v;
-	const double *was = r->p->samples[si].base;
+	const double *now = aggregate_values(r->a, r->p, si);
+	const double *was = aggregate_base(r->a, r->p, si);
 	enum pf_value cv = companion(r->value);
 	b[0] = r->diff ? pf_value_of(was, r->value) : 0;
 	b[1] = r->diff ? pf_value_of(was, cv) : 0;

@@ -160,6 +160,35 @@ test_expect_success HTTPD 'the flame graph sums to --collapsed' '
 	done
 '
 
+# sum_of FRAME: the sum of the --collapsed lines (on stdin) with FRAME
+cat >sum_of.awk <<'AWK'
+{ v = $NF; sub(/ [^ ]*$/, ""); n = split($0, f, ";"); for (i = 1; i <= n; i++) if (f[i] == frame) { s += v; break } }
+END { print s + 0 }
+AWK
+
+T=$PROFILES/w_threads
+test_expect_success HTTPD 'the flame graph of one thread sums to --collapsed --thread' '
+	serve thr "$T" "$T.exact.heap" &&
+	for q in "?t=2" "?t=4&si=inuse_objects" "?t=0"; do
+		opts=$(echo "$q" | sed "s/?t=/--thread=/; s/&si=/ --/") &&
+		get thr "/data/flame$q" && test "$(cat code)" = 200 &&
+		/usr/bin/python3 flame2folded.py <body >web.txt &&
+		"$JHEAP" --collapsed $opts "$T" "$T.exact.heap" | sort >cli.txt &&
+		test -s cli.txt && test_cmp cli.txt web.txt || return 1
+	done &&
+	get thr "/data/flame" && /usr/bin/python3 flame2folded.py <body >all.txt &&
+	! test_cmp all.txt web.txt >/dev/null
+'
+
+test_expect_success HTTPD,BROWSER 'a thread picked in chromium: the flame graph is its share, a reload keeps it' '
+	ui thread thr &&
+	"$JHEAP" --collapsed --thread=2 "$T" "$T.exact.heap" | awk -v frame=worker -f sum_of.awk >expected &&
+	test_cmp expected thread-matched.txt && test_cmp expected thread-matched-reload.txt &&
+	"$JHEAP" --collapsed "$T" "$T.exact.heap" | awk -v frame=worker -f sum_of.awk >all &&
+	! test_cmp all expected >/dev/null &&
+	stop thr
+'
+
 test_expect_success HTTPD 'the flame graph is the same with one thread and two (two halves joined in order)' '
 	JHEAP_THREADS=1 serve one "$D" "$H" &&
 	JHEAP_THREADS=2 serve two "$D" "$H" &&
@@ -233,6 +262,31 @@ test_expect_success 'build the workloads of the diff and the series' '
 	LD_PRELOAD=$JEMALLOC MALLOC_CONF=prof:true,prof_final:true,lg_prof_sample:0,prof_prefix:$TRASH_DIRECTORY/pb ./w_phases 10 45 &&
 	LD_PRELOAD=$JEMALLOC MALLOC_CONF=prof:true,lg_prof_sample:0,prof_prefix:$TRASH_DIRECTORY/g ./w_growth &&
 	ls pa.*.heap pb.*.heap >/dev/null && test "$(ls g.*.m*.heap | wc -l)" -ge 5
+'
+
+L="--label-from-path=(?<run>p[ab])\."
+test_expect_success HTTPD 'with labels: the flame graph with tf and ti sums to --collapsed --tagfocus, --tagignore' '
+	serve lab "$L" ./w_phases pa.*.heap pb.*.heap &&
+	for q in "?tf=run%3Dpa" "?ti=run%3Dpa" "?tf=pb" "?tf=run%3Dp&ti=run%3Db&si=inuse_objects"; do
+		opts=$(echo "$q" | sed "s/%3D/=/g; s/?tf=/--tagfocus=/; s/?ti=/--tagignore=/; s/&ti=/ --tagignore=/; s/&si=/ --/") &&
+		get lab "/data/flame$q" && test "$(cat code)" = 200 &&
+		/usr/bin/python3 flame2folded.py <body >web.txt &&
+		"$JHEAP" --collapsed "$L" $opts ./w_phases pa.*.heap pb.*.heap | sort >cli.txt &&
+		test -s cli.txt && test_cmp cli.txt web.txt || return 1
+	done &&
+	get lab "/data/top?tf=run%3Dpa" && /usr/bin/python3 top2text.py <body >web.txt &&
+	"$JHEAP" --text "$L" --tagfocus=run=pa ./w_phases pa.*.heap pb.*.heap >cli.txt && test_cmp cli.txt web.txt &&
+	get lab "/data/flame?tf=run%3D%28" && test "$(cat code)" = 400 && grep "parameter tf: --tagfocus: bad regular expression" body
+'
+
+test_expect_success HTTPD,BROWSER 'a tag focus typed in chromium: the flame graph of the samples it keeps' '
+	ui tags lab &&
+	"$JHEAP" --collapsed "$L" --tagfocus=run=pa ./w_phases pa.*.heap pb.*.heap | awk -v frame=phase1 -f sum_of.awk >expected &&
+	test_cmp expected tags-matched.txt &&
+	"$JHEAP" --collapsed "$L" ./w_phases pa.*.heap pb.*.heap | awk -v frame=phase1 -f sum_of.awk >all &&
+	! test_cmp all expected >/dev/null &&
+	grep -F -- "--tagfocus=run=pa" tags-cmd.txt && grep -F -- "--label-from-path=" tags-cmd.txt &&
+	stop lab
 '
 
 test_expect_success HTTPD 'with --base: Top is --text --base, the flame graph --collapsed --base' '

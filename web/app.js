@@ -7,7 +7,8 @@
 const JH = {
   views: {},          // name -> function(container, params) rendering it
   info: null,
-  SERVER_KEYS: ['f', 'i', 'h', 's', 'si', 'g', 'a', 't', 'd', 'b', 'sort', 'q', 'z', 'sw'],
+  SERVER_KEYS: ['f', 'i', 'h', 's', 'si', 'g', 'a', 't', 'tf', 'ti', 'd', 'b', 'sort', 'q', 'z', 'sw'],
+  CONTROLS: ['si', 'g', 'f', 'i', 'h', 's', 'a', 't', 'tf', 'ti'],
 };
 window.JH = JH;
 
@@ -144,11 +145,15 @@ JH.commandLine = function () {
   if (view === 'top' && p.get('sort') === 'cum') args.push('--cum');
   if (p.get('si')) args.push('--' + p.get('si'));
   if (p.get('g')) args.push('--' + p.get('g'));
-  const opts = { f: 'focus', i: 'ignore', h: 'exclude', s: 'retain', a: 'allocator', t: 'thread' };
+  const opts = { f: 'focus', i: 'ignore', h: 'exclude', s: 'retain', a: 'allocator', t: 'thread',
+    tf: 'tagfocus', ti: 'tagignore' };
   for (const k in opts) {
     if (k === 'f' && ['peek', 'source', 'disasm'].includes(view)) continue;
-    if (p.get(k)) args.push('--' + opts[k] + '=' + p.get(k));
+    // the server's own --tagfocus and --tagignore hold unless the URL says
+    const v = p.get(k) || (k === 'tf' ? info.tagfocus : k === 'ti' ? info.tagignore : '');
+    if (v) args.push('--' + opts[k] + '=' + v);
   }
+  if (info.label_from_path) args.push('--label-from-path=' + info.label_from_path);
   for (const d of info.source_dirs || []) args.push('--source-dir=' + d);
   for (const b of info.bases || []) args.push('--base=' + b);
   if (info.binary) args.push(info.binary);
@@ -158,17 +163,22 @@ JH.commandLine = function () {
     if (p.has('b')) args.push('--base=' + profiles[+p.get('b')]);
     args.push(profiles[d]);
   } else {
-    args.push(...profiles);
+    // each --label before the first PROFILE it names, as it was given
+    profiles.forEach((prof, k) => {
+      for (const [from, kv] of info.labels || []) if (from === k) args.push('--label', kv);
+      args.push(prof);
+    });
   }
   return args.map(shellQuote).join(' ');
 };
 
 function syncControls() {
   const p = JH.params();
-  for (const k of ['si', 'g', 'f', 'i', 'h', 's', 'a', 't']) {
+  const info = JH.info || {};
+  for (const k of JH.CONTROLS) {
     const e = document.getElementById(k);
     if (!e) continue;
-    const def = { si: 'inuse_space', g: 'functions' }[k] || '';
+    const def = { si: 'inuse_space', g: 'functions', tf: info.tagfocus, ti: info.tagignore }[k] || '';
     e.value = p.get(k) || def;
   }
   for (const a of document.querySelectorAll('#nav a')) {
@@ -277,13 +287,15 @@ async function start() {
   const tsel = document.getElementById('t');
   for (const [uid, name] of info.threads || []) tsel.append(JH.el('option', { value: String(uid), text: uid + (name ? ' ' + name : '') }));
   document.getElementById('thread-label').hidden = !(info.threads || []).length || info.series;
+  document.getElementById('tags-label').hidden = !info.has_labels;
   if (!info.has_alloc) for (const o of document.querySelectorAll('#si option[value^=alloc]')) o.disabled = true;
   document.getElementById('controls').addEventListener('submit', (ev) => {
     ev.preventDefault();
     const ch = {};
-    for (const k of ['si', 'g', 'f', 'i', 'h', 's', 'a', 't']) {
+    for (const k of JH.CONTROLS) {
       const v = document.getElementById(k).value;
-      ch[k] = (k === 'si' && v === 'inuse_space') || (k === 'g' && v === 'functions') ? null : v;
+      const def = { si: 'inuse_space', g: 'functions', tf: info.tagfocus, ti: info.tagignore }[k];
+      ch[k] = v === def ? null : v;
     }
     JH.go(null, Object.assign(ch, { z: null, sw: null }));
   });

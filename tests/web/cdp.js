@@ -168,6 +168,18 @@ async function makePage(send, listeners) {
       await s('Input.dispatchKeyEvent', { type: 'keyUp', key: 'Enter', code: 'Enter', windowsVirtualKeyCode: 13 });
     }
   };
+  // Picks the option of the <select> SELECTOR whose text starts with
+  // TEXT as a person does with the keyboard: focus it and type.
+  page.choose = async (selector, text) => {
+    await page.click(selector);
+    await s('Input.dispatchKeyEvent', { type: 'keyDown', key: 'Escape', code: 'Escape', windowsVirtualKeyCode: 27 });
+    await s('Input.dispatchKeyEvent', { type: 'keyUp', key: 'Escape', code: 'Escape', windowsVirtualKeyCode: 27 });
+    await page.eval(`document.querySelector(${JSON.stringify(selector)}).focus()`);
+    for (const ch of text) {
+      await s('Input.dispatchKeyEvent', { type: 'keyDown', key: ch, text: ch, unmodifiedText: ch });
+      await s('Input.dispatchKeyEvent', { type: 'keyUp', key: ch });
+    }
+  };
   page.screenshot = async (file) => {
     const r = await s('Page.captureScreenshot', { format: 'png', captureBeyondViewport: false });
     fs.writeFileSync(file, Buffer.from(r.data, 'base64'));

@@ -117,6 +117,42 @@ const scenarios = {
     await clean(page, 'flame');
   },
 
+  // A thread picked in the menu: the flame graph is of its share, and
+  // reload keeps it.
+  async thread(page) {
+    await page.goto(base + '/ui/flamegraph');
+    await page.waitFor("document.querySelectorAll('#flame .fr').length > 3", 'frames');
+    check(await page.eval("!document.getElementById('thread-label').hidden"), 'the thread menu is offered');
+    await page.choose('#t', '2');
+    check(await page.eval("document.getElementById('t').value") === '2', 'thread 2 chosen in the menu');
+    await page.click('#apply');
+    await page.waitFor("new URLSearchParams(location.search).get('t') === '2' && document.body.dataset.state === 'ready'", 'the thread in the URL');
+    await page.type('#flame-search', '^worker$');
+    await page.waitFor("document.getElementById('matched') && document.getElementById('matched').textContent.startsWith('Matched')", 'the matched share');
+    out('thread-matched.txt', await page.eval("document.getElementById('matched').dataset.sum") + '\n');
+    await page.eval('window.__before_reload = 1; location.reload()');
+    await page.waitFor("!window.__before_reload && document.readyState === 'complete' && document.body && document.body.dataset.state === 'ready' && document.getElementById('matched')", 'reloaded');
+    check(await page.eval("document.getElementById('t').value") === '2', 'the thread kept by a reload');
+    out('thread-matched-reload.txt', await page.eval("document.getElementById('matched').dataset.sum") + '\n');
+    await clean(page, 'thread');
+  },
+
+  // A label filter typed in Tag focus: the flame graph of the samples
+  // it keeps, and the command line that says so.
+  async tags(page) {
+    await page.goto(base + '/ui/flamegraph');
+    await page.waitFor("document.querySelectorAll('#flame .fr').length > 3", 'frames');
+    check(await page.eval("!document.getElementById('tags-label').hidden"), 'the tag filters are offered');
+    await page.type('#tf', 'run=pa');
+    await page.waitFor("new URLSearchParams(location.search).get('tf') === 'run=pa' && document.body.dataset.state === 'ready'", 'the tag focus in the URL');
+    await page.type('#flame-search', '^phase1$');
+    await page.waitFor("document.getElementById('matched') && document.getElementById('matched').textContent.startsWith('Matched')", 'the matched share');
+    out('tags-matched.txt', await page.eval("document.getElementById('matched').dataset.sum") + '\n');
+    await page.click('#copycmd');
+    out('tags-cmd.txt', await page.waitFor("!document.getElementById('cmdline').hidden && document.getElementById('cmdtext').value", 'the command line') + '\n');
+    await clean(page, 'tags');
+  },
+
   // --base: signed Top rows, a coloured graph, a differential flame graph.
   async diff(page) {
     await page.goto(base + '/ui/top');
