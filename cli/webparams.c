@@ -122,12 +122,12 @@ static int one(void *ctx, const char *key, const char *value)
 		wp->cum = !strcmp(value, "cum");
 		return 0;
 	}
-	if (!strcmp(key, "q") || !strcmp(key, "z") || !strcmp(key, "sw"))
+	if (!strcmp(key, "q") || !strcmp(key, "z") || !strcmp(key, "sw") || !strcmp(key, "cmp"))
 		return 0;   /* the page's own state */
 	char shown[64];
 	escape_into(shown, sizeof(shown), key, strlen(key));
 	return jh_err(ps->err, ps->errlen, JH_EUSAGE,
-		      "unknown parameter '%s' (the parameters are f, i, h, s, si, g, a, t, tf, ti, d, b, sort, q, z, sw)", shown);
+		      "unknown parameter '%s' (the parameters are f, i, h, s, si, g, a, t, tf, ti, d, b, sort, q, z, sw, cmp)", shown);
 }
 
 int webparams_parse(const struct httpd_request *req, struct web_params *wp, char *err,

@@ -14,8 +14,9 @@
  *      of a diff between two dumps
  * and the page's own state, which the server only bounds: sort (flat,
  * cum, name), q (a search), z (the flame graph's zoom), sw (its sandwich
- * function).  Anything else, a bad value, a regular expression PCRE2
- * refuses, or a value past 4096 bytes is a usage error with a message.
+ * function), cmp (the timeline awaits a second dump to compare).
+ * Anything else, a bad value, a regular expression PCRE2 refuses, or a
+ * value past 4096 bytes is a usage error with a message.
  */
 #ifndef JHEAP_WEBPARAMS_H
 #define JHEAP_WEBPARAMS_H

@@ -335,14 +335,17 @@ d = json.load(open(\"body\")) if False else None
 	PY
 '
 
-test_expect_success HTTPD,BROWSER 'the timeline in chromium: two points open their diff, one opens its dump' '
+test_expect_success HTTPD,BROWSER 'the timeline in chromium: a click opens a dump in every view, Shift-click and a click (or Compare) their diff' '
 	ui timeline ser &&
 	files=$(ls g.*.m*.heap | sort -t. -k3,3n) && set -- $files && n=$# &&
 	test "$(cat timeline-points.txt)" = "$n" &&
 	"$JHEAP" --growth ./w_growth $files >expected && test_cmp expected timeline-growth.txt &&
 	eval "last=\${$n}" &&
-	"$JHEAP" --text --base $2 ./w_growth $last | tail -n +2 >expected && test_cmp expected timeline-diff.txt &&
 	"$JHEAP" --text ./w_growth $3 | tail -n +2 >expected && test_cmp expected timeline-dump2.txt &&
+	"$JHEAP" --collapsed ./w_growth $3 | awk -v frame=build_cache -f sum_of.awk >expected &&
+	test_cmp expected timeline-dump2-flame.txt &&
+	"$JHEAP" --text --base $2 ./w_growth $last | tail -n +2 >expected && test_cmp expected timeline-diff.txt &&
+	"$JHEAP" --text --base $1 ./w_growth $4 | tail -n +2 >expected && test_cmp expected timeline-diff03.txt &&
 	stop ser
 '
 

@@ -7,7 +7,7 @@
 const JH = {
   views: {},          // name -> function(container, params) rendering it
   info: null,
-  SERVER_KEYS: ['f', 'i', 'h', 's', 'si', 'g', 'a', 't', 'tf', 'ti', 'd', 'b', 'sort', 'q', 'z', 'sw'],
+  SERVER_KEYS: ['f', 'i', 'h', 's', 'si', 'g', 'a', 't', 'tf', 'ti', 'd', 'b', 'sort', 'q', 'z', 'sw', 'cmp'],
   CONTROLS: ['si', 'g', 'f', 'i', 'h', 's', 'a', 't', 'tf', 'ti'],
 };
 window.JH = JH;
@@ -181,9 +181,14 @@ function syncControls() {
     const def = { si: 'inuse_space', g: 'functions', tf: info.tagfocus, ti: info.tagignore }[k] || '';
     e.value = p.get(k) || def;
   }
+  // which dump of a series every view shows (the timeline's choice)
+  const line = document.getElementById('dumpline'), profs = info.profiles || [];
+  const dn = p.has('d') ? profs[+p.get('d')] : null, bn = p.has('b') ? profs[+p.get('b')] : null;
+  line.hidden = !info.series || (!dn && !bn) || p.get('cmp') === '1';
+  line.textContent = line.hidden ? '' : 'Dump ' + (dn || profs[profs.length - 1] || '') + (bn ? ', the change since ' + bn : '') + ' (chosen on the timeline)';
   for (const a of document.querySelectorAll('#nav a')) {
     a.classList.toggle('active', a.dataset.view === JH.viewName());
-    const q = JH.query(p, { z: null, sw: null, q: null, sort: null });
+    const q = JH.query(p, { z: null, sw: null, q: null, sort: null, cmp: null });
     a.href = (a.dataset.view === 'graph' ? '/ui/' : '/ui/' + a.dataset.view) + q;
   }
 }
@@ -301,7 +306,7 @@ async function start() {
   });
   document.getElementById('reset').addEventListener('click', () => {
     const keep = {};
-    for (const k of ['d', 'b']) if (JH.params().get(k)) keep[k] = JH.params().get(k);
+    for (const k of ['d', 'b', 'cmp']) if (JH.params().get(k)) keep[k] = JH.params().get(k);
     history.pushState(null, '', location.pathname + JH.query(new URLSearchParams(keep)));
     JH.render();
   });

@@ -169,25 +169,58 @@ const scenarios = {
     await clean(page, 'diff');
   },
 
-  // A series: the chart, one dump, two points open their diff.
+  // A series: a click opens a dump in every view; Shift-click and a click
+  // (or Compare and two clicks) open the difference of two; the choice is
+  // in the URL, so reload and Back keep it.
   async timeline(page) {
+    const ready = "document.body.dataset.state === 'ready'";
+    const pt = (i) => `#chart circle[data-key=inuse_space][data-dump="${i}"]`;
+    // the URL's path and parameters, in any order
+    const url = (path, q) => `location.pathname === '${path}' && [...new URLSearchParams(location.search)].map(String).sort().join('&') === '${[...new URLSearchParams(q)].map(String).sort().join('&')}' && ${ready}`;
     await page.goto(base + '/ui/timeline');
     const n = await page.waitFor("document.querySelectorAll('#chart circle[data-key=inuse_space]').length", 'points');
     out('timeline-points.txt', n + '\n');
     await page.waitFor("document.getElementById('growth')", 'the growth ranking');
     out('timeline-growth.txt', await page.eval("document.getElementById('growth').textContent"));
+    const how = await page.eval("document.getElementById('timeline-info').textContent");
+    check(/Click a point to open that dump in every view/.test(how) && /Shift-click/.test(how), 'the page says how: ' + how);
     await shot(page, 'timeline.png');
-    await page.click('#chart circle[data-key=inuse_space][data-dump="1"]');
-    await page.waitFor("document.getElementById('open-dump')", 'the selected dump');
-    await page.click("#chart circle[data-key=inuse_space][data-dump='" + (n - 1) + "']");
-    await page.waitFor("location.pathname === '/ui/top' && location.search.includes('b=1') && document.body.dataset.state === 'ready'", 'the diff of two dumps');
-    out('timeline-diff.txt', await topText(page));
-    out('timeline-diff-url.txt', await page.eval('location.search') + '\n');
-    await page.goto(base + '/ui/timeline');
-    await page.click('#chart circle[data-key=inuse_space][data-dump="2"]');
-    await page.click('#open-dump');
-    await page.waitFor("location.pathname === '/ui/top' && location.search === '?d=2' && document.body.dataset.state === 'ready'", 'dump 2 alone');
+    // a click opens that dump
+    await page.click(pt(2));
+    await page.waitFor(url('/ui/top', '?d=2'), 'dump 2 open in Top');
     out('timeline-dump2.txt', await topText(page));
+    check(/^Dump g\.[0-9]+\.2\.m2\.heap \(chosen on the timeline\)$/.test(await page.eval("document.getElementById('dumpline').textContent")), 'the page names the dump shown');
+    // in every view: the flame graph of the same dump, from the menu
+    await page.click('#nav a[data-view=flamegraph]');
+    await page.waitFor(url('/ui/flamegraph', '?d=2') + " && document.querySelectorAll('#flame .fr').length > 3", 'dump 2 in the flame graph');
+    await page.type('#flame-search', '^build_cache$');
+    await page.waitFor("document.getElementById('matched') && document.getElementById('matched').textContent.startsWith('Matched')", 'the matched share');
+    out('timeline-dump2-flame.txt', await page.eval("document.getElementById('matched').dataset.sum") + '\n');
+    // back on the timeline, dump 2 is marked as the one shown
+    await page.click('#nav a[data-view=timeline]');
+    await page.waitFor(url('/ui/timeline', '?d=2') + ' && !!document.querySelector(\'' + pt(2) + '.open\')', 'dump 2 marked on the timeline');
+    // Shift-click a first point, click a second: their difference
+    await page.click(pt(1), 'left', 8);
+    await page.waitFor(url('/ui/timeline', '?b=1&cmp=1') + ' && !!document.querySelector(\'' + pt(1) + '.base\')', 'dump 1 the base');
+    check(/^Base: g\.[0-9]+\.1\.m1\.heap\. Click a second point/.test(await page.eval("document.getElementById('timeline-info').textContent")), 'the page asks for the second point');
+    await page.eval('window.__before_reload = 1; location.reload()');
+    await page.waitFor('!window.__before_reload && document.readyState === "complete" && ' + url('/ui/timeline', '?b=1&cmp=1') + ' && !!document.querySelector(\'' + pt(1) + '.base\')', 'the base kept by a reload');
+    await page.click(pt(n - 1));
+    await page.waitFor(url('/ui/top', `?d=${n - 1}&b=1`), 'the diff of two dumps');
+    out('timeline-diff.txt', await topText(page));
+    // Compare two dumps with the button, the newer one first
+    await page.goto(base + '/ui/timeline');
+    await page.click('#compare');
+    await page.waitFor(url('/ui/timeline', '?cmp=1'), 'compare mode');
+    await page.click(pt(3));
+    await page.waitFor(url('/ui/timeline', '?b=3&cmp=1'), 'the first of two');
+    await page.click(pt(0));
+    await page.waitFor(url('/ui/top', '?d=3&b=0'), 'the diff of dumps 0 and 3');
+    out('timeline-diff03.txt', await topText(page));
+    await page.back();
+    await page.waitFor(url('/ui/timeline', '?b=3&cmp=1'), 'Back: the first of two again');
+    await page.click('#compare');
+    await page.waitFor(url('/ui/timeline', ''), 'the comparison cancelled');
     await clean(page, 'timeline');
   },
 
