@@ -98,6 +98,8 @@ struct driver_model {
 	enum seriesload_kind loaded_kind;
 	bool series_of_one;      /* a series may have one dump (the web UI's
 	                            live series starts so) */
+	bool series_threads;     /* keep each dump's per-thread values (the
+	                            web UI's thread of one dump) */
 	/* the model is one dump taken at exit (prof_final): the reports say
 	 * what that means, with jemalloc's leak summary when there is one */
 	bool exit_dump, exit_noted, has_leak;

@@ -349,6 +349,39 @@ test_expect_success HTTPD,BROWSER 'the timeline in chromium: a click opens a dum
 	stop ser
 '
 
+test_expect_success HTTPD 'a thread of one dump of a series is --thread=N on that dump alone' '
+	cc -O0 -g -pthread -o w_threads "$SRCDIR/testdata/w_threads.c" -ldl &&
+	LD_PRELOAD=$JEMALLOC MALLOC_CONF=prof:true,lg_prof_sample:0,lg_prof_interval:17,prof_prefix:$TRASH_DIRECTORY/tt ./w_threads &&
+	files=$(ls tt.*.heap | sort -t. -k3,3n) && set -- $files && test $# -ge 3 &&
+	eval "last=\${$#}" && n=$(($# - 1)) &&
+	serve tser ./w_threads $files &&
+	for t in 0 2 4; do
+		get tser "/data/top?d=$n&t=$t" && test "$(cat code)" = 200 &&
+		/usr/bin/python3 top2text.py <body | tail -n +2 >web.txt &&
+		"$JHEAP" --text --thread=$t ./w_threads $last | tail -n +2 >cli.txt &&
+		test -s cli.txt && test_cmp cli.txt web.txt &&
+		get tser "/data/flame?d=$n&t=$t&si=inuse_objects" && test "$(cat code)" = 200 &&
+		/usr/bin/python3 flame2folded.py <body >web.txt &&
+		"$JHEAP" --collapsed --inuse_objects --thread=$t ./w_threads $last | sort >cli.txt &&
+		test_cmp cli.txt web.txt || return 1
+	done &&
+	get tser "/data/top?d=$n&b=1&t=1" && test "$(cat code)" = 200 &&
+	/usr/bin/python3 top2text.py <body | tail -n +2 >web.txt &&
+	"$JHEAP" --text --thread=1 --base $2 ./w_threads $last | tail -n +2 >cli.txt && test_cmp cli.txt web.txt &&
+	get tser "/data/top?d=0&t=4" && test "$(cat code)" = 400 &&
+	grep "parameter t: the dump .$(basename $1). has no thread 4" body &&
+	! "$JHEAP" --text --thread=4 ./w_threads $1 2>err && grep "no thread 4" err
+'
+
+test_expect_success HTTPD,BROWSER 'a thread of one dump in chromium: the last point, thread 4 from the menu' '
+	ui seriesthread tser &&
+	files=$(ls tt.*.heap | sort -t. -k3,3n) && set -- $files && eval "last=\${$#}" &&
+	"$JHEAP" --text --thread=4 ./w_threads $last | tail -n +2 >expected && test_cmp expected series-thread-top.txt &&
+	"$JHEAP" --collapsed --thread=4 ./w_threads $last | awk -v frame=worker -f sum_of.awk >expected &&
+	test_cmp expected series-thread-matched.txt &&
+	stop tser
+'
+
 test_expect_success HTTPD 'a dump folder is a series too' '
 	mkdir -p folder && cp g.*.m*.heap folder/ &&
 	serve fold ./w_growth folder &&

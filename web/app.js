@@ -291,7 +291,7 @@ async function start() {
   document.getElementById('nav-timeline').hidden = !info.series;
   const tsel = document.getElementById('t');
   for (const [uid, name] of info.threads || []) tsel.append(JH.el('option', { value: String(uid), text: uid + (name ? ' ' + name : '') }));
-  document.getElementById('thread-label').hidden = !(info.threads || []).length || info.series;
+  document.getElementById('thread-label').hidden = !(info.threads || []).length;
   document.getElementById('tags-label').hidden = !info.has_labels;
   if (!info.has_alloc) for (const o of document.querySelectorAll('#si option[value^=alloc]')) o.disabled = true;
   document.getElementById('controls').addEventListener('submit', (ev) => {

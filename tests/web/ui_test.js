@@ -224,6 +224,26 @@ const scenarios = {
     await clean(page, 'timeline');
   },
 
+  // A thread of one dump of a series: a click on the last point, the
+  // thread picked in the menu; Top and the flame graph are its share.
+  async seriesthread(page) {
+    await page.goto(base + '/ui/timeline');
+    const n = await page.waitFor("document.querySelectorAll('#chart circle[data-key=inuse_space]').length", 'points');
+    await page.click(`#chart circle[data-key=inuse_space][data-dump="${n - 1}"]`);
+    await page.waitFor(`location.pathname === '/ui/top' && location.search === '?d=${n - 1}' && document.body.dataset.state === 'ready'`, 'the last dump in Top');
+    check(await page.eval("!document.getElementById('thread-label').hidden"), 'the thread menu is offered for a dump of a series');
+    await page.choose('#t', '4');
+    await page.click('#apply');
+    await page.waitFor("new URLSearchParams(location.search).get('t') === '4' && new URLSearchParams(location.search).get('d') !== null && document.body.dataset.state === 'ready'", 'thread 4 of the dump');
+    out('series-thread-top.txt', await topText(page));
+    await page.click('#nav a[data-view=flamegraph]');
+    await page.waitFor("location.pathname === '/ui/flamegraph' && document.body.dataset.state === 'ready' && document.querySelectorAll('#flame .fr').length > 2", 'its flame graph');
+    await page.type('#flame-search', '^worker$');
+    await page.waitFor("document.getElementById('matched') && document.getElementById('matched').textContent.startsWith('Matched')", 'the matched share');
+    out('series-thread-matched.txt', await page.eval("document.getElementById('matched').dataset.sum") + '\n');
+    await clean(page, 'seriesthread');
+  },
+
   // Live: the chart grows as the program dumps, and with "Dump now".
   async live(page) {
     await page.goto(base + '/ui/timeline');
