@@ -293,6 +293,16 @@ static const char *value_option(enum pf_value v)
 	}
 }
 
+bool driver_value_missing(const struct profile *p, enum pf_value v, char *msg, size_t len)
+{
+	if (v < PF_ALLOC_OBJECTS || p->has_alloc || !p->nsamples)
+		return false;
+	snprintf(msg, len, "%s: the profile has no allocation counts (the program ran without MALLOC_CONF=prof_accum:true%s); use --inuse_space or --inuse_objects",
+		 value_option(v), v >= PF_CHURN_OBJECTS
+		 ? ": what was allocated and freed again is the allocated counts minus those in use; jheap record --accum keeps them" : "");
+	return true;
+}
+
 static void drop_negative(struct profile *p)
 {
 	for (size_t i = 0; i < p->nsamples; i++)
@@ -582,10 +592,8 @@ int driver_load(struct driver *r, const char *binary, const char *const *paths,
 		console_warn(&r->con, cache_why);
 	if ((rc = add_libs(&r->con, &p, c)))
 		goto out;
-	if (c->value >= PF_ALLOC_OBJECTS && !p.has_alloc && p.nsamples) {
-		fprintf(stderr, "jheap: %s: the profile has no allocation counts (the program ran without MALLOC_CONF=prof_accum:true%s); use --inuse_space or --inuse_objects\n",
-			value_option(c->value), c->value >= PF_CHURN_OBJECTS
-			? ": what was allocated and freed again is the allocated counts minus those in use; jheap record --accum keeps them" : "");
+	if (driver_value_missing(&p, c->value, err, sizeof(err))) {
+		fprintf(stderr, "jheap: %s\n", err);
 		rc = EXIT_DATA;
 		goto out;
 	}

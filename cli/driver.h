@@ -163,6 +163,10 @@ int driver_read_dump(struct driver *d, const char *path, struct profile *one,
 /* Whether O's report needs the function ranges of --disasm in the model. */
 bool driver_needs_ranges(const struct cli *o);
 
+/* Whether P lacks the values V needs (allocation counts for the alloc_
+ * and churn values), with the command line's message in MSG. */
+bool driver_value_missing(const struct profile *p, enum pf_value v, char *msg, size_t len);
+
 /* Whether the model was loaded with what O's report needs (the same
  * number of --base profiles; the ranges of --disasm); when not, call
  * driver_load() again with O first. */

@@ -84,13 +84,14 @@ static int one(void *ctx, const char *key, const char *value)
 		return tag(ps, key, "tagignore", value, &wp->ti);
 	if (!strcmp(key, "si")) {
 		static const char *names[] = { [PF_INUSE_OBJECTS] = "inuse_objects", [PF_INUSE_SPACE] = "inuse_space",
-					       [PF_ALLOC_OBJECTS] = "alloc_objects", [PF_ALLOC_SPACE] = "alloc_space" };
-		for (int k = 0; k < PF_NVALUES; k++)
+					       [PF_ALLOC_OBJECTS] = "alloc_objects", [PF_ALLOC_SPACE] = "alloc_space",
+					       [PF_CHURN_OBJECTS] = "churn_objects", [PF_CHURN_SPACE] = "churn_space" };
+		for (int k = 0; k < PF_NALL_VALUES; k++)
 			if (!strcmp(value, names[k])) {
 				wp->si = k;
 				return 0;
 			}
-		return bad(ps, key, value, "expects inuse_space, inuse_objects, alloc_space or alloc_objects");
+		return bad(ps, key, value, "expects inuse_space, inuse_objects, alloc_space, alloc_objects, churn_space or churn_objects");
 	}
 	if (!strcmp(key, "g")) {
 		static const char *names[] = { "functions", "lines", "files", "addresses" };

@@ -5,7 +5,8 @@
  *
  *   f  --focus (and the RE of peek, source and disasm)   i  --ignore
  *   h  --exclude (pprof's hide)    s  --retain (pprof's show)
- *   si inuse_space, inuse_objects, alloc_space, alloc_objects
+ *   si inuse_space, inuse_objects, alloc_space, alloc_objects, and
+ *      churn_space, churn_objects (--churn, --churn_objects)
  *   g  functions, lines, files, addresses
  *   a  --allocator                 t  --thread=N
  *   tf --tagfocus, ti --tagignore ([KEY=]RE on the samples' labels;

@@ -220,6 +220,13 @@ static void run_view_of(struct webui *w, const struct web_params *wp, bool whole
 		reply_message(resp, 400, err);
 		return;
 	}
+	if (driver_value_missing(&w->d->model.p, o->value, err, sizeof(err) - 8)) {
+		pthread_mutex_unlock(&w->lock);
+		char msg[sizeof(err) + 16];
+		snprintf(msg, sizeof(msg), "jheap: %s\n", err);
+		reply_message(resp, 400, msg);
+		return;
+	}
 	if (o->gran == GRAN_ADDRESSES && !w->d->model.by_address) {
 		pthread_mutex_unlock(&w->lock);
 		reply_message(resp, 400, "parameter g=addresses: start the server with --addresses for one row per address\n");

@@ -250,6 +250,41 @@ test_expect_success HTTPD,BROWSER 'peek, source and disassembly in chromium' '
 	"$JHEAP" --list="^cache_store_value\$" "$D" "$H" >expected && test_cmp expected source.txt
 '
 
+A=$PROFILES/demo.accum.heap
+test_expect_success HTTPD 'si=churn_space and churn_objects: --churn and --churn_objects, refused as the command line refuses them' '
+	serve acc "$D" "$A" &&
+	get acc "/data/top?si=churn_space" && test "$(cat code)" = 200 &&
+	/usr/bin/python3 top2text.py <body >web.txt &&
+	"$JHEAP" --text --churn "$D" "$A" >cli.txt && test_cmp cli.txt web.txt &&
+	get acc "/data/top?si=churn_objects&sort=cum" && /usr/bin/python3 top2text.py <body >web.txt &&
+	"$JHEAP" --text --churn_objects --cum "$D" "$A" >cli.txt && test_cmp cli.txt web.txt &&
+	for si in churn_space churn_objects; do
+		opt=$(test $si = churn_space && echo --churn || echo --churn_objects) &&
+		get acc "/data/flame?si=$si" && test "$(cat code)" = 200 &&
+		/usr/bin/python3 flame2folded.py <body >web.txt &&
+		"$JHEAP" --collapsed $opt "$D" "$A" | sort >cli.txt &&
+		test -s cli.txt && test_cmp cli.txt web.txt || return 1
+	done &&
+	for si in churn_space churn_objects alloc_space; do
+		opt=$(case $si in churn_space) echo --churn ;; churn_objects) echo --churn_objects ;; *) echo --alloc_space ;; esac) &&
+		get s "/data/top?si=$si" && test "$(cat code)" = 400 &&
+		{ "$JHEAP" --text $opt "$D" "$H" >/dev/null 2>err; test $? = 1; } &&
+		test_cmp err body &&
+		get s "/data/flame?si=$si" && test "$(cat code)" = 400 && test_cmp err body || return 1
+	done &&
+	grep "^jheap: --alloc_space: the profile has no allocation counts" err &&
+	get s "/data/top?si=churn" && test "$(cat code)" = 400 && grep "churn_space or churn_objects" body
+'
+
+test_expect_success HTTPD,BROWSER 'churn in chromium: offered with allocation counts, Top and the flame graph are --churn' '
+	ui churn acc &&
+	"$JHEAP" --text --churn "$D" "$A" | tail -n +2 >expected && test_cmp expected churn-top.txt &&
+	grep -F -- "jheap --text --churn " churn-cmd.txt &&
+	"$JHEAP" --collapsed --churn "$D" "$A" | awk -v frame=log_request -f sum_of.awk >expected &&
+	test_cmp expected churn-matched.txt &&
+	stop acc
+'
+
 test_expect_success HTTPD 'Ctrl-C ends the server cleanly' '
 	stop s
 '

@@ -143,7 +143,8 @@ JH.commandLine = function () {
     peek: '--peek=' + f, source: '--list=' + f, disasm: '--weblist=' + f, timeline: '--growth' }[view];
   if (mode) args.push(mode);
   if (view === 'top' && p.get('sort') === 'cum') args.push('--cum');
-  if (p.get('si')) args.push('--' + p.get('si'));
+  const si = { churn_space: 'churn', churn_objects: 'churn_objects' }[p.get('si')] || p.get('si');
+  if (si) args.push('--' + si);
   if (p.get('g')) args.push('--' + p.get('g'));
   const opts = { f: 'focus', i: 'ignore', h: 'exclude', s: 'retain', a: 'allocator', t: 'thread',
     tf: 'tagfocus', ti: 'tagignore' };
@@ -293,7 +294,8 @@ async function start() {
   for (const [uid, name] of info.threads || []) tsel.append(JH.el('option', { value: String(uid), text: uid + (name ? ' ' + name : '') }));
   document.getElementById('thread-label').hidden = !(info.threads || []).length;
   document.getElementById('tags-label').hidden = !info.has_labels;
-  if (!info.has_alloc) for (const o of document.querySelectorAll('#si option[value^=alloc]')) o.disabled = true;
+  // the values of allocation counts only where the dumps have them
+  if (!info.has_alloc) for (const o of document.querySelectorAll('#si option[value^=alloc], #si option[value^=churn]')) o.remove();
   document.getElementById('controls').addEventListener('submit', (ev) => {
     ev.preventDefault();
     const ch = {};

@@ -38,6 +38,8 @@ const scenarios = {
   async top(page) {
     await page.goto(base + '/ui/top');
     out('top.txt', await topText(page));
+    const values = await page.eval("[...document.querySelectorAll('#si option')].map((o) => o.value).join(',')");
+    check(values === 'inuse_space,inuse_objects', 'a profile without allocation counts offers only the in-use values: ' + values);
     await shot(page, 'top.png');
     await page.click('#top th[data-sort=cum]');
     await page.waitFor("location.search.includes('sort=cum') && document.body.dataset.state === 'ready'", 'sorted by cum');
@@ -242,6 +244,26 @@ const scenarios = {
     await page.waitFor("document.getElementById('matched') && document.getElementById('matched').textContent.startsWith('Matched')", 'the matched share');
     out('series-thread-matched.txt', await page.eval("document.getElementById('matched').dataset.sum") + '\n');
     await clean(page, 'seriesthread');
+  },
+
+  // Churn picked in the Value menu of a profile with allocation counts.
+  async churn(page) {
+    await page.goto(base + '/ui/top');
+    const values = await page.eval("[...document.querySelectorAll('#si option')].map((o) => o.value).join(',')");
+    check(values === 'inuse_space,inuse_objects,alloc_space,alloc_objects,churn_space,churn_objects', 'the Value menu offers churn: ' + values);
+    await page.choose('#si', 'churn_s');
+    check(await page.eval("document.getElementById('si').value") === 'churn_space', 'churn_space chosen in the menu');
+    await page.click('#apply');
+    await page.waitFor("new URLSearchParams(location.search).get('si') === 'churn_space' && document.body.dataset.state === 'ready'", 'churn in the URL');
+    out('churn-top.txt', await topText(page));
+    await page.click('#copycmd');
+    out('churn-cmd.txt', await page.waitFor("!document.getElementById('cmdline').hidden && document.getElementById('cmdtext').value", 'the command line') + '\n');
+    await page.click('#nav a[data-view=flamegraph]');
+    await page.waitFor("location.pathname === '/ui/flamegraph' && document.body.dataset.state === 'ready' && document.querySelectorAll('#flame .fr').length > 2", 'the flame graph of churn');
+    await page.type('#flame-search', '^log_request$');
+    await page.waitFor("document.getElementById('matched') && document.getElementById('matched').textContent.startsWith('Matched')", 'the matched share');
+    out('churn-matched.txt', await page.eval("document.getElementById('matched').dataset.sum") + '\n');
+    await clean(page, 'churn');
   },
 
   // Live: the chart grows as the program dumps, and with "Dump now".
