@@ -6,7 +6,6 @@
 #include "lib/errors.h"
 #include "lib/hash.h"
 
-
 /* S's values into D with SIGN; a subtracted (--base) sample's values
  * become D's base share, positive (pf_sample.base). */
 static void add_values(struct pf_sample *d, const struct pf_sample *s, double sign)
