@@ -486,11 +486,17 @@ static int symbolize_model(struct driver *r, struct profile *p, const char *bina
 	 * a note says how to get its names */
 	if (st->main_pcs && !st->main_resolved && !c->no_symbolize && !st->binary_mismatch &&
 	    st->main_calls.verdict != CALLCHECK_MATCH && !st->main_stripped) {
+		/* the file looked in; none: it could not be opened, which a
+		 * warning said already */
 		const char *name = binary;
 		if (p->main_mapping != UINT32_MAX && p->maps[p->main_mapping].object)
 			name = strtab_get(&p->strs, p->maps[p->main_mapping].object);
-		fprintf(stderr, "jheap: warning: none of the %zu addresses in the main program resolve to a function in '%s': is it the binary that wrote the dump?\n",
-			st->main_pcs, name ? name : "?");
+		if (name) {
+			char msg[4400];
+			snprintf(msg, sizeof(msg), "none of the %zu addresses in the main program resolve to a function in '%s': is it the binary that wrote the dump?",
+				 st->main_pcs, name);
+			console_warn(&r->con, msg);
+		}
 		r->degraded = true;
 	}
 	console_clear(&r->con);
