@@ -121,8 +121,8 @@ test_expect_success GO 'a real Go text heap profile: go tool pprof'"'"'s flat va
 		# both truncate each record to an integer: equal.  A row may
 		# be named otherwise where pprof looks up the first frame after
 		# the call (it subtracts 1 from the others only) and the call is
-		# an inlined function: jheap names the leaf as the runtime's own
-		# comment lines in the file do (at the address minus 1), and
+		# an inlined function: jheap names the leaf as the Go runtime
+		# does in its comment lines in the file (at the address minus 1), and
 		# pprof the function it is inlined into; such a pair (the first
 		# comment line of a record, a later one) is accepted, at the
 		# same value
