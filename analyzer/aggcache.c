@@ -16,7 +16,9 @@ static bool same_options(const struct agg_options *k, const struct agg_options *
 	       same_re(k->exclude, ao->exclude) && same_re(k->allocator, ao->allocator) &&
 	       same_re(k->tagfocus, ao->tagfocus) && same_re(k->tagignore, ao->tagignore) &&
 	       k->one_thread == ao->one_thread &&
-	       (!k->one_thread || k->thread_uid == ao->thread_uid);
+	       (!k->one_thread || k->thread_uid == ao->thread_uid) &&
+	       k->series == ao->series && (!k->series || (k->dump == ao->dump &&
+	       k->dump_diff == ao->dump_diff && (!k->dump_diff || k->base_dump == ao->base_dump)));
 }
 
 struct aggregate *aggcache_find(struct aggcache *c, const struct agg_options *ao)

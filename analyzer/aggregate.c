@@ -1,4 +1,5 @@
 #include "analyzer/aggregate.h"
+#include "analyzer/dumpview.h"
 #include "lib/array.h"
 #include "lib/errors.h"
 #include "analyzer/names.h"
@@ -850,7 +851,7 @@ static int tag_filter(struct aggregate *a, const struct profile *p, const struct
 int aggregate_build(struct aggregate *a, const struct profile *p, const struct agg_options *o)
 {
 	memset(a, 0, sizeof(*a));
-	if (o->one_thread && thread_values(a, p, o->thread_uid))
+	if (o->series ? dumpview_values(a, p, o) : o->one_thread && thread_values(a, p, o->thread_uid))
 		return JH_ENOMEM;
 	if (o->tagfocus || o->tagignore) {
 		int trc = tag_filter(a, p, o);
@@ -910,6 +911,7 @@ void aggregate_release(struct aggregate *a)
 	free(a->goruntime);
 	free(a->order);
 	free(a->values);
+	free(a->bases);
 	free(a->keep);
 	memset(a, 0, sizeof(*a));
 }

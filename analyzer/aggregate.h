@@ -20,6 +20,8 @@
 #include "analyzer/profile.h"
 #include "analyzer/strtab.h"
 
+struct growth;
+
 enum granularity {
 	GRAN_FUNCTIONS = 0,
 	GRAN_LINES,
@@ -60,6 +62,13 @@ struct agg_options {
 	 * with any label whose value matches; NULL when unused.  A view, as
 	 * a thread is: the dropped samples count as zero. */
 	const char *tagfocus, *tagignore;
+	/* A dump of a series instead of the samples' own values: dump DUMP of
+	 * SERIES, and with DUMP_DIFF the change since dump BASE_DUMP, whose
+	 * values are the base (analyzer/dumpview.h); a view, read without
+	 * writing the model.  NULL: the samples' own. */
+	const struct growth *series;
+	size_t dump, base_dump;
+	bool dump_diff;
 };
 
 struct agg_row {
@@ -114,6 +123,10 @@ struct aggregate {
 	/* with agg_options.one_thread: per sample, the thread's values (no
 	 * base); NULL: the samples' own.  Read them with aggregate_values(). */
 	double (*values)[PF_NVALUES];
+	/* with a dump of a series as the base (agg_options.dump_diff): per
+	 * sample, the base dump's values; NULL: the samples' own base, or
+	 * none with values */
+	double (*bases)[PF_NVALUES];
 	/* with --tagfocus or --tagignore: per sample, 1 when it is kept;
 	 * NULL: every sample is */
 	uint8_t *keep;
@@ -135,11 +148,16 @@ static inline const double *aggregate_values(const struct aggregate *a, const st
 }
 
 /* The --base share of sample S as A sees P (pf_sample.base): none in a
- * thread's share, whose values are net of the base already. */
+ * thread's share, whose values are net of the base already; the base
+ * dump's values in a view of two dumps of a series. */
 static inline const double *aggregate_base(const struct aggregate *a, const struct profile *p,
 					   uint32_t s)
 {
-	return a->values || (a->keep && !a->keep[s]) ? aggregate_no_base : p->samples[s].base;
+	if (a->keep && !a->keep[s])
+		return aggregate_no_base;
+	if (a->bases)
+		return a->bases[s];
+	return a->values ? aggregate_no_base : p->samples[s].base;
 }
 
 enum { AGG_F_DROP = 1, AGG_F_FOCUS = 2, AGG_F_IGNORE = 4 };

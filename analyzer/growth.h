@@ -9,11 +9,19 @@
 #ifndef JHEAP_GROWTH_H
 #define JHEAP_GROWTH_H
 
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include "analyzer/aggregate.h"
 #include "analyzer/profile.h"
 
 struct series;
+
+/* A thread's values in one sample of one dump. */
+struct growth_tval {
+	uint32_t sample, thread;  /* of the profile, as p->tvals' */
+	double v[PF_NVALUES];
+};
 
 struct growth {
 	size_t ndumps;
@@ -25,6 +33,15 @@ struct growth {
 	 * those given but left out (--growth fits regular dumps only), or
 	 * NULL */
 	const struct series *series, *left;
+	/* With keep_threads (set before the first snapshot): each dump's own
+	 * per-thread values, tv[tv0[k] .. tv0[k + 1]) for dump k, so that a
+	 * view of one dump can show one thread (the web UI's timeline) */
+	bool keep_threads;
+	struct growth_tval *tv;
+	size_t ntv, cap_tv;
+	size_t *tv0;          /* ndumps + 1 of them */
+	double *tv_prev;      /* p->tvals' values at the last snapshot */
+	size_t ntv_prev;
 };
 
 void growth_init(struct growth *g);
@@ -45,6 +62,10 @@ void growth_apply(const struct growth *g, struct profile *p);
 /* Sample SAMPLE's value V in dump DUMP (after growth_finish); V may be a
  * derived value (pf_value_of). */
 double growth_value(const struct growth *g, size_t sample, size_t dump, enum pf_value v);
+
+/* The per-thread values of dump DUMP (after growth_finish, with
+ * keep_threads; none without), *N of them. */
+const struct growth_tval *growth_thread_values(const struct growth *g, size_t dump, size_t *n);
 
 /* Least-squares fit of Y[0..n) against 0..n-1: slope and R^2 (0 when Y is
  * constant). */

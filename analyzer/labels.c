@@ -71,7 +71,8 @@ int64_t labeltab_intern(struct labeltab *t, const struct pf_label *pairs, size_t
 		rc = JH_ENOMEM;
 	struct labelset set = { (uint32_t)t->npairs, (uint32_t)m };
 	if (!rc) {
-		memcpy(t->pairs + t->npairs, s, m * sizeof(*s));
+		if (m)
+			memcpy(t->pairs + t->npairs, s, m * sizeof(*s));
 		t->npairs += m;
 		rc = JH_PUSH(t->sets, t->nsets, t->cap_sets, set);
 	}

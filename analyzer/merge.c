@@ -6,6 +6,16 @@
 #include "lib/errors.h"
 #include "lib/hash.h"
 
+/* S's values into D with SIGN; a subtracted (--base) sample's values
+ * become D's base share, positive (pf_sample.base). */
+static void add_values(struct pf_sample *d, const struct pf_sample *s, double sign)
+{
+	for (int j = 0; j < PF_NVALUES; j++) {
+		d->v[j] += sign * s->v[j];
+		d->base[j] += sign < 0 ? -sign * s->v[j] : sign * s->base[j];
+	}
+}
+
 static uint32_t copy_str(struct profile *dst, const struct profile *src, uint32_t id, int *rc)
 {
 	if (!id)
@@ -159,10 +169,7 @@ int profile_merge(struct profile *dst, const struct profile *src, double sign,
 			goto oom;
 		}
 		sid[i] = (uint32_t)id;
-		for (int j = 0; j < PF_NVALUES; j++) {
-			dst->samples[id].v[j] += sign * s->v[j];
-			dst->samples[id].base[j] += sign < 0 ? -sign * s->v[j] : sign * s->base[j];
-		}
+		add_values(&dst->samples[id], s, sign);
 	}
 	for (size_t i = 0; i < src->ntvals; i++) {
 		const struct pf_thread_value *tv = &src->tvals[i];
@@ -604,10 +611,7 @@ int symmerge_add(struct symmerge *m, const struct profile *src, double sign)
 		if (id < 0)
 			goto oom;
 		sid[i] = (uint32_t)id;
-		for (int j = 0; j < PF_NVALUES; j++) {
-			dst->samples[id].v[j] += sign * s->v[j];
-			dst->samples[id].base[j] += sign < 0 ? -sign * s->v[j] : sign * s->base[j];
-		}
+		add_values(&dst->samples[id], s, sign);
 	}
 	for (size_t i = 0; i < src->ntvals; i++) {
 		const struct pf_thread_value *tv = &src->tvals[i];

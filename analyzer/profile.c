@@ -239,7 +239,8 @@ int profile_set_labels(struct profile *p, const struct pf_label *pairs, size_t n
 				rc = JH_ENOMEM;
 				break;
 			}
-			memcpy(buf, own, k * sizeof(*buf));
+			if (k)
+				memcpy(buf, own, k * sizeof(*buf));
 			memcpy(buf + k, pairs, n * sizeof(*buf));
 			int64_t id = labeltab_intern(&p->labels, buf, k + n);
 			if (id < 0) {

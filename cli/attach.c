@@ -23,6 +23,7 @@
 #include "cli/attach.h"
 #include "symbolize/procmods.h"
 #include "lib/errors.h"
+#include "lib/safefile.h"
 
 #define SCRATCH 8192          /* bytes of stack the calls use for data */
 #define RED_ZONE 128          /* the x86-64 ABI's: never touched */
@@ -88,21 +89,6 @@ static void pause_us(long us)
 {
 	struct timespec ts = { 0, us * 1000 };
 	nanosleep(&ts, NULL);
-}
-
-/* Reads at most LEN-1 bytes of a small /proc file; -1 when unreadable. */
-static ssize_t read_small(const char *path, char *buf, size_t len)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	size_t n = 0;
-	ssize_t k;
-	while (n + 1 < len && (k = read(fd, buf + n, len - 1 - n)) > 0)
-		n += (size_t)k;
-	close(fd);
-	buf[n] = '\0';
-	return (ssize_t)n;
 }
 
 /* The value after "KEY:\t" in /proc/PID/status text S, or NULL. */
@@ -196,7 +182,7 @@ int attach_open(pid_t pid, struct attach **out, char *err, size_t errlen)
 {
 	char path[64], st[4096], comm[64] = "";
 	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	if (read_small(path, st, sizeof(st)) <= 0)
+	if (safefile_read_small(path, st, sizeof(st)) <= 0)
 		return jh_err(err, errlen, JH_EIO, "no process %d", (int)pid);
 	const char *name = status_field(st, "Name");
 	if (name)
@@ -213,7 +199,7 @@ int attach_open(pid_t pid, struct attach **out, char *err, size_t errlen)
 	if (tracer && atoi(tracer) > 0) {
 		char tp[64], tn[64] = "?";
 		snprintf(tp, sizeof(tp), "/proc/%d/comm", atoi(tracer));
-		if (read_small(tp, tn, sizeof(tn)) > 0)
+		if (safefile_read_small(tp, tn, sizeof(tn)) > 0)
 			tn[strcspn(tn, "\n")] = '\0';
 		return jh_err(err, errlen, JH_EIO, "%s is being traced by process %d (%s), a debugger or tracer: a process has one tracer at a time; detach it first",
 			      label, atoi(tracer), tn);
@@ -340,7 +326,7 @@ static int tier_of(pid_t pid, pid_t tid, char *why, size_t len)
 {
 	char path[96], buf[512];
 	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)pid, (int)tid);
-	if (read_small(path, buf, sizeof(buf)) <= 0) {
+	if (safefile_read_small(path, buf, sizeof(buf)) <= 0) {
 		snprintf(why, len, "it ended");
 		return -1;
 	}
@@ -358,7 +344,7 @@ static int tier_of(pid_t pid, pid_t tid, char *why, size_t len)
 	 * allocator, and a woken sleeper gets the CPU sooner than a thread
 	 * that has used its share, so each call returns sooner */
 	snprintf(path, sizeof(path), "/proc/%d/task/%d/syscall", (int)pid, (int)tid);
-	if (read_small(path, buf, sizeof(buf)) <= 0 || !strncmp(buf, "running", 7))
+	if (safefile_read_small(path, buf, sizeof(buf)) <= 0 || !strncmp(buf, "running", 7))
 		return 1;
 	long nr = strtol(buf, NULL, 10);
 	const char *n = eintr_name(nr);

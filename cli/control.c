@@ -46,6 +46,7 @@
 #include "cli/control.h"
 #include "cli/privdir.h"
 #include "lib/errors.h"
+#include "lib/safefile.h"
 
 int control_parse_pid(const char *s, pid_t *pid)
 {
@@ -60,28 +61,13 @@ int control_parse_pid(const char *s, pid_t *pid)
 	return 0;
 }
 
-/* Reads at most LEN-1 bytes of a small /proc file; -1 when unreadable. */
-static ssize_t read_small(const char *path, char *buf, size_t len)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	size_t n = 0;
-	ssize_t k;
-	while (n + 1 < len && (k = read(fd, buf + n, len - 1 - n)) > 0)
-		n += (size_t)k;
-	close(fd);
-	buf[n] = '\0';
-	return (ssize_t)n;
-}
-
 /* The process's state letter from /proc/PID/stat (R, S, T, Z, ...), or 0
  * when the process is gone. */
 static char proc_state(pid_t pid)
 {
 	char path[64], buf[512];
 	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	if (read_small(path, buf, sizeof(buf)) <= 0)
+	if (safefile_read_small(path, buf, sizeof(buf)) <= 0)
 		return 0;
 	const char *p = strrchr(buf, ')');   /* the name may hold spaces and ')' */
 	return p && p[1] == ' ' ? p[2] : 0;
@@ -92,7 +78,7 @@ static void proc_label(pid_t pid, char *out, size_t len)
 {
 	char path[64], comm[64];
 	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
-	if (read_small(path, comm, sizeof(comm)) > 0) {
+	if (safefile_read_small(path, comm, sizeof(comm)) > 0) {
 		comm[strcspn(comm, "\n")] = '\0';
 		snprintf(out, len, "process %d (%s)", (int)pid, comm);
 	} else {
@@ -127,7 +113,7 @@ static int proc_euid(pid_t pid, uid_t *uid)
 {
 	char path[64], buf[4096];
 	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	if (read_small(path, buf, sizeof(buf)) <= 0)
+	if (safefile_read_small(path, buf, sizeof(buf)) <= 0)
 		return -1;
 	const char *u = strstr(buf, "\nUid:");
 	unsigned real, eff;
@@ -453,7 +439,7 @@ static int env_prefixes(pid_t pid, char prefixes[3][PATH_MAX])
 	char *env = malloc(cap);
 	int n = 0;
 	snprintf(path, sizeof(path), "/proc/%d/environ", (int)pid);
-	ssize_t len = env ? read_small(path, env, cap) : -1;
+	ssize_t len = env ? safefile_read_small(path, env, cap) : -1;
 	for (ssize_t i = 0; len > 0 && i < len; i += (ssize_t)strlen(env + i) + 1) {
 		const char *v = env + i, *found = NULL;
 		for (int k = 0; k < 3; k++)

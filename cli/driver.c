@@ -293,6 +293,16 @@ static const char *value_option(enum pf_value v)
 	}
 }
 
+bool driver_value_missing(const struct profile *p, enum pf_value v, char *msg, size_t len)
+{
+	if (v < PF_ALLOC_OBJECTS || p->has_alloc || !p->nsamples)
+		return false;
+	snprintf(msg, len, "%s: the profile has no allocation counts (the program ran without MALLOC_CONF=prof_accum:true%s); use --inuse_space or --inuse_objects",
+		 value_option(v), v >= PF_CHURN_OBJECTS
+		 ? ": what was allocated and freed again is the allocated counts minus those in use; jheap record --accum keeps them" : "");
+	return true;
+}
+
 static void drop_negative(struct profile *p)
 {
 	for (size_t i = 0; i < p->nsamples; i++)
@@ -476,11 +486,17 @@ static int symbolize_model(struct driver *r, struct profile *p, const char *bina
 	 * a note says how to get its names */
 	if (st->main_pcs && !st->main_resolved && !c->no_symbolize && !st->binary_mismatch &&
 	    st->main_calls.verdict != CALLCHECK_MATCH && !st->main_stripped) {
+		/* the file looked in; none: it could not be opened, which a
+		 * warning said already */
 		const char *name = binary;
 		if (p->main_mapping != UINT32_MAX && p->maps[p->main_mapping].object)
 			name = strtab_get(&p->strs, p->maps[p->main_mapping].object);
-		fprintf(stderr, "jheap: warning: none of the %zu addresses in the main program resolve to a function in '%s': is it the binary that wrote the dump?\n",
-			st->main_pcs, name ? name : "?");
+		if (name) {
+			char msg[4400];
+			snprintf(msg, sizeof(msg), "none of the %zu addresses in the main program resolve to a function in '%s': is it the binary that wrote the dump?",
+				 st->main_pcs, name);
+			console_warn(&r->con, msg);
+		}
 		r->degraded = true;
 	}
 	console_clear(&r->con);
@@ -539,6 +555,7 @@ int driver_load(struct driver *r, const char *binary, const char *const *paths,
 	/* each dump's values, kept when the load succeeds */
 	struct growth g;
 	growth_init(&g);
+	g.keep_threads = r->model.series_threads;
 	struct perfmap *pm = NULL;
 	r->in.remote = (struct remote_options){
 		.binary = binary, .seconds = c->seconds, .lib_prefixes = c->lib_prefixes,
@@ -581,10 +598,8 @@ int driver_load(struct driver *r, const char *binary, const char *const *paths,
 		console_warn(&r->con, cache_why);
 	if ((rc = add_libs(&r->con, &p, c)))
 		goto out;
-	if (c->value >= PF_ALLOC_OBJECTS && !p.has_alloc && p.nsamples) {
-		fprintf(stderr, "jheap: %s: the profile has no allocation counts (the program ran without MALLOC_CONF=prof_accum:true%s); use --inuse_space or --inuse_objects\n",
-			value_option(c->value), c->value >= PF_CHURN_OBJECTS
-			? ": what was allocated and freed again is the allocated counts minus those in use; jheap record --accum keeps them" : "");
+	if (driver_value_missing(&p, c->value, err, sizeof(err))) {
+		fprintf(stderr, "jheap: %s\n", err);
 		rc = EXIT_DATA;
 		goto out;
 	}
@@ -804,9 +819,11 @@ static int report_one(struct driver *r, const struct cli *c, const struct profil
 		.retain = c->retain, .exclude = c->exclude, .allocator = c->allocator,
 		.tagfocus = c->tagfocus, .tagignore = c->tagignore,
 		.one_thread = uid != NULL, .thread_uid = uid ? *uid : 0,
+		.series = c->series_view ? &r->model.g : NULL, .dump = c->series_dump,
+		.dump_diff = c->series_diff, .base_dump = c->series_base,
 	};
 	struct aggregate own, *a = &own, *kept;
-	bool cacheable = p == &r->model.p && !r->model.growth;
+	bool cacheable = p == &r->model.p && (!r->model.growth || c->series_view);
 	if (cacheable && (kept = aggcache_find(&r->aggs, &ao))) {
 		a = kept;
 		if (aggregate_sort(a, c->cum)) {
@@ -834,14 +851,14 @@ static int report_one(struct driver *r, const struct cli *c, const struct profil
 	struct report rep = {
 		.p = p, .a = a, .value = c->value, .units = text_units(c->value, c->show_bytes),
 		.gran = c->gran, .full_names = c->full_names, .keep_allocator = c->keep_allocator,
-		.diff = r->in.nbases > 0, .no_symbolize = c->no_symbolize,
+		.diff = r->in.nbases > 0 || c->series_diff, .no_symbolize = c->no_symbolize,
 		.nodecount = c->nodecount, .nodefraction = c->nodefraction,
 		.edgefraction = c->edgefraction, .maxdegree = c->maxdegree,
 		.program = program_name(p, r->in.binary),
 		.profile_paths = (const char *const *)r->in.shown_paths,
 		.thread = thread, .list = c->list, .disasm = c->disasm, .peek = c->peek,
-		.weblist = c->weblist, .growth = r->model.growth != NULL, .cum = c->cum,
-		.series = c->mode == MODE_TEXT ? r->model.growth
+		.weblist = c->weblist, .growth = r->model.growth && !c->series_view, .cum = c->cum,
+		.series = c->mode == MODE_TEXT && !c->series_view ? r->model.growth
 			: c->mode == MODE_TIMELINE && r->model.loaded_kind == SERIESLOAD_ALL ? &r->model.g : NULL,
 		.dumps = r->model.loaded_kind == SERIESLOAD_ALL ? &r->model.sl.ser : NULL,
 		.nodefraction_set = c->nodefraction_set,

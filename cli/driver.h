@@ -98,6 +98,8 @@ struct driver_model {
 	enum seriesload_kind loaded_kind;
 	bool series_of_one;      /* a series may have one dump (the web UI's
 	                            live series starts so) */
+	bool series_threads;     /* keep each dump's per-thread values (the
+	                            web UI's thread of one dump) */
 	/* the model is one dump taken at exit (prof_final): the reports say
 	 * what that means, with jemalloc's leak summary when there is one */
 	bool exit_dump, exit_noted, has_leak;
@@ -160,6 +162,10 @@ int driver_read_dump(struct driver *d, const char *path, struct profile *one,
 
 /* Whether O's report needs the function ranges of --disasm in the model. */
 bool driver_needs_ranges(const struct cli *o);
+
+/* Whether P lacks the values V needs (allocation counts for the alloc_
+ * and churn values), with the command line's message in MSG. */
+bool driver_value_missing(const struct profile *p, enum pf_value v, char *msg, size_t len);
 
 /* Whether the model was loaded with what O's report needs (the same
  * number of --base profiles; the ranges of --disasm); when not, call

@@ -80,6 +80,11 @@ struct cli {
 	size_t nlabels;
 	const char *label_from_path;    /* --label-from-path=RE */
 	const char *tagfocus, *tagignore; /* [KEY=]RE on the samples' labels */
+	/* not an option: the web UI's view of one dump of the loaded series
+	 * (series_dump; with series_diff the change since series_base), a
+	 * view of the aggregate (analyzer/dumpview.h) */
+	bool series_view, series_diff;
+	size_t series_dump, series_base;
 };
 
 /* Parses ARGV into C.  Returns 0, or JH_EUSAGE with a message in err.

@@ -35,6 +35,22 @@ static int regex(struct parse *ps, const char *key, const char *opt, const char 
 	return 0;
 }
 
+/* pprof's tf and ti: "[KEY=]RE" on the samples' labels, the RE checked
+ * here as the aggregate reads it (after a KEY made of letters, digits,
+ * '_', '-' and '.', and '='). */
+static int tag(struct parse *ps, const char *key, const char *opt, const char *value,
+	       const char **out)
+{
+	const char *re = value;
+	size_t n = strspn(value, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.");
+	if (n && value[n] == '=')
+		re = value + n + 1;
+	const char *checked;
+	int rc = regex(ps, key, opt, re, &checked);
+	*out = rc || !*value ? NULL : value;
+	return rc;
+}
+
 static int index_param(struct parse *ps, const char *key, const char *value, long *out)
 {
 	char *end;
@@ -62,15 +78,20 @@ static int one(void *ctx, const char *key, const char *value)
 		return regex(ps, key, "retain", value, &wp->s);
 	if (!strcmp(key, "a"))
 		return regex(ps, key, "allocator", value, &wp->a);
+	if (!strcmp(key, "tf"))
+		return tag(ps, key, "tagfocus", value, &wp->tf);
+	if (!strcmp(key, "ti"))
+		return tag(ps, key, "tagignore", value, &wp->ti);
 	if (!strcmp(key, "si")) {
 		static const char *names[] = { [PF_INUSE_OBJECTS] = "inuse_objects", [PF_INUSE_SPACE] = "inuse_space",
-					       [PF_ALLOC_OBJECTS] = "alloc_objects", [PF_ALLOC_SPACE] = "alloc_space" };
-		for (int k = 0; k < PF_NVALUES; k++)
+					       [PF_ALLOC_OBJECTS] = "alloc_objects", [PF_ALLOC_SPACE] = "alloc_space",
+					       [PF_CHURN_OBJECTS] = "churn_objects", [PF_CHURN_SPACE] = "churn_space" };
+		for (int k = 0; k < PF_NALL_VALUES; k++)
 			if (!strcmp(value, names[k])) {
 				wp->si = k;
 				return 0;
 			}
-		return bad(ps, key, value, "expects inuse_space, inuse_objects, alloc_space or alloc_objects");
+		return bad(ps, key, value, "expects inuse_space, inuse_objects, alloc_space, alloc_objects, churn_space or churn_objects");
 	}
 	if (!strcmp(key, "g")) {
 		static const char *names[] = { "functions", "lines", "files", "addresses" };
@@ -102,12 +123,12 @@ static int one(void *ctx, const char *key, const char *value)
 		wp->cum = !strcmp(value, "cum");
 		return 0;
 	}
-	if (!strcmp(key, "q") || !strcmp(key, "z") || !strcmp(key, "sw"))
+	if (!strcmp(key, "q") || !strcmp(key, "z") || !strcmp(key, "sw") || !strcmp(key, "cmp"))
 		return 0;   /* the page's own state */
 	char shown[64];
 	escape_into(shown, sizeof(shown), key, strlen(key));
 	return jh_err(ps->err, ps->errlen, JH_EUSAGE,
-		      "unknown parameter '%s' (the parameters are f, i, h, s, si, g, a, t, d, b, sort, q, z, sw)", shown);
+		      "unknown parameter '%s' (the parameters are f, i, h, s, si, g, a, t, tf, ti, d, b, sort, q, z, sw, cmp)", shown);
 }
 
 int webparams_parse(const struct httpd_request *req, struct web_params *wp, char *err,
@@ -136,5 +157,9 @@ void webparams_apply(const struct web_params *wp, struct cli *o)
 	if (wp->g >= 0)
 		o->gran = (enum granularity)wp->g;
 	o->thread = wp->t;
+	if (wp->tf)
+		o->tagfocus = wp->tf;
+	if (wp->ti)
+		o->tagignore = wp->ti;
 	o->cum = wp->cum;
 }

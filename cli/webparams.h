@@ -5,15 +5,19 @@
  *
  *   f  --focus (and the RE of peek, source and disasm)   i  --ignore
  *   h  --exclude (pprof's hide)    s  --retain (pprof's show)
- *   si inuse_space, inuse_objects, alloc_space, alloc_objects
+ *   si inuse_space, inuse_objects, alloc_space, alloc_objects, and
+ *      churn_space, churn_objects (--churn, --churn_objects)
  *   g  functions, lines, files, addresses
  *   a  --allocator                 t  --thread=N
+ *   tf --tagfocus, ti --tagignore ([KEY=]RE on the samples' labels;
+ *      without them the command line's apply)
  *   d  a dump of the series (0 is the first); b  a second one, the base
  *      of a diff between two dumps
  * and the page's own state, which the server only bounds: sort (flat,
  * cum, name), q (a search), z (the flame graph's zoom), sw (its sandwich
- * function).  Anything else, a bad value, a regular expression PCRE2
- * refuses, or a value past 4096 bytes is a usage error with a message.
+ * function), cmp (the timeline awaits a second dump to compare).
+ * Anything else, a bad value, a regular expression PCRE2 refuses, or a
+ * value past 4096 bytes is a usage error with a message.
  */
 #ifndef JHEAP_WEBPARAMS_H
 #define JHEAP_WEBPARAMS_H
@@ -25,6 +29,7 @@
 
 struct web_params {
 	const char *f, *i, *h, *s, *a, *t;
+	const char *tf, *ti;   /* --tagfocus, --tagignore: NULL keeps the command line's */
 	int si;        /* enum pf_value, or -1 */
 	int g;         /* enum granularity, or -1 */
 	long d, b;     /* dump indices, or -1 */

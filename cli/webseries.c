@@ -112,7 +112,7 @@ static int read_folder(struct webseries *s, int fd, const char *path, bool own, 
 	}
 	closedir(dir);
 	if (!rc) {
-		qsort(s->dumps, s->n, sizeof(*s->dumps), cmp_dumps);
+		jh_qsort(s->dumps, s->n, sizeof(*s->dumps), cmp_dumps);
 		rc = set_paths(s);
 	}
 	return rc == JH_ENOMEM ? jh_err(err, errlen, rc, "out of memory") : rc;
@@ -156,7 +156,7 @@ int webseries_from_args(struct webseries *s, const char *const *args, size_t n, 
 		if (stat(args[i], &st) || add(s, args[i], parse_name(base_name(args[i]), &len), &st))
 			return jh_err(err, errlen, JH_ENOMEM, "out of memory");
 	}
-	qsort(s->dumps, s->n, sizeof(*s->dumps), cmp_dumps);
+	jh_qsort(s->dumps, s->n, sizeof(*s->dumps), cmp_dumps);
 	return set_paths(s) ? jh_err(err, errlen, JH_ENOMEM, "out of memory") : 1;
 }
 
@@ -257,7 +257,7 @@ seen:
 	if (rc)
 		return jh_err(err, errlen, rc, "out of memory");
 	if (added) {
-		qsort(s->dumps, s->n, sizeof(*s->dumps), cmp_dumps);
+		jh_qsort(s->dumps, s->n, sizeof(*s->dumps), cmp_dumps);
 		if (set_paths(s))
 			return jh_err(err, errlen, JH_ENOMEM, "out of memory");
 	}

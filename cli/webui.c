@@ -14,6 +14,7 @@
 #include "cli/webparams.h"
 #include "cli/webseries.h"
 #include "cli/webui.h"
+#include "analyzer/dumpview.h"
 #include "lib/errors.h"
 #include "lib/escape.h"
 #include "output/json.h"
@@ -82,55 +83,6 @@ static void capture_end(struct capture *c, char *msg, size_t len)
 	close(c->fd);
 }
 
-/* ---- a dump of the series as the samples' values -------------------- */
-
-struct swap {
-	double (*saved)[2][PF_NVALUES];
-	size_t nbases;
-	bool on;
-};
-
-/* Sets every sample's values to dump D's, or with B >= 0 to the change
- * from dump B to D with B as the base (as --base B D gives). */
-static int swap_in(struct webui *w, long dmp, long b, struct swap *sw)
-{
-	struct driver *d = w->d;
-	struct profile *p = &d->model.p;
-	sw->on = false;
-	sw->saved = malloc((p->nsamples + 1) * sizeof(*sw->saved));
-	if (!sw->saved)
-		return JH_ENOMEM;
-	for (size_t i = 0; i < p->nsamples; i++) {
-		struct pf_sample *s = &p->samples[i];
-		memcpy(sw->saved[i][0], s->v, sizeof(s->v));
-		memcpy(sw->saved[i][1], s->base, sizeof(s->base));
-		for (int j = 0; j < PF_NVALUES; j++) {
-			double now = i < d->model.g.nsamples ? growth_value(&d->model.g, i, (size_t)dmp, j) : 0;
-			double was = b >= 0 && i < d->model.g.nsamples ? growth_value(&d->model.g, i, (size_t)b, j) : 0;
-			s->v[j] = now - was;
-			s->base[j] = was;
-		}
-	}
-	sw->nbases = d->in.nbases;
-	d->in.nbases = b >= 0;
-	sw->on = true;
-	return 0;
-}
-
-static void swap_out(struct webui *w, struct swap *sw)
-{
-	if (!sw->on)
-		return;
-	struct profile *p = &w->d->model.p;
-	for (size_t i = 0; i < p->nsamples; i++) {
-		memcpy(p->samples[i].v, sw->saved[i][0], sizeof(p->samples[i].v));
-		memcpy(p->samples[i].base, sw->saved[i][1], sizeof(p->samples[i].base));
-	}
-	w->d->in.nbases = sw->nbases;
-	free(sw->saved);
-	sw->on = false;
-}
-
 /* ---- views ---------------------------------------------------------- */
 
 static void reply_message(struct httpd_response *resp, int status, const char *msg)
@@ -151,13 +103,32 @@ static int check_series(struct webui *w, const struct web_params *wp, bool whole
 			return jh_err(err, errlen, JH_EUSAGE, "parameters d and b choose dumps of a series; this profile is not one");
 		return 0;
 	}
-	if (wp->t)
-		return jh_err(err, errlen, JH_EUSAGE, "parameter t: the threads of one dump of a series are not kept apart; open that dump alone for them");
 	size_t n = w->ser.n;
 	if (wp->d >= (long)n || wp->b >= (long)n)
 		return jh_err(err, errlen, JH_EUSAGE, "parameters d and b: the series has %zu dumps (0 to %zu)", n, n ? n - 1 : 0);
 	*dmp = wp->d >= 0 ? wp->d : (long)n - 1;
+	/* a thread of that dump: as --thread=N on the dump alone */
+	size_t nthreads = 0;
+	const struct driver *d = w->d;
+	if (wp->t && !dumpview_has_thread(&d->model.g, &d->model.p, (size_t)*dmp,
+					  strtoll(wp->t, NULL, 10), &nthreads)) {
+		const char *path = w->ser.dumps[*dmp].path, *slash = strrchr(path, '/');
+		char shown[600];
+		escape_into(shown, sizeof(shown), slash ? slash + 1 : path, strlen(slash ? slash + 1 : path));
+		return jh_err(err, errlen, JH_EUSAGE, "parameter t: the dump '%s' has no thread %s (%zu threads%s)", shown,
+			      wp->t, nthreads, nthreads ? "" : ": it has no per-thread values");
+	}
 	return 0;
+}
+
+/* O set to show dump DMP of the series (against dump B when B >= 0), a
+ * view of the aggregate: the model is read, never written. */
+static void view_dump(struct cli *o, long dmp, long b)
+{
+	o->series_view = dmp >= 0;
+	o->series_dump = dmp >= 0 ? (size_t)dmp : 0;
+	o->series_diff = dmp >= 0 && b >= 0;
+	o->series_base = b >= 0 ? (size_t)b : 0;
 }
 
 static void answers_drop(struct webui *w)
@@ -174,7 +145,7 @@ static char *answer_key(const struct cli *o, bool whole, long dmp, long b)
 {
 	char *key = NULL;
 	const char *re[] = { o->focus, o->ignore, o->retain, o->exclude, o->allocator, o->thread,
-			     o->peek, o->list, o->weblist };
+			     o->peek, o->list, o->weblist, o->tagfocus, o->tagignore };
 	size_t len = 0;
 	FILE *f = open_memstream(&key, &len);
 	if (!f)
@@ -249,6 +220,13 @@ static void run_view_of(struct webui *w, const struct web_params *wp, bool whole
 		reply_message(resp, 400, err);
 		return;
 	}
+	if (driver_value_missing(&w->d->model.p, o->value, err, sizeof(err) - 8)) {
+		pthread_mutex_unlock(&w->lock);
+		char msg[sizeof(err) + 16];
+		snprintf(msg, sizeof(msg), "jheap: %s\n", err);
+		reply_message(resp, 400, msg);
+		return;
+	}
 	if (o->gran == GRAN_ADDRESSES && !w->d->model.by_address) {
 		pthread_mutex_unlock(&w->lock);
 		reply_message(resp, 400, "parameter g=addresses: start the server with --addresses for one row per address\n");
@@ -263,13 +241,7 @@ static void run_view_of(struct webui *w, const struct web_params *wp, bool whole
 		resp->csp = csp;
 		return;
 	}
-	struct swap sw = { 0 };
-	if (dmp >= 0 && swap_in(w, dmp, wp->b, &sw)) {
-		free(key);
-		pthread_mutex_unlock(&w->lock);
-		reply_message(resp, 500, "jheap: out of memory\n");
-		return;
-	}
+	view_dump(o, dmp, wp->b);
 	struct capture cap;
 	capture_begin(&cap);
 	FILE *f = open_memstream(&buf, &len);
@@ -277,7 +249,6 @@ static void run_view_of(struct webui *w, const struct web_params *wp, bool whole
 	if (f && fclose(f))
 		rc = EXIT_DATA;
 	capture_end(&cap, err, sizeof(err));
-	swap_out(w, &sw);
 	if (!rc && len <= MAX_PAGE)
 		answer_keep(w, key, buf, len);
 	else
@@ -372,6 +343,21 @@ static void view_info(struct webui *w, struct httpd_response *resp)
 		w->series ? w->ser.n : 0);
 	fprintf(f, ",\"addresses\":%s,\"version\":%lu", d->model.by_address ? "true" : "false", w->version);
 	put_str(f, "allocator", c->allocator, true);
+	/* the labels the inputs were given (--label before the PROFILE at
+	 * "from", --label-from-path) and the command line's tag filters,
+	 * for the page's controls and its command line */
+	put_str(f, "tagfocus", c->tagfocus, true);
+	put_str(f, "tagignore", c->tagignore, true);
+	put_str(f, "label_from_path", c->label_from_path, true);
+	fputs(",\"labels\":[", f);
+	size_t first = w->paths >= c->args && w->paths < c->args + c->nargs ? (size_t)(w->paths - c->args) : 0;
+	for (size_t i = 0; i < c->nlabels; i++) {
+		size_t from = c->labels[i].from_arg > first ? c->labels[i].from_arg - first : 0;
+		fprintf(f, "%s[%zu,", i ? "," : "", from);
+		json_str(f, c->labels[i].kv);
+		fputc(']', f);
+	}
+	fprintf(f, "],\"has_labels\":%s", d->model.p.labels.nsets > 1 ? "true" : "false");
 	fputs(",\"threads\":[", f);
 	for (size_t i = 0; i < d->model.p.nthreads && i < 10000; i++) {
 		fprintf(f, "%s[%lld,", i ? "," : "", (long long)d->model.p.threads[i].uid);
@@ -651,6 +637,7 @@ int webui_run(struct driver *d, const char *binary, const char *const *paths, si
 	 * (a live series starts with one) */
 	w.load.all_dumps = w.series;
 	d->model.series_of_one = w.series;
+	d->model.series_threads = w.series;   /* t of one dump */
 	w.load.mode = MODE_TEXT;
 	d->model.want_ranges = true;   /* disasm needs the functions' ranges */
 	if (w.series)

@@ -129,3 +129,23 @@ int safefile_read(const char *path, uint64_t max_size, char **buf, size_t *len,
 	*len = n;
 	return 0;
 }
+
+ssize_t safefile_read_small(const char *path, char *buf, size_t len)
+{
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	struct stat st;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		close(fd);
+		errno = EINVAL;
+		return -1;
+	}
+	size_t n = 0;
+	ssize_t k;
+	while (n + 1 < len && (k = read(fd, buf + n, len - 1 - n)) > 0)
+		n += (size_t)k;
+	close(fd);
+	buf[n] = '\0';
+	return (ssize_t)n;
+}

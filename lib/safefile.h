@@ -16,6 +16,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 /* Opens PATH for reading when it is a regular file of at most MAX_SIZE
  * bytes (0: any size).  Returns the descriptor, or a negative JH_ code
@@ -35,5 +36,11 @@ int safefile_is_special(const char *path);
  * it).  Returns 0, or a code and message as safefile_open(). */
 int safefile_read(const char *path, uint64_t max_size, char **buf, size_t *len,
 		  char *err, size_t errlen);
+
+/* Reads at most LEN-1 bytes of the regular file PATH into BUF and ends
+ * them with a NUL: for the small files of /proc, whose size says 0.
+ * Returns the bytes read, or -1 (errno set) when PATH cannot be opened
+ * or is not a regular file. */
+ssize_t safefile_read_small(const char *path, char *buf, size_t len);
 
 #endif

@@ -19,6 +19,9 @@
 void json_str(FILE *out, const char *s);
 /* Writes V as a JSON number (integers exactly; NaN and infinities as 0). */
 void json_num(FILE *out, double v);
+/* The same into BUF (JSON_NUM_MAX bytes), NUL-terminated; its length. */
+#define JSON_NUM_MAX 32
+size_t json_num_buf(char *buf, double v);
 
 /* The --text table as JSON, for the Top view: the total, the unit and one
  * entry per row (key, flat, cum, and --text's formatted columns, so that

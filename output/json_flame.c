@@ -17,9 +17,25 @@
  * subtrees (T = the larger total / JSON_FLAME_MERGE; K such nodes in all).
  *
  * Stacks are the report's: allocator frames cut, the filters and the
- * granularity applied (aggregate_stack_keys), a stack the cut leaves
+ * granularity applied (aggregate_stack_keys), the values the aggregate
+ * sees (aggregate_values: a thread's share with --thread, nothing of the
+ * samples --tagfocus and --tagignore leave out), a stack the cut leaves
  * empty under "[allocator]", the same rules as output/stacks.c, so the
- * sums of the leaves' paths are --collapsed's lines.
+ * sums of the leaves' paths are --collapsed's lines with the same
+ * options.
+ *
+ * How the tree is built (a million stacks in a few tenths of a second):
+ * only the nodes shown and their small children are made, one level at a
+ * time.  The stacks are read once, from their root end and only as deep
+ * as ROOT_KEYS (collect); then every stack still going steps one key
+ * deeper a level, and a stack in a node under the threshold stops there,
+ * since that node is merged whole.  The stacks are in two fixed halves
+ * (the samples' first half and second half), each stepped by a worker of
+ * its own (the second in a thread of its own on two cores) into a small
+ * table of the level's nodes, then the two tables are joined into the
+ * tree in order: a node's sums are the first half's plus the second's
+ * whatever the number of threads, so the page is the same on every
+ * machine.
  */
 #include <math.h>
 #include "lib/array.h"
@@ -31,6 +47,9 @@
 #define KEY_ALLOC (UINT32_MAX - 1)
 #define KEY_NOFRAMES (UINT32_MAX - 2)
 
+/* Keys kept per stack from its root end: deeper ones are asked again. */
+#define ROOT_KEYS 16
+
 struct fnode {
 	uint32_t key, parent;
 	uint32_t child, next;      /* first child, next sibling (UINT32_MAX: none) */
@@ -39,19 +58,41 @@ struct fnode {
 	int32_t out;               /* index in the output, -1 before */
 };
 
-struct slot {
-	uint32_t parent, key;
-	uint32_t node;             /* node index + 1, 0: empty */
-};
-
 struct ftree {
 	struct fnode *n;
 	size_t len, cap;
-	struct slot *slots;        /* open addressing, the pair beside the node
-	                              so that a probe reads no node */
-	size_t nslots;
 	const struct report *r;
 	double threshold;
+};
+
+static bool small(const struct fnode *nd, double threshold)
+{
+	return fabs(nd->v[0]) < threshold && fabs(nd->b[0]) < threshold;
+}
+
+/* ---- a level's nodes: (parent, key) -> its index in the level ------- */
+
+struct slot {
+	uint32_t parent, key;
+	uint32_t node;             /* index in the level + 1, 0: empty */
+};
+
+struct lnode {
+	uint32_t parent, key;
+};
+
+/* The nodes one level makes, looked up by their parent (a node of the
+ * tree, of the level before) and key: small enough to stay in the cache,
+ * where a table of the whole tree would not. */
+struct level {
+	struct slot *slots;        /* open addressing, the pair beside the index
+	                              so that a probe reads nothing else */
+	size_t nslots;
+	struct lnode *nodes;
+	size_t n, cap;
+	double (*acc)[4];          /* each node's sums: chosen, companion, and
+	                              the base's two */
+	size_t cap_acc;
 };
 
 static uint64_t slot_hash(uint32_t parent, uint32_t key)
@@ -64,40 +105,63 @@ static uint64_t slot_hash(uint32_t parent, uint32_t key)
 	return x ^ (x >> 31);
 }
 
-static int grow_slots(struct ftree *t)
+/* A table of NSLOTS (a power of two) for the nodes made so far. */
+static int level_rehash(struct level *l, size_t nslots)
 {
-	size_t n = t->nslots ? t->nslots * 2 : 1024;
-	struct slot *s = calloc(n, sizeof(*s));
+	struct slot *s = nslots == l->nslots ? l->slots : malloc(nslots * sizeof(*s));
 	if (!s)
 		return JH_ENOMEM;
-	for (size_t i = 1; i < t->len; i++) {
-		size_t h = slot_hash(t->n[i].parent, t->n[i].key) & (n - 1);
+	memset(s, 0, nslots * sizeof(*s));
+	for (size_t i = 0; i < l->n; i++) {
+		size_t h = slot_hash(l->nodes[i].parent, l->nodes[i].key) & (nslots - 1);
 		while (s[h].node)
-			h = (h + 1) & (n - 1);
-		s[h] = (struct slot){ t->n[i].parent, t->n[i].key, (uint32_t)i + 1 };
+			h = (h + 1) & (nslots - 1);
+		s[h] = (struct slot){ l->nodes[i].parent, l->nodes[i].key, (uint32_t)i + 1 };
 	}
-	free(t->slots);
-	t->slots = s;
-	t->nslots = n;
+	if (s != l->slots)
+		free(l->slots);
+	l->slots = s;
+	l->nslots = nslots;
 	return 0;
 }
 
-/* The child KEY of PARENT, made when missing; its index or -1. */
-static int64_t child(struct ftree *t, uint32_t parent, uint32_t key)
+/* Empties L for a level of about MADE nodes (what the level before made). */
+static int level_begin(struct level *l, size_t made)
 {
-	if ((t->len + 1) * 2 > t->nslots && grow_slots(t))
-		return -1;
-	size_t h = slot_hash(parent, key) & (t->nslots - 1);
-	for (; t->slots[h].node; h = (h + 1) & (t->nslots - 1))
-		if (t->slots[h].parent == parent && t->slots[h].key == key)
-			return t->slots[h].node - 1;
-	struct fnode nd = { .key = key, .parent = parent, .child = UINT32_MAX,
-			    .next = UINT32_MAX, .out = -1 };
-	if (JH_PUSH(t->n, t->len, t->cap, nd))
-		return -1;
-	t->slots[h] = (struct slot){ parent, key, (uint32_t)t->len };
-	return (int64_t)t->len - 1;
+	size_t want = 1024;
+	while (want < made * 2 && want < ((size_t)1 << 40))
+		want *= 2;
+	l->n = 0;
+	return level_rehash(l, want);
 }
+
+/* The node KEY under PARENT, made (with zero sums) when missing; its
+ * index in the level, or -1. */
+static int64_t level_child(struct level *l, uint32_t parent, uint32_t key)
+{
+	if ((l->n + 1) * 2 > l->nslots && level_rehash(l, l->nslots * 2))
+		return -1;
+	size_t h = slot_hash(parent, key) & (l->nslots - 1);
+	for (; l->slots[h].node; h = (h + 1) & (l->nslots - 1))
+		if (l->slots[h].parent == parent && l->slots[h].key == key)
+			return l->slots[h].node - 1;
+	if (JH_PUSH(l->nodes, l->n, l->cap, ((struct lnode){ parent, key })) ||
+	    jh_grow(&l->acc, &l->cap_acc, l->n, sizeof(*l->acc)))
+		return -1;
+	memset(l->acc[l->n - 1], 0, sizeof(*l->acc));
+	l->slots[h] = (struct slot){ parent, key, (uint32_t)l->n };
+	return (int64_t)l->n - 1;
+}
+
+static void level_release(struct level *l)
+{
+	free(l->slots);
+	free(l->nodes);
+	free(l->acc);
+	memset(l, 0, sizeof(*l));
+}
+
+/* ---- the stacks ------------------------------------------------------ */
 
 static enum pf_value companion(enum pf_value v)
 {
@@ -105,91 +169,174 @@ static enum pf_value companion(enum pf_value v)
 	return (enum pf_value)(pf_value_is_objects(v) ? v + 1 : v - 1);
 }
 
-/* The values of sample SI (chosen after, companion after, chosen before,
- * companion before); false when the stack is left out. */
-static bool sample_values(const struct ftree *t, uint32_t si, double v[2], double b[2])
+/* The values of sample SI as the aggregate sees it (chosen after,
+ * companion after, chosen before, companion before): a thread's share
+ * with --thread, none for a sample --tagfocus or --tagignore leaves out;
+ * false when the stack is left out. */
+static bool sample_values(const struct report *r, uint32_t si, double v[2], double b[2])
 {
-	const struct report *r = t->r;
-	const struct pf_sample *s = &r->p->samples[si];
+	const double *now = aggregate_values(r->a, r->p, si);
+	const double *was = aggregate_base(r->a, r->p, si);
 	enum pf_value cv = companion(r->value);
-	b[0] = r->diff ? pf_value_of(s->base, r->value) : 0;
-	b[1] = r->diff ? pf_value_of(s->base, cv) : 0;
-	v[0] = pf_value_of(s->v, r->value) + b[0];
-	v[1] = pf_value_of(s->v, cv) + b[1];
+	b[0] = r->diff ? pf_value_of(was, r->value) : 0;
+	b[1] = r->diff ? pf_value_of(was, cv) : 0;
+	v[0] = pf_value_of(now, r->value) + b[0];
+	v[1] = pf_value_of(now, cv) + b[1];
 	return v[0] != 0 || b[0] != 0;
 }
 
-static bool small(const struct fnode *nd, double threshold)
-{
-	return fabs(nd->v[0]) < threshold && fabs(nd->b[0]) < threshold;
-}
-
-/* Keys kept per stack from its root end: deeper ones are asked again. */
-#define ROOT_KEYS 16
-
-/* The stacks still being added, level by level (run_levels). */
+/* The stacks being added, level by level; stack K (a position, not a
+ * sample id) of either half. */
 struct active {
 	uint32_t *sample;          /* sample ids */
 	uint32_t *nkeys;           /* each stack's number of keys (1 for a
-	                              stack the cut leaves empty) */
+	                              stack the cut leaves empty; ROOT_KEYS + 1:
+	                              more, counted when a level gets there) */
 	uint32_t *root;            /* the key at depth D of stack K at
 	                              root[D * stride + K], D < ROOT_KEYS: a
 	                              level reads one array in order */
 	size_t stride;
-	uint32_t *node;            /* where each stack is in the tree */
-	size_t n;
+	uint32_t *node;            /* where each stack is: a node of the tree,
+	                              or, while a level is made, of the level */
+	double (*val)[2];          /* each stack's chosen and companion values
+	                              (with --base the "after" side), read in
+	                              the order of the stacks rather than from
+	                              the samples at every level */
+	double (*bval)[2];         /* the base's, with --base; else NULL */
+	uint32_t *one;             /* one_keys() */
 };
 
-/* One half of collect(): the samples [FROM, TO) written from position
- * FROM on; N of them kept, their values summed in SUM. */
-struct half {
-	struct ftree *t;
+/* Whether the filters drop sample S, whose report starts at its location
+ * START with SKIP frames cut (aggregate_stack_keys()'s rule: the flags of
+ * the keys kept, or'ed). */
+static bool stack_dropped(const struct aggregate *a, const struct profile *p,
+			  const struct pf_sample *s, uint32_t start, uint32_t skip)
+{
+	const uint32_t *st = p->stacks + s->stack0;
+	const struct agg_locinfo *li = &a->locinfo[st[start]];
+	uint8_t seen = 0;
+	for (uint32_t k = li->key0 + skip; k < li->key0 + li->nkeys; k++)
+		if (!(a->keyflags[k] & AGG_F_DROP))
+			seen |= a->keyflags[k];
+	for (uint32_t i = start + 1; i < s->depth; i++)
+		seen |= a->locflags[st[i]];
+	return aggregate_drops(a, seen);
+}
+
+/* The keys of sample SI that aggregate_stack_keys() gives, but from the
+ * root end and only the first ROOT_KEYS of them, into ROOT[D * STRIDE]
+ * for depth D (ONE: one_keys()): the rest of a stack is read only if a
+ * level needs it, and most stacks stop in a small node well before their
+ * leaf.  Returns the number of keys when at most ROOT_KEYS, ROOT_KEYS + 1
+ * for more, 0 when the stack has none or the filters drop it. */
+static uint32_t root_keys(const struct aggregate *a, const struct profile *p,
+			  const uint32_t *one, uint32_t si, uint32_t *root, size_t stride)
+{
+	const struct pf_sample *s = &p->samples[si];
+	uint32_t skip;
+	uint32_t start = aggregate_stack_start(a, p, si, &skip);
+	if (start >= s->depth)
+		return 0;
+	if (a->filtered && stack_dropped(a, p, s, start, skip))
+		return 0;
+	const uint32_t *st = p->stacks + s->stack0;
+	uint32_t n = 0;
+	for (uint32_t i = s->depth; i-- > start;) {
+		uint32_t loc = st[i];
+		if (one[loc] != UINT32_MAX && i != start) {
+			if (n == ROOT_KEYS)
+				return ROOT_KEYS + 1;
+			root[(size_t)n++ * stride] = one[loc];
+			continue;
+		}
+		const struct agg_locinfo *li = &a->locinfo[loc];
+		uint32_t lo = li->key0 + (i == start ? skip : 0);
+		bool some = a->filtered && (a->locflags[loc] & AGG_F_DROP);
+		for (uint32_t k = li->key0 + li->nkeys; k-- > lo;) {
+			if (some && (a->keyflags[k] & AGG_F_DROP))
+				continue;
+			if (n == ROOT_KEYS)
+				return ROOT_KEYS + 1;
+			root[(size_t)n++ * stride] = a->lockeys[k];
+		}
+	}
+	return n;
+}
+
+/* Per location of P, its one key when it has exactly one that the
+ * filters keep (most have: no inlined frames), else UINT32_MAX: a step
+ * of root_keys() then reads one small array. */
+static uint32_t *one_keys(const struct aggregate *a, const struct profile *p)
+{
+	uint32_t *one = malloc((p->nlocs + 1) * sizeof(*one));
+	for (size_t loc = 0; one && loc < p->nlocs; loc++) {
+		const struct agg_locinfo *li = &a->locinfo[loc];
+		bool some = a->filtered && (a->locflags[loc] & AGG_F_DROP);
+		one[loc] = li->nkeys == 1 && !some ? a->lockeys[li->key0] : UINT32_MAX;
+	}
+	return one;
+}
+
+/* ---- a worker: one half of the stacks -------------------------------- */
+
+struct worker {
+	const struct report *r;
 	struct active *ac;
-	size_t from, to, n;
-	double sum[2][2];
-	uint32_t *keys;
+	size_t from, to;           /* its samples, and its stacks' positions
+	                              from FROM on */
+	uint32_t *idx;             /* the positions of its stacks still going */
+	size_t n;
+	double sum[2][2];          /* collect: its stacks' values summed */
+	uint32_t d;                /* the level being made */
+	struct level lv;           /* the nodes its stacks made in it */
+	uint32_t *map;             /* each of those: its index in the tree's
+	                              level (join()) */
+	size_t cap_map;
+	/* the level before, as join() left it */
+	size_t prev_base;          /* the tree's index of its first node */
+	const uint8_t *shown;      /* per node of it, in the tree's level */
+	uint32_t *keys;            /* aggregate_stack_keys(), past ROOT_KEYS */
 	size_t cap;
 	int rc;
 };
 
+/* collect() of one half: the samples [FROM, TO) at positions FROM on. */
 static void *collect_half(void *arg)
 {
-	struct half *h = arg;
-	const struct report *r = h->t->r;
-	struct active *ac = h->ac;
-	for (size_t si = h->from; si < h->to; si++) {
+	struct worker *w = arg;
+	const struct report *r = w->r;
+	struct active *ac = w->ac;
+	for (size_t si = w->from; si < w->to; si++) {
 		double v[2], b[2];
-		if (!sample_values(h->t, (uint32_t)si, v, b))
+		if (!sample_values(r, (uint32_t)si, v, b))
 			continue;
-		int64_t n = aggregate_stack_keys(r->a, r->p, (uint32_t)si, &h->keys, &h->cap);
-		if (n < 0) {
-			h->rc = (int)n;
-			return NULL;
-		}
+		size_t k = w->from + w->n;
+		uint32_t *rk = ac->root + k;
+		uint32_t n = root_keys(r->a, r->p, ac->one, (uint32_t)si, rk, ac->stride);
 		if (n == 0 && r->a->filtered)
 			continue;
-		size_t k = h->from + h->n++;
-		uint32_t *rk = ac->root + k;
+		w->idx[w->n++] = (uint32_t)k;
 		ac->sample[k] = (uint32_t)si;
-		ac->nkeys[k] = n ? (uint32_t)n : 1;
+		ac->nkeys[k] = n ? n : 1;
 		if (!n)
 			rk[0] = r->p->samples[si].depth ? KEY_ALLOC : KEY_NOFRAMES;
-		for (int64_t d = 0; d < n && d < ROOT_KEYS; d++)
-			rk[(size_t)d * ac->stride] = h->keys[n - 1 - d];
+		ac->val[k][0] = v[0];
+		ac->val[k][1] = v[1];
+		if (ac->bval) {
+			ac->bval[k][0] = b[0];
+			ac->bval[k][1] = b[1];
+		}
 		for (int j = 0; j < 2; j++) {
-			h->sum[0][j] += v[j];
-			h->sum[1][j] += b[j];
+			w->sum[0][j] += v[j];
+			w->sum[1][j] += b[j];
 		}
 	}
 	return NULL;
 }
 
-/* The stacks of the report, their first keys from the root and their
- * values summed at the root: in two halves (the second in a thread of
- * its own when there are two cores), joined in order, the first half's
- * sums plus the second's whatever the number of threads, so the page is
- * the same on every machine. */
-static int collect(struct ftree *t, struct active *ac)
+/* The stacks of the report in the two halves W, their first keys from the
+ * root, and their values summed at the root T->n[0]. */
+static int collect(struct ftree *t, struct active *ac, struct worker w[2])
 {
 	const struct report *r = t->r;
 	size_t ns = r->p->nsamples;
@@ -198,236 +345,144 @@ static int collect(struct ftree *t, struct active *ac)
 	ac->node = calloc(ns + 1, sizeof(uint32_t));
 	ac->stride = ns + 1;
 	ac->root = malloc((ns + 1) * ROOT_KEYS * sizeof(uint32_t));
-	if (!ac->sample || !ac->nkeys || !ac->node || !ac->root)
+	ac->val = malloc((ns + 1) * sizeof(*ac->val));
+	ac->bval = r->diff ? malloc((ns + 1) * sizeof(*ac->bval)) : NULL;
+	ac->one = one_keys(r->a, r->p);
+	w[0].idx = malloc((ns / 2 + 1) * sizeof(uint32_t));
+	w[1].idx = malloc((ns - ns / 2 + 1) * sizeof(uint32_t));
+	if (!ac->sample || !ac->nkeys || !ac->node || !ac->root || !ac->val ||
+	    (r->diff && !ac->bval) || !ac->one || !w[0].idx || !w[1].idx)
 		return JH_ENOMEM;
-	struct half h[2] = { { .t = t, .ac = ac, .from = 0, .to = ns / 2 },
-			     { .t = t, .ac = ac, .from = ns / 2, .to = ns } };
-	jh_run_two(collect_half, &h[0], collect_half, &h[1], jh_threads() > 1 && (ns >= 32768 || jh_threads_forced()));
-	free(h[0].keys);
-	free(h[1].keys);
-	if (h[0].rc || h[1].rc)
-		return h[0].rc ? h[0].rc : h[1].rc;
-	/* the second half's stacks follow the first's */
-	size_t at = h[0].n, from = h[1].from, n = h[1].n;
-	memmove(ac->sample + at, ac->sample + from, n * sizeof(uint32_t));
-	memmove(ac->nkeys + at, ac->nkeys + from, n * sizeof(uint32_t));
-	for (size_t d = 0; d < ROOT_KEYS; d++)
-		memmove(ac->root + d * ac->stride + at, ac->root + d * ac->stride + from, n * sizeof(uint32_t));
-	ac->n = at + n;
+	w[0].from = 0;
+	w[0].to = w[1].from = ns / 2;
+	w[1].to = ns;
+	jh_run_two(collect_half, &w[0], collect_half, &w[1],
+		   jh_threads() > 1 && (ns >= 32768 || jh_threads_forced()));
 	for (int j = 0; j < 2; j++) {
-		t->n[0].v[j] = h[0].sum[0][j] + h[1].sum[0][j];
-		t->n[0].b[j] = h[0].sum[1][j] + h[1].sum[1][j];
+		t->n[0].v[j] = w[0].sum[0][j] + w[1].sum[0][j];
+		t->n[0].b[j] = w[0].sum[1][j] + w[1].sum[1][j];
 	}
 	return 0;
 }
 
-/* The stacks are parted in two at the first level where no node holds
- * more than three quarters of them, if there is one before MAX_SPLIT. */
-#define MAX_SPLIT 12
-#define ANCHOR (UINT32_MAX - 5)     /* a part's stand-in for a node of the tree */
-
-/* Takes levels D0, D0+1, ... of the stacks IDX[0..*N) in T (each stack at
- * ac->node[k] of T) until none goes on or level DMAX; *N is left as the
- * number still going, first in IDX. */
-static int run_levels(struct ftree *t, struct active *ac, uint32_t *idx, size_t *np,
-		      uint32_t d0, uint32_t dmax, uint32_t **keys, size_t *cap)
+/* One level of the worker's stacks: each that goes on from the level
+ * before (longer, and in a node shown) steps to its key at depth D, into
+ * the worker's table of the level. */
+static void *worker_level(void *arg)
 {
-	const struct report *r = t->r;
-	size_t n = *np;
-	int rc = 0;
-	for (uint32_t d = d0; n && d < dmax && !rc; d++) {
-		/* neighbouring stacks often take the same step */
-		uint32_t last_node = UINT32_MAX, last_key = 0;
-		int64_t last = -1;
-		for (size_t i = 0; i < n; i++) {
-			uint32_t k = idx[i], key;
-			if (d < ROOT_KEYS) {
-				key = ac->root[(size_t)d * ac->stride + k];
-			} else {
-				int64_t nk = aggregate_stack_keys(r->a, r->p, ac->sample[k], keys, cap);
-				if (nk < 0) {
-					rc = (int)nk;
-					break;
-				}
-				key = (*keys)[nk - 1 - d];
-			}
-			int64_t c = last;
-			if (ac->node[k] != last_node || key != last_key || last < 0) {
-				c = child(t, ac->node[k], key);
-				if (c < 0) {
-					rc = JH_ENOMEM;
-					break;
-				}
-				last_node = ac->node[k];
-				last_key = key;
-				last = c;
-			}
-			double v[2], b[2];
-			sample_values(t, ac->sample[k], v, b);
-			struct fnode *nd = &t->n[c];
-			nd->v[0] += v[0];
-			nd->v[1] += v[1];
-			nd->b[0] += b[0];
-			nd->b[1] += b[1];
-			ac->node[k] = (uint32_t)c;
+	struct worker *w = arg;
+	const struct report *r = w->r;
+	struct active *ac = w->ac;
+	uint32_t d = w->d;
+	w->rc = level_begin(&w->lv, w->lv.n);
+	/* neighbouring stacks often take the same step */
+	uint32_t last_node = UINT32_MAX, last_key = 0;
+	int64_t last = -1;
+	size_t o = 0;
+	for (size_t i = 0; i < w->n && !w->rc; i++) {
+		uint32_t k = w->idx[i], key;
+		if (d) {
+			/* where the level before left it, in the tree */
+			uint32_t at = w->map[ac->node[k]];
+			if (ac->nkeys[k] <= d || !w->shown[at])
+				continue;
+			ac->node[k] = (uint32_t)(w->prev_base + at);
 		}
-		/* the stacks that go on: longer, and in a node shown */
-		size_t o = 0;
-		for (size_t i = 0; i < n && !rc; i++) {
-			uint32_t k = idx[i];
-			if (ac->nkeys[k] > d + 1 && !small(&t->n[ac->node[k]], t->threshold))
-				idx[o++] = k;
+		w->idx[o++] = k;
+		if (d < ROOT_KEYS) {
+			key = ac->root[(size_t)d * ac->stride + k];
+		} else {
+			int64_t nk = aggregate_stack_keys(r->a, r->p, ac->sample[k], &w->keys, &w->cap);
+			if (nk < 0) {
+				w->rc = (int)nk;
+				break;
+			}
+			key = w->keys[nk - 1 - d];
+			ac->nkeys[k] = (uint32_t)nk;   /* counted now */
 		}
-		n = o;
+		int64_t c = last;
+		if (ac->node[k] != last_node || key != last_key || last < 0) {
+			c = level_child(&w->lv, ac->node[k], key);
+			if (c < 0) {
+				w->rc = JH_ENOMEM;
+				break;
+			}
+			last_node = ac->node[k];
+			last_key = key;
+			last = c;
+		}
+		double *sum = w->lv.acc[c];
+		sum[0] += ac->val[k][0];
+		sum[1] += ac->val[k][1];
+		if (ac->bval) {
+			sum[2] += ac->bval[k][0];
+			sum[3] += ac->bval[k][1];
+		}
+		ac->node[k] = (uint32_t)c;
 	}
-	*np = n;
-	return rc;
-}
-
-/* One of the two parts of the deeper levels: a tree of its own under
- * stand-ins for the nodes of the main tree its stacks are in (key ANCHOR,
- * the main tree's node as parent).  The two parts hold the stacks of
- * disjoint nodes, so their subtrees never meet. */
-struct part {
-	uint32_t depth;            /* the level it starts at */
-	struct ftree t;
-	struct active *ac;
-	uint32_t *idx;
-	size_t n;
-	uint32_t *keys;
-	size_t cap;
-	int rc;
-};
-
-static void *run_part(void *arg)
-{
-	struct part *pt = arg;
-	pt->rc = run_levels(&pt->t, pt->ac, pt->idx, &pt->n, pt->depth, UINT32_MAX, &pt->keys,
-			    &pt->cap);
+	w->n = o;
 	return NULL;
 }
 
-/* Moves the nodes of part PT (but its stand-ins) into T. */
-static int graft(struct ftree *t, struct part *pt)
+/* Joins the two workers' tables of a level into the tree: the first's
+ * nodes, then the second's that the first did not make, each with the
+ * first's sums plus the second's; each worker's MAP says where its nodes
+ * went (an index in the level), SHOWN which of the level's are shown.
+ * G is the tree's table of the level. */
+static int join(struct ftree *t, struct worker w[2], struct level *g, uint8_t **shown,
+		size_t *cap_shown)
 {
-	uint32_t *to = malloc((pt->t.len + 1) * sizeof(*to));
-	if (!to)
-		return JH_ENOMEM;
-	int rc = 0;
-	for (size_t i = 0; i < pt->t.len && !rc; i++) {
-		if (pt->t.n[i].key == ANCHOR) {
-			to[i] = pt->t.n[i].parent;
-			continue;
+	int rc = level_begin(g, w[0].lv.n + w[1].lv.n);
+	for (int h = 0; h < 2 && !rc; h++) {
+		if (jh_grow(&w[h].map, &w[h].cap_map, w[h].lv.n + 1, sizeof(*w[h].map)))
+			return JH_ENOMEM;
+		for (size_t i = 0; i < w[h].lv.n; i++) {
+			int64_t c = level_child(g, w[h].lv.nodes[i].parent, w[h].lv.nodes[i].key);
+			if (c < 0)
+				return JH_ENOMEM;
+			w[h].map[i] = (uint32_t)c;
+			for (int j = 0; j < 4; j++)
+				g->acc[c][j] += w[h].lv.acc[i][j];
 		}
-		struct fnode nd = pt->t.n[i];
-		nd.parent = to[nd.parent];
-		rc = JH_PUSH(t->n, t->len, t->cap, nd);
-		to[i] = (uint32_t)t->len - 1;
 	}
-	free(to);
-	return rc;
+	if (rc || jh_grow(shown, cap_shown, g->n + 1, 1) ||
+	    jh_grow(&t->n, &t->cap, t->len + g->n, sizeof(*t->n)))
+		return rc ? rc : JH_ENOMEM;
+	size_t base = t->len;
+	for (size_t i = 0; i < g->n; i++) {
+		struct fnode nd = { .key = g->nodes[i].key, .parent = g->nodes[i].parent,
+				    .child = UINT32_MAX, .next = UINT32_MAX, .out = -1,
+				    .v = { g->acc[i][0], g->acc[i][1] }, .b = { g->acc[i][2], g->acc[i][3] } };
+		t->n[t->len++] = nd;
+		(*shown)[i] = !small(&nd, t->threshold);
+	}
+	for (int h = 0; h < 2; h++) {
+		w[h].prev_base = base;
+		w[h].shown = *shown;
+	}
+	return 0;
 }
 
-/* The tree, one level at a time: every stack still going steps to its
- * key at depth D; then the stacks in nodes under the threshold stop,
- * since those nodes are merged whole.  Only the nodes shown and their
- * small children are made, and each step looks up a small table, so a
- * change of view costs about one pass over the stacks.  Once they spread
- * over the nodes of a level, the stacks are parted by node into two of
- * about the same size, each built in a tree of its own (the second in a
- * thread of its own when there are two cores) and grafted on in order:
- * every node's sum is of the same stacks in the same order either way. */
-static int build_levels(struct ftree *t, struct active *ac, uint32_t **keys, size_t *cap)
+/* The tree, one level at a time, until no stack goes on. */
+static int build_levels(struct ftree *t, struct worker w[2])
 {
-	uint32_t *idx = malloc((ac->n + 1) * sizeof(*idx));
-	if (!idx)
-		return JH_ENOMEM;
-	size_t n = ac->n;
-	for (size_t k = 0; k < n; k++)
-		idx[k] = (uint32_t)k;
-	/* one level at a time until the stacks spread over the nodes */
+	struct level g = { 0 };
+	uint8_t *shown = NULL;
+	size_t cap_shown = 0;
 	int rc = 0;
-	uint32_t d = 0;
-	size_t lo = 0, hi = 0;
-	bool spread = false;
-	while (!rc && n && !spread && d < MAX_SPLIT) {
-		rc = run_levels(t, ac, idx, &n, d, d + 1, keys, cap);
-		d++;
-		lo = t->len;
-		hi = 0;
-		for (size_t i = 0; i < n; i++) {
-			uint32_t nd = ac->node[idx[i]];
-			lo = nd < lo ? nd : lo;
-			hi = nd + 1 > hi ? nd + 1 : hi;
-		}
-		/* the most stacks in one node of this level */
-		size_t most = 0, run = 0;
-		uint32_t *cnt = n ? calloc(hi - lo + 1, sizeof(*cnt)) : NULL;
-		if (n && !cnt)
-			rc = JH_ENOMEM;
-		for (size_t i = 0; i < n && cnt; i++) {
-			run = ++cnt[ac->node[idx[i]] - lo];
-			most = run > most ? run : most;
-		}
-		free(cnt);
-		spread = n >= 2 && most * 4 <= n * 3;
+	for (uint32_t d = 0; !rc; d++) {
+		size_t going = w[0].n + w[1].n;
+		for (int h = 0; h < 2; h++)
+			w[h].d = d;
+		jh_run_two(worker_level, &w[0], worker_level, &w[1],
+			   jh_threads() > 1 && (going >= 32768 || jh_threads_forced()));
+		rc = w[0].rc ? w[0].rc : w[1].rc;
+		if (rc || (!w[0].n && !w[1].n))
+			break;
+		rc = join(t, w, &g, &shown, &cap_shown);
 	}
-	if (!rc && n && !spread)
-		rc = run_levels(t, ac, idx, &n, d, UINT32_MAX, keys, cap);
-	/* the stacks going on are all in nodes of level D - 1: [lo, hi) */
-	if (!rc && n) {
-		size_t span = hi - lo;
-		uint32_t *count = calloc(span + 1, sizeof(*count));
-		uint8_t *side = calloc(span + 1, 1);
-		struct part pt[2] = { { .depth = d, .t = { .r = t->r, .threshold = t->threshold }, .ac = ac },
-				      { .depth = d, .t = { .r = t->r, .threshold = t->threshold }, .ac = ac } };
-		pt[0].idx = malloc((n + 1) * sizeof(uint32_t));
-		pt[1].idx = malloc((n + 1) * sizeof(uint32_t));
-		rc = count && side && pt[0].idx && pt[1].idx ? 0 : JH_ENOMEM;
-		/* nodes in order, to the first part until it holds half the stacks */
-		for (size_t i = 0; i < n && !rc; i++)
-			count[ac->node[idx[i]] - lo]++;
-		size_t sum = 0;
-		for (size_t c = 0; c < span && !rc; c++) {
-			side[c] = sum * 2 >= n;
-			sum += count[c];
-		}
-		/* each part's stand-ins, then its stacks moved onto them */
-		uint32_t *local = rc ? NULL : malloc((span + 1) * sizeof(*local));
-		if (!rc && !local)
-			rc = JH_ENOMEM;
-		for (size_t c = 0; c < span && !rc; c++) {
-			if (!count[c])
-				continue;
-			struct part *p = &pt[side[c]];
-			struct fnode a = { .key = ANCHOR, .parent = (uint32_t)(lo + c), .child = UINT32_MAX,
-					   .next = UINT32_MAX, .out = -1 };
-			local[c] = (uint32_t)p->t.len;
-			rc = JH_PUSH(p->t.n, p->t.len, p->t.cap, a);
-		}
-		for (size_t i = 0; i < n && !rc; i++) {
-			uint32_t k = idx[i], c = ac->node[k] - (uint32_t)lo;
-			struct part *p = &pt[side[c]];
-			ac->node[k] = local[c];
-			p->idx[p->n++] = k;
-		}
-		if (!rc) {
-			jh_run_two(run_part, &pt[0], run_part, &pt[1], jh_threads() > 1 && (n >= 32768 || jh_threads_forced()));
-			rc = pt[0].rc ? pt[0].rc : pt[1].rc;
-		}
-		for (int h = 0; h < 2 && !rc; h++)
-			rc = graft(t, &pt[h]);
-		for (int h = 0; h < 2; h++) {
-			free(pt[h].t.n);
-			free(pt[h].t.slots);
-			free(pt[h].idx);
-			free(pt[h].keys);
-		}
-		free(local);
-		free(count);
-		free(side);
-	}
-	free(idx);
+	level_release(&g);
+	free(shown);
 	return rc;
 }
 
@@ -493,9 +548,8 @@ static int write_tree(FILE *out, struct ftree *t, double threshold, size_t *nmer
 		return JH_ENOMEM;
 	uint32_t *order = malloc(room * sizeof(*order)), *name_out = calloc(room, sizeof(*name_out));
 	uint32_t *stack = NULL, *kids = NULL, *ids = NULL;
-	size_t nstack = 0, cap = 0, nkids = 0, capkids = 0, nids = 0, capids = 0, norder = 0;
-	struct strtab seen;
-	int rc = !order || !name_out || strtab_init(&seen) ? JH_ENOMEM : 0;
+	size_t nstack = 0, cap = 0, nkids = 0, capkids = 0, norder = 0;
+	int rc = !order || !name_out ? JH_ENOMEM : 0;
 	if (!rc)
 		rc = JH_PUSH(stack, nstack, cap, 0u);
 	/* depth first, children in order; the small ones merged into one
@@ -529,6 +583,14 @@ static int write_tree(FILE *out, struct ftree *t, double threshold, size_t *nmer
 		for (size_t k = nkids; k-- > 0 && !rc;)
 			rc = JH_PUSH(stack, nstack, cap, kids[k]);
 	}
+	/* each key's name once, numbered in the order of first use; a key
+	 * names one string, so the key is the name */
+	size_t nkeys = t->r->a->keys.len;
+	ids = malloc((nkeys + 3) * sizeof(*ids));
+	if (!rc && !ids)
+		rc = JH_ENOMEM;
+	for (size_t k = 0; k < nkeys + 3 && !rc; k++)
+		ids[k] = UINT32_MAX;
 	uint32_t nnames = 0;
 	if (!rc)
 		fputs("\"names\":[", out);
@@ -536,47 +598,40 @@ static int write_tree(FILE *out, struct ftree *t, double threshold, size_t *nmer
 		const struct fnode *nd = &t->n[order[k]];
 		if (nd->merged)
 			continue;
-		const char *name = node_name(t, nd);
-		int64_t id = strtab_intern(&seen, name);
-		if (id < 0) {
-			rc = JH_ENOMEM;
-			break;
-		}
-		while (nids <= (size_t)id && !rc)
-			rc = JH_PUSH(ids, nids, capids, UINT32_MAX);
-		if (rc)
-			break;
+		size_t id = nd->key == KEY_ALLOC ? nkeys : nd->key == KEY_NOFRAMES ? nkeys + 1
+			: nd->key < nkeys ? nd->key : nkeys + 2;
 		if (ids[id] == UINT32_MAX) {
 			ids[id] = nnames++;
 			if (nnames > 1)
 				fputc(',', out);
-			json_str(out, name);
+			json_str(out, node_name(t, nd));
 		}
 		name_out[order[k]] = ids[id];
 	}
 	if (!rc)
 		fputs("],\n\"nodes\":[", out);
+	/* one row at a time into BUF: a write per row, not per number */
+	char buf[8 * JSON_NUM_MAX];
 	for (size_t k = 0; k < norder && !rc; k++) {
 		const struct fnode *nd = &t->n[order[k]];
-		fputs(k ? ",\n[" : "\n[", out);
-		if (k == 0 || nd->merged)
-			fputs("-1", out);
-		else
-			fprintf(out, "%u", name_out[order[k]]);
-		fprintf(out, ",%d,", k ? t->n[nd->parent].out : -1);
-		json_num(out, nd->v[0]);
-		fputc(',', out);
-		json_num(out, nd->v[1]);
-		fputc(',', out);
-		json_num(out, nd->b[0]);
-		fputc(',', out);
-		json_num(out, nd->b[1]);
-		fprintf(out, ",%u]", nd->merged);
+		size_t o = 0;
+		memcpy(buf, k ? ",\n[" : "\n[", 3);
+		o += k ? 3 : 2;
+		o += json_num_buf(buf + o, k == 0 || nd->merged ? -1 : (double)name_out[order[k]]);
+		buf[o++] = ',';
+		o += json_num_buf(buf + o, k ? t->n[nd->parent].out : -1);
+		buf[o++] = ',';
+		const double num[4] = { nd->v[0], nd->v[1], nd->b[0], nd->b[1] };
+		for (int j = 0; j < 4; j++) {
+			o += json_num_buf(buf + o, num[j]);
+			buf[o++] = ',';
+		}
+		o += json_num_buf(buf + o, nd->merged);
+		buf[o++] = ']';
+		fwrite(buf, 1, o, out);
 	}
 	if (!rc)
 		fputs("]", out);
-	if (order && name_out)
-		strtab_release(&seen);
 	free(name_out);
 	free(order);
 	free(stack);
@@ -588,24 +643,29 @@ static int write_tree(FILE *out, struct ftree *t, double threshold, size_t *nmer
 int output_json_flame(FILE *out, const struct report *r, char *err, size_t errlen)
 {
 	struct ftree t = { .r = r };
-	uint32_t *keys = NULL;
-	size_t cap = 0;
 	struct fnode root = { .key = UINT32_MAX, .parent = UINT32_MAX, .child = UINT32_MAX,
 			      .next = UINT32_MAX, .out = -1 };
 	struct active ac = { 0 };
+	struct worker w[2] = { { .r = r, .ac = &ac }, { .r = r, .ac = &ac } };
 	int rc = JH_PUSH(t.n, t.len, t.cap, root);
 	if (!rc)
-		rc = collect(&t, &ac);
+		rc = collect(&t, &ac, w);
 	t.threshold = fmax(fabs(t.n[0].v[0]), fabs(t.n[0].b[0])) / JSON_FLAME_MERGE;
 	if (!rc)
-		rc = build_levels(&t, &ac, &keys, &cap);
-	free(keys);
-	free(t.slots);
+		rc = build_levels(&t, w);
+	for (int h = 0; h < 2; h++) {
+		free(w[h].idx);
+		free(w[h].map);
+		free(w[h].keys);
+		level_release(&w[h].lv);
+	}
 	free(ac.sample);
 	free(ac.nkeys);
 	free(ac.node);
 	free(ac.root);
-	t.slots = NULL;
+	free(ac.val);
+	free(ac.bval);
+	free(ac.one);
 	if (!rc)
 		rc = link_children(&t);
 	size_t nmerged = 0;

@@ -427,11 +427,20 @@ test_expect_success DOT,XML '--base: negative values; the limits are fractions o
 	t=$(awk "\$1 == \"Total:\" { print (\$2 < 0 ? -\$2 : \$2) }" text) &&
 	nl=$(awk -v t="$t" "BEGIN { printf \"%d\", 0.005 * t }") &&
 	el=$(awk -v t="$t" "BEGIN { printf \"%d\", 0.001 * t }") &&
-	echo "Dropping nodes with <= $nl B; edges with <= $el abs(B)" >expect &&
+	# The sampled dump estimates the exact one: their difference is
+	# random and may be under 200 B, and then both limits are 0, of which
+	# jeprof (and jheap) say nothing, and nodes whose values cancel to a
+	# fraction of a byte (printed 0) stay
+	if test "$nl" -gt 0 || test "$el" -gt 0
+	then
+		echo "Dropping nodes with <= $nl B; edges with <= $el abs(B)" >expect
+	else
+		: >expect
+	fi &&
 	test_cmp expect err &&
 	dot_nodes g.dot >nodes &&
 	test -s nodes &&
-	awk -F "\t" -v l="$nl" "{ c = \$3 < 0 ? -\$3 : \$3; if (c <= l) { print \"kept \" \$0; bad = 1 } }
+	awk -F "\t" -v l="$nl" "{ c = \$3 < 0 ? -\$3 : \$3; if (l > 0 && c <= l) { print \"kept \" \$0; bad = 1 } }
 		END { exit bad }" nodes &&
 	awk -F "\t" "{ if (\$4 + 0 > 58) { print \"font \" \$0; bad = 1 } } END { exit bad }" nodes
 '

@@ -160,6 +160,46 @@ test_expect_success HTTPD 'the flame graph sums to --collapsed' '
 	done
 '
 
+# sum_of FRAME: the sum of the --collapsed lines (on stdin) with FRAME
+cat >sum_of.awk <<'AWK'
+{ v = $NF; sub(/ [^ ]*$/, ""); n = split($0, f, ";"); for (i = 1; i <= n; i++) if (f[i] == frame) { s += v; break } }
+END { print s + 0 }
+AWK
+
+T=$PROFILES/w_threads
+test_expect_success HTTPD 'the flame graph of one thread sums to --collapsed --thread' '
+	serve thr "$T" "$T.exact.heap" &&
+	for q in "?t=2" "?t=4&si=inuse_objects" "?t=0"; do
+		opts=$(echo "$q" | sed "s/?t=/--thread=/; s/&si=/ --/") &&
+		get thr "/data/flame$q" && test "$(cat code)" = 200 &&
+		/usr/bin/python3 flame2folded.py <body >web.txt &&
+		"$JHEAP" --collapsed $opts "$T" "$T.exact.heap" | sort >cli.txt &&
+		test -s cli.txt && test_cmp cli.txt web.txt || return 1
+	done &&
+	get thr "/data/flame" && /usr/bin/python3 flame2folded.py <body >all.txt &&
+	! test_cmp all.txt web.txt >/dev/null
+'
+
+test_expect_success HTTPD,BROWSER 'a thread picked in chromium: the flame graph is its share, a reload keeps it' '
+	ui thread thr &&
+	"$JHEAP" --collapsed --thread=2 "$T" "$T.exact.heap" | awk -v frame=worker -f sum_of.awk >expected &&
+	test_cmp expected thread-matched.txt && test_cmp expected thread-matched-reload.txt &&
+	"$JHEAP" --collapsed "$T" "$T.exact.heap" | awk -v frame=worker -f sum_of.awk >all &&
+	! test_cmp all expected >/dev/null &&
+	stop thr
+'
+
+test_expect_success HTTPD 'the flame graph is the same with one thread and two (two halves joined in order)' '
+	JHEAP_THREADS=1 serve one "$D" "$H" &&
+	JHEAP_THREADS=2 serve two "$D" "$H" &&
+	for q in "" "?si=inuse_objects" "?g=lines&i=xmalloc" "?f=cache"; do
+		get one "/data/flame$q" && test "$(cat code)" = 200 && mv body one.json &&
+		get two "/data/flame$q" && test "$(cat code)" = 200 &&
+		cmp one.json body || return 1
+	done &&
+	stop one && stop two
+'
+
 test_expect_success HTTPD 'the graph is --svg; peek, source and disasm are --peek, --list and --weblist' '
 	get s "/data/graph?f=cache" && "$JHEAP" --svg --focus=cache "$D" "$H" >cli.svg && cmp cli.svg body &&
 	get s "/data/peek?f=%5Ecache_get%24" && "$JHEAP" --peek="^cache_get\$" "$D" "$H" >cli.txt && test_cmp cli.txt body &&
@@ -210,6 +250,41 @@ test_expect_success HTTPD,BROWSER 'peek, source and disassembly in chromium' '
 	"$JHEAP" --list="^cache_store_value\$" "$D" "$H" >expected && test_cmp expected source.txt
 '
 
+A=$PROFILES/demo.accum.heap
+test_expect_success HTTPD 'si=churn_space and churn_objects: --churn and --churn_objects, refused as the command line refuses them' '
+	serve acc "$D" "$A" &&
+	get acc "/data/top?si=churn_space" && test "$(cat code)" = 200 &&
+	/usr/bin/python3 top2text.py <body >web.txt &&
+	"$JHEAP" --text --churn "$D" "$A" >cli.txt && test_cmp cli.txt web.txt &&
+	get acc "/data/top?si=churn_objects&sort=cum" && /usr/bin/python3 top2text.py <body >web.txt &&
+	"$JHEAP" --text --churn_objects --cum "$D" "$A" >cli.txt && test_cmp cli.txt web.txt &&
+	for si in churn_space churn_objects; do
+		opt=$(test $si = churn_space && echo --churn || echo --churn_objects) &&
+		get acc "/data/flame?si=$si" && test "$(cat code)" = 200 &&
+		/usr/bin/python3 flame2folded.py <body >web.txt &&
+		"$JHEAP" --collapsed $opt "$D" "$A" | sort >cli.txt &&
+		test -s cli.txt && test_cmp cli.txt web.txt || return 1
+	done &&
+	for si in churn_space churn_objects alloc_space; do
+		opt=$(case $si in churn_space) echo --churn ;; churn_objects) echo --churn_objects ;; *) echo --alloc_space ;; esac) &&
+		get s "/data/top?si=$si" && test "$(cat code)" = 400 &&
+		{ "$JHEAP" --text $opt "$D" "$H" >/dev/null 2>err; test $? = 1; } &&
+		test_cmp err body &&
+		get s "/data/flame?si=$si" && test "$(cat code)" = 400 && test_cmp err body || return 1
+	done &&
+	grep "^jheap: --alloc_space: the profile has no allocation counts" err &&
+	get s "/data/top?si=churn" && test "$(cat code)" = 400 && grep "churn_space or churn_objects" body
+'
+
+test_expect_success HTTPD,BROWSER 'churn in chromium: offered with allocation counts, Top and the flame graph are --churn' '
+	ui churn acc &&
+	"$JHEAP" --text --churn "$D" "$A" | tail -n +2 >expected && test_cmp expected churn-top.txt &&
+	grep -F -- "jheap --text --churn " churn-cmd.txt &&
+	"$JHEAP" --collapsed --churn "$D" "$A" | awk -v frame=log_request -f sum_of.awk >expected &&
+	test_cmp expected churn-matched.txt &&
+	stop acc
+'
+
 test_expect_success HTTPD 'Ctrl-C ends the server cleanly' '
 	stop s
 '
@@ -222,6 +297,31 @@ test_expect_success 'build the workloads of the diff and the series' '
 	LD_PRELOAD=$JEMALLOC MALLOC_CONF=prof:true,prof_final:true,lg_prof_sample:0,prof_prefix:$TRASH_DIRECTORY/pb ./w_phases 10 45 &&
 	LD_PRELOAD=$JEMALLOC MALLOC_CONF=prof:true,lg_prof_sample:0,prof_prefix:$TRASH_DIRECTORY/g ./w_growth &&
 	ls pa.*.heap pb.*.heap >/dev/null && test "$(ls g.*.m*.heap | wc -l)" -ge 5
+'
+
+L="--label-from-path=(?<run>p[ab])\."
+test_expect_success HTTPD 'with labels: the flame graph with tf and ti sums to --collapsed --tagfocus, --tagignore' '
+	serve lab "$L" ./w_phases pa.*.heap pb.*.heap &&
+	for q in "?tf=run%3Dpa" "?ti=run%3Dpa" "?tf=pb" "?tf=run%3Dp&ti=run%3Db&si=inuse_objects"; do
+		opts=$(echo "$q" | sed "s/%3D/=/g; s/?tf=/--tagfocus=/; s/?ti=/--tagignore=/; s/&ti=/ --tagignore=/; s/&si=/ --/") &&
+		get lab "/data/flame$q" && test "$(cat code)" = 200 &&
+		/usr/bin/python3 flame2folded.py <body >web.txt &&
+		"$JHEAP" --collapsed "$L" $opts ./w_phases pa.*.heap pb.*.heap | sort >cli.txt &&
+		test -s cli.txt && test_cmp cli.txt web.txt || return 1
+	done &&
+	get lab "/data/top?tf=run%3Dpa" && /usr/bin/python3 top2text.py <body >web.txt &&
+	"$JHEAP" --text "$L" --tagfocus=run=pa ./w_phases pa.*.heap pb.*.heap >cli.txt && test_cmp cli.txt web.txt &&
+	get lab "/data/flame?tf=run%3D%28" && test "$(cat code)" = 400 && grep "parameter tf: --tagfocus: bad regular expression" body
+'
+
+test_expect_success HTTPD,BROWSER 'a tag focus typed in chromium: the flame graph of the samples it keeps' '
+	ui tags lab &&
+	"$JHEAP" --collapsed "$L" --tagfocus=run=pa ./w_phases pa.*.heap pb.*.heap | awk -v frame=phase1 -f sum_of.awk >expected &&
+	test_cmp expected tags-matched.txt &&
+	"$JHEAP" --collapsed "$L" ./w_phases pa.*.heap pb.*.heap | awk -v frame=phase1 -f sum_of.awk >all &&
+	! test_cmp all expected >/dev/null &&
+	grep -F -- "--tagfocus=run=pa" tags-cmd.txt && grep -F -- "--label-from-path=" tags-cmd.txt &&
+	stop lab
 '
 
 test_expect_success HTTPD 'with --base: Top is --text --base, the flame graph --collapsed --base' '
@@ -270,15 +370,51 @@ d = json.load(open(\"body\")) if False else None
 	PY
 '
 
-test_expect_success HTTPD,BROWSER 'the timeline in chromium: two points open their diff, one opens its dump' '
+test_expect_success HTTPD,BROWSER 'the timeline in chromium: a click opens a dump in every view, Shift-click and a click (or Compare) their diff' '
 	ui timeline ser &&
 	files=$(ls g.*.m*.heap | sort -t. -k3,3n) && set -- $files && n=$# &&
 	test "$(cat timeline-points.txt)" = "$n" &&
 	"$JHEAP" --growth ./w_growth $files >expected && test_cmp expected timeline-growth.txt &&
 	eval "last=\${$n}" &&
-	"$JHEAP" --text --base $2 ./w_growth $last | tail -n +2 >expected && test_cmp expected timeline-diff.txt &&
 	"$JHEAP" --text ./w_growth $3 | tail -n +2 >expected && test_cmp expected timeline-dump2.txt &&
+	"$JHEAP" --collapsed ./w_growth $3 | awk -v frame=build_cache -f sum_of.awk >expected &&
+	test_cmp expected timeline-dump2-flame.txt &&
+	"$JHEAP" --text --base $2 ./w_growth $last | tail -n +2 >expected && test_cmp expected timeline-diff.txt &&
+	"$JHEAP" --text --base $1 ./w_growth $4 | tail -n +2 >expected && test_cmp expected timeline-diff03.txt &&
 	stop ser
+'
+
+test_expect_success HTTPD 'a thread of one dump of a series is --thread=N on that dump alone' '
+	cc -O0 -g -pthread -o w_threads "$SRCDIR/testdata/w_threads.c" -ldl &&
+	LD_PRELOAD=$JEMALLOC MALLOC_CONF=prof:true,lg_prof_sample:0,lg_prof_interval:17,prof_prefix:$TRASH_DIRECTORY/tt ./w_threads &&
+	files=$(ls tt.*.heap | sort -t. -k3,3n) && set -- $files && test $# -ge 3 &&
+	eval "last=\${$#}" && n=$(($# - 1)) &&
+	serve tser ./w_threads $files &&
+	for t in 0 2 4; do
+		get tser "/data/top?d=$n&t=$t" && test "$(cat code)" = 200 &&
+		/usr/bin/python3 top2text.py <body | tail -n +2 >web.txt &&
+		"$JHEAP" --text --thread=$t ./w_threads $last | tail -n +2 >cli.txt &&
+		test -s cli.txt && test_cmp cli.txt web.txt &&
+		get tser "/data/flame?d=$n&t=$t&si=inuse_objects" && test "$(cat code)" = 200 &&
+		/usr/bin/python3 flame2folded.py <body >web.txt &&
+		"$JHEAP" --collapsed --inuse_objects --thread=$t ./w_threads $last | sort >cli.txt &&
+		test_cmp cli.txt web.txt || return 1
+	done &&
+	get tser "/data/top?d=$n&b=1&t=1" && test "$(cat code)" = 200 &&
+	/usr/bin/python3 top2text.py <body | tail -n +2 >web.txt &&
+	"$JHEAP" --text --thread=1 --base $2 ./w_threads $last | tail -n +2 >cli.txt && test_cmp cli.txt web.txt &&
+	get tser "/data/top?d=0&t=4" && test "$(cat code)" = 400 &&
+	grep "parameter t: the dump .$(basename $1). has no thread 4" body &&
+	! "$JHEAP" --text --thread=4 ./w_threads $1 2>err && grep "no thread 4" err
+'
+
+test_expect_success HTTPD,BROWSER 'a thread of one dump in chromium: the last point, thread 4 from the menu' '
+	ui seriesthread tser &&
+	files=$(ls tt.*.heap | sort -t. -k3,3n) && set -- $files && eval "last=\${$#}" &&
+	"$JHEAP" --text --thread=4 ./w_threads $last | tail -n +2 >expected && test_cmp expected series-thread-top.txt &&
+	"$JHEAP" --collapsed --thread=4 ./w_threads $last | awk -v frame=worker -f sum_of.awk >expected &&
+	test_cmp expected series-thread-matched.txt &&
+	stop tser
 '
 
 test_expect_success HTTPD 'a dump folder is a series too' '

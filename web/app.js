@@ -7,7 +7,8 @@
 const JH = {
   views: {},          // name -> function(container, params) rendering it
   info: null,
-  SERVER_KEYS: ['f', 'i', 'h', 's', 'si', 'g', 'a', 't', 'd', 'b', 'sort', 'q', 'z', 'sw'],
+  SERVER_KEYS: ['f', 'i', 'h', 's', 'si', 'g', 'a', 't', 'tf', 'ti', 'd', 'b', 'sort', 'q', 'z', 'sw', 'cmp'],
+  CONTROLS: ['si', 'g', 'f', 'i', 'h', 's', 'a', 't', 'tf', 'ti'],
 };
 window.JH = JH;
 
@@ -142,13 +143,18 @@ JH.commandLine = function () {
     peek: '--peek=' + f, source: '--list=' + f, disasm: '--weblist=' + f, timeline: '--growth' }[view];
   if (mode) args.push(mode);
   if (view === 'top' && p.get('sort') === 'cum') args.push('--cum');
-  if (p.get('si')) args.push('--' + p.get('si'));
+  const si = { churn_space: 'churn', churn_objects: 'churn_objects' }[p.get('si')] || p.get('si');
+  if (si) args.push('--' + si);
   if (p.get('g')) args.push('--' + p.get('g'));
-  const opts = { f: 'focus', i: 'ignore', h: 'exclude', s: 'retain', a: 'allocator', t: 'thread' };
+  const opts = { f: 'focus', i: 'ignore', h: 'exclude', s: 'retain', a: 'allocator', t: 'thread',
+    tf: 'tagfocus', ti: 'tagignore' };
   for (const k in opts) {
     if (k === 'f' && ['peek', 'source', 'disasm'].includes(view)) continue;
-    if (p.get(k)) args.push('--' + opts[k] + '=' + p.get(k));
+    // the server's own --tagfocus and --tagignore hold unless the URL says
+    const v = p.get(k) || (k === 'tf' ? info.tagfocus : k === 'ti' ? info.tagignore : '');
+    if (v) args.push('--' + opts[k] + '=' + v);
   }
+  if (info.label_from_path) args.push('--label-from-path=' + info.label_from_path);
   for (const d of info.source_dirs || []) args.push('--source-dir=' + d);
   for (const b of info.bases || []) args.push('--base=' + b);
   if (info.binary) args.push(info.binary);
@@ -158,22 +164,32 @@ JH.commandLine = function () {
     if (p.has('b')) args.push('--base=' + profiles[+p.get('b')]);
     args.push(profiles[d]);
   } else {
-    args.push(...profiles);
+    // each --label before the first PROFILE it names, as it was given
+    profiles.forEach((prof, k) => {
+      for (const [from, kv] of info.labels || []) if (from === k) args.push('--label', kv);
+      args.push(prof);
+    });
   }
   return args.map(shellQuote).join(' ');
 };
 
 function syncControls() {
   const p = JH.params();
-  for (const k of ['si', 'g', 'f', 'i', 'h', 's', 'a', 't']) {
+  const info = JH.info || {};
+  for (const k of JH.CONTROLS) {
     const e = document.getElementById(k);
     if (!e) continue;
-    const def = { si: 'inuse_space', g: 'functions' }[k] || '';
+    const def = { si: 'inuse_space', g: 'functions', tf: info.tagfocus, ti: info.tagignore }[k] || '';
     e.value = p.get(k) || def;
   }
+  // which dump of a series every view shows (the timeline's choice)
+  const line = document.getElementById('dumpline'), profs = info.profiles || [];
+  const dn = p.has('d') ? profs[+p.get('d')] : null, bn = p.has('b') ? profs[+p.get('b')] : null;
+  line.hidden = !info.series || (!dn && !bn) || p.get('cmp') === '1';
+  line.textContent = line.hidden ? '' : 'Dump ' + (dn || profs[profs.length - 1] || '') + (bn ? ', the change since ' + bn : '') + ' (chosen on the timeline)';
   for (const a of document.querySelectorAll('#nav a')) {
     a.classList.toggle('active', a.dataset.view === JH.viewName());
-    const q = JH.query(p, { z: null, sw: null, q: null, sort: null });
+    const q = JH.query(p, { z: null, sw: null, q: null, sort: null, cmp: null });
     a.href = (a.dataset.view === 'graph' ? '/ui/' : '/ui/' + a.dataset.view) + q;
   }
 }
@@ -276,20 +292,23 @@ async function start() {
   document.getElementById('nav-timeline').hidden = !info.series;
   const tsel = document.getElementById('t');
   for (const [uid, name] of info.threads || []) tsel.append(JH.el('option', { value: String(uid), text: uid + (name ? ' ' + name : '') }));
-  document.getElementById('thread-label').hidden = !(info.threads || []).length || info.series;
-  if (!info.has_alloc) for (const o of document.querySelectorAll('#si option[value^=alloc]')) o.disabled = true;
+  document.getElementById('thread-label').hidden = !(info.threads || []).length;
+  document.getElementById('tags-label').hidden = !info.has_labels;
+  // the values of allocation counts only where the dumps have them
+  if (!info.has_alloc) for (const o of document.querySelectorAll('#si option[value^=alloc], #si option[value^=churn]')) o.remove();
   document.getElementById('controls').addEventListener('submit', (ev) => {
     ev.preventDefault();
     const ch = {};
-    for (const k of ['si', 'g', 'f', 'i', 'h', 's', 'a', 't']) {
+    for (const k of JH.CONTROLS) {
       const v = document.getElementById(k).value;
-      ch[k] = (k === 'si' && v === 'inuse_space') || (k === 'g' && v === 'functions') ? null : v;
+      const def = { si: 'inuse_space', g: 'functions', tf: info.tagfocus, ti: info.tagignore }[k];
+      ch[k] = v === def ? null : v;
     }
     JH.go(null, Object.assign(ch, { z: null, sw: null }));
   });
   document.getElementById('reset').addEventListener('click', () => {
     const keep = {};
-    for (const k of ['d', 'b']) if (JH.params().get(k)) keep[k] = JH.params().get(k);
+    for (const k of ['d', 'b', 'cmp']) if (JH.params().get(k)) keep[k] = JH.params().get(k);
     history.pushState(null, '', location.pathname + JH.query(new URLSearchParams(keep)));
     JH.render();
   });

@@ -1,7 +1,10 @@
 // The timeline of a series of dumps: in-use bytes per dump over time
 // (allocated bytes too when the dumps have them).  A click on a point
-// selects it ("Open" shows that dump in every view); a second point opens
-// the diff of the two.  Beside it, the --growth ranking.  Live (--pid):
+// opens that dump in every view (d); Shift-click (or Ctrl-click, or a
+// click in Compare mode) picks a first point, the base (b), and a click on
+// a second point opens the difference of the two.  The choice is in the
+// URL (d, b, and cmp=1 while a second point is awaited), so reload and
+// Back keep it.  Beside the chart, the --growth ranking.  Live (--pid):
 // new dumps appear as the program writes them, and "Dump now" asks it
 // for one (jheap dump PID).
 'use strict';
@@ -9,7 +12,7 @@
 (function () {
   const JH = window.JH;
 
-  function chart(box, data, selected, onpick) {
+  function chart(box, data, marks, onpick) {
     const W = 720, H = 320, L = 70, R = 20, T = 20, B = 40;
     const dumps = data.dumps;
     const svg = JH.svg('svg', { width: W, height: H, class: 'chart', id: 'chart' });
@@ -37,11 +40,12 @@
     }
     dumps.forEach((d, i) => {
       for (const k of keys) {
-        const c = JH.svg('circle', { cx: xs[i], cy: y(d[k]), r: 6, fill: colors[k], class: selected.includes(i) ? 'sel' : '', 'data-dump': i, 'data-key': k });
+        const cls = i === marks.base ? 'base' : i === marks.open ? 'open' : '';
+        const c = JH.svg('circle', { cx: xs[i], cy: y(d[k]), r: 6, fill: colors[k], class: cls, 'data-dump': i, 'data-key': k });
         const title = JH.svg('title');
         title.textContent = d.name + '\n' + k + ': ' + JH.fmtBytes(d[k]) + '\ninuse_objects: ' + d.inuse_objects;
         c.append(title);
-        c.addEventListener('click', (ev) => { ev.stopPropagation(); onpick(i); });
+        c.addEventListener('click', (ev) => { ev.stopPropagation(); onpick(i, ev); });
         svg.append(c);
       }
     });
@@ -49,33 +53,46 @@
   }
 
   JH.views.timeline = async function (main, params, current) {
-    const data = JSON.parse(await JH.fetchData('timeline', { d: null, b: null }));
+    const data = JSON.parse(await JH.fetchData('timeline', { d: null, b: null, cmp: null }));
     if (!current()) return;
     if (!data.series) { main.append(JH.el('p', { text: 'The timeline needs a series of dumps of one program (several dumps, a dump folder, or --pid).' })); return; }
-    const selected = [];
-    const left = JH.el('div', {}), side = JH.el('div', { class: 'side' });
-    const info = JH.el('div', { id: 'timeline-info' });
-    const redraw = () => {
-      left.replaceChildren();
-      chart(left, data, selected, pick);
-      left.append(JH.el('div', { class: 'legend' }, JH.el('span', { class: 'in', text: '● in use' }),
-        data.has_alloc ? JH.el('span', { class: 'al', text: '● allocated' }) : ''));
-      left.append(info);
-    };
-    const pick = (i) => {
-      selected.push(i);
-      if (selected.length === 2) {
-        const [a, b] = selected[0] < selected[1] ? selected : [selected[1], selected[0]];
-        if (a !== b) { JH.go('top', { d: b, b: a }); return; }
-        selected.length = 1;
+    const n = data.dumps.length;
+    const num = (k) => (params.has(k) && /^[0-9]+$/.test(params.get(k)) && +params.get(k) < n ? +params.get(k) : null);
+    // what the views show: dump d (the last when none), against b
+    const compare = params.get('cmp') === '1';
+    const marks = { open: num('d') !== null ? num('d') : n - 1, base: num('b') };
+    const name = (i) => data.dumps[i].name;
+    const pick = (i, ev) => {
+      if (compare && marks.base !== null && i !== marks.base) {
+        // the second point: the older is the base, the newer is shown
+        const [a, b] = marks.base < i ? [marks.base, i] : [i, marks.base];
+        JH.go('top', { d: b, b: a, cmp: null });
+      } else if (compare || ev.shiftKey || ev.ctrlKey || ev.metaKey) {
+        JH.go(null, { b: i, d: null, cmp: '1' });   // the first of two
+      } else {
+        JH.go('top', { d: i, b: null, cmp: null });
       }
-      const d = data.dumps[i];
-      info.replaceChildren(JH.el('p', {}, 'Selected ', JH.el('b', { text: d.name }), ': in use ' + JH.fmtBytes(d.inuse_space) + ', ' + d.inuse_objects + ' objects. ',
-        JH.el('button', { type: 'button', id: 'open-dump', text: 'Open this dump', onclick: () => JH.go('top', { d: i, b: null }) }),
-        ' or click a second point for the diff.'));
-      redraw();
     };
-    redraw();
+    const left = JH.el('div', {}), side = JH.el('div', { class: 'side' });
+    chart(left, data, marks, pick);
+    left.append(JH.el('div', { class: 'legend' }, JH.el('span', { class: 'in', text: '● in use' }),
+      data.has_alloc ? JH.el('span', { class: 'al', text: '● allocated' }) : '',
+      JH.el('span', { class: 'open-mark', text: '◯ shown in every view' }),
+      JH.el('span', { class: 'base-mark', text: '◯ base of the difference' })));
+    const cmpBtn = JH.el('button', { type: 'button', id: 'compare', 'aria-pressed': compare ? 'true' : 'false',
+      text: compare ? 'Cancel the comparison' : 'Compare two dumps',
+      onclick: () => JH.go(null, compare ? { cmp: null, b: null } : { cmp: '1', b: null, d: null }) });
+    let how;
+    if (compare && marks.base !== null)
+      how = ['Base: ', JH.el('b', { text: name(marks.base) }), '. Click a second point to open the difference of the two in every view.'];
+    else if (compare)
+      how = ['Compare: click the first point (the base), then the second.'];
+    else
+      how = ['Click a point to open that dump in every view; Shift-click (or Ctrl-click, or ', JH.el('i', { text: 'Compare two dumps' }), ') a first point and click a second to open their difference.'];
+    const shown = marks.base !== null && !compare
+      ? ['Shown in every view: ', JH.el('b', { text: name(marks.open) }), ' against ', JH.el('b', { text: name(marks.base) }), '.']
+      : !compare ? ['Shown in every view: ', JH.el('b', { text: name(marks.open) }), num('d') === null ? ' (the last dump).' : '.'] : [];
+    left.append(JH.el('p', { id: 'timeline-info' }, ...how, ' ', cmpBtn), JH.el('p', { id: 'timeline-shown' }, ...shown));
     const wrap = JH.el('div', { class: 'timeline', id: 'timeline' }, left, side);
     main.append(wrap);
     JH.status(data.dumps.length + ' dumps' + (data.live ? ', live: process ' + data.pid : ''));

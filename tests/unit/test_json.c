@@ -45,10 +45,51 @@ TEST(json_numbers)
 	CHECK_STR(buf, "2750400 -0.5 0");
 }
 
+/* A name longer than the chunks json_str() gathers, escapes across
+ * their edges, is the same as one written a byte at a time. */
+TEST(json_long_strings)
+{
+	static char in[3000], want[20000];
+	size_t o = 0;
+	want[o++] = '"';
+	for (int i = 0; i < 2999; i++) {
+		in[i] = i % 7 == 0 ? '<' : i % 11 == 0 ? '"' : (char)('a' + i % 26);
+		o += (size_t)(in[i] == '<' ? sprintf(want + o, "\\u003c") : in[i] == '"' ? sprintf(want + o, "\\\"")
+					  : sprintf(want + o, "%c", in[i]));
+	}
+	want[o++] = '"';
+	want[o] = '\0';
+	static char buf[20000];
+	FILE *f = fmemopen(buf, sizeof(buf), "w");
+	json_str(f, in);
+	fclose(f);
+	CHECK_STR(buf, want);
+}
+
+/* Integers exactly as "%.0f" writes them, without printf's float path. */
+TEST(json_integers)
+{
+	const double v[] = { 1, -1, 9, 10, -10, 123456789, 8999999999999999.0, -8999999999999999.0,
+			     4294967296.0, -0.0, 1e15 };
+	for (size_t i = 0; i < sizeof(v) / sizeof(*v); i++) {
+		char got[JSON_NUM_MAX], want[64];
+		json_num_buf(got, v[i]);
+		snprintf(want, sizeof(want), "%.0f", v[i] == 0 ? 0 : v[i]);
+		CHECK_STR(got, want);
+	}
+	char got[JSON_NUM_MAX];
+	json_num_buf(got, 9e15);   /* past the exact range: %.17g */
+	CHECK_STR(got, "9000000000000000");
+	json_num_buf(got, 0.1);
+	CHECK_STR(got, "0.10000000000000001");
+}
+
 int main(void)
 {
 	RUN(json_markup_is_escaped);
 	RUN(json_controls_and_separators);
 	RUN(json_numbers);
+	RUN(json_long_strings);
+	RUN(json_integers);
 	return UNIT_END();
 }

@@ -143,16 +143,17 @@ async function makePage(send, listeners) {
     if (!r) throw new Error('no element ' + selector);
     return r;
   };
-  page.mouse = async (type, x, y, button = 'left', clickCount = 1) => {
-    await s('Input.dispatchMouseEvent', { type, x, y, button, clickCount, buttons: type === 'mouseReleased' ? 0 : (button === 'right' ? 2 : 1) });
+  page.mouse = async (type, x, y, button = 'left', clickCount = 1, modifiers = 0) => {
+    await s('Input.dispatchMouseEvent', { type, x, y, button, clickCount, modifiers, buttons: type === 'mouseReleased' ? 0 : (button === 'right' ? 2 : 1) });
   };
-  // A click as a person makes one: move, press, release at the element.
-  page.click = async (selector, button = 'left') => {
+  // A click as a person makes one: move, press, release at the element;
+  // MODIFIERS held (CDP's bits: 1 Alt, 2 Ctrl, 4 Meta, 8 Shift).
+  page.click = async (selector, button = 'left', modifiers = 0) => {
     await page.waitFor(`!!document.querySelector(${JSON.stringify(selector)})`, selector);
     const [x, y] = await page.center(selector);
-    await s('Input.dispatchMouseEvent', { type: 'mouseMoved', x, y });
-    await page.mouse('mousePressed', x, y, button);
-    await page.mouse('mouseReleased', x, y, button);
+    await s('Input.dispatchMouseEvent', { type: 'mouseMoved', x, y, modifiers });
+    await page.mouse('mousePressed', x, y, button, 1, modifiers);
+    await page.mouse('mouseReleased', x, y, button, 1, modifiers);
   };
   page.hover = async (selector) => {
     const [x, y] = await page.center(selector);
@@ -166,6 +167,18 @@ async function makePage(send, listeners) {
     if (enter) {
       await s('Input.dispatchKeyEvent', { type: 'keyDown', key: 'Enter', code: 'Enter', windowsVirtualKeyCode: 13, text: '\r' });
       await s('Input.dispatchKeyEvent', { type: 'keyUp', key: 'Enter', code: 'Enter', windowsVirtualKeyCode: 13 });
+    }
+  };
+  // Picks the option of the <select> SELECTOR whose text starts with
+  // TEXT as a person does with the keyboard: focus it and type.
+  page.choose = async (selector, text) => {
+    await page.click(selector);
+    await s('Input.dispatchKeyEvent', { type: 'keyDown', key: 'Escape', code: 'Escape', windowsVirtualKeyCode: 27 });
+    await s('Input.dispatchKeyEvent', { type: 'keyUp', key: 'Escape', code: 'Escape', windowsVirtualKeyCode: 27 });
+    await page.eval(`document.querySelector(${JSON.stringify(selector)}).focus()`);
+    for (const ch of text) {
+      await s('Input.dispatchKeyEvent', { type: 'keyDown', key: ch, text: ch, unmodifiedText: ch });
+      await s('Input.dispatchKeyEvent', { type: 'keyUp', key: ch });
     }
   };
   page.screenshot = async (file) => {

@@ -38,6 +38,8 @@ const scenarios = {
   async top(page) {
     await page.goto(base + '/ui/top');
     out('top.txt', await topText(page));
+    const values = await page.eval("[...document.querySelectorAll('#si option')].map((o) => o.value).join(',')");
+    check(values === 'inuse_space,inuse_objects', 'a profile without allocation counts offers only the in-use values: ' + values);
     await shot(page, 'top.png');
     await page.click('#top th[data-sort=cum]');
     await page.waitFor("location.search.includes('sort=cum') && document.body.dataset.state === 'ready'", 'sorted by cum');
@@ -117,6 +119,42 @@ const scenarios = {
     await clean(page, 'flame');
   },
 
+  // A thread picked in the menu: the flame graph is of its share, and
+  // reload keeps it.
+  async thread(page) {
+    await page.goto(base + '/ui/flamegraph');
+    await page.waitFor("document.querySelectorAll('#flame .fr').length > 3", 'frames');
+    check(await page.eval("!document.getElementById('thread-label').hidden"), 'the thread menu is offered');
+    await page.choose('#t', '2');
+    check(await page.eval("document.getElementById('t').value") === '2', 'thread 2 chosen in the menu');
+    await page.click('#apply');
+    await page.waitFor("new URLSearchParams(location.search).get('t') === '2' && document.body.dataset.state === 'ready'", 'the thread in the URL');
+    await page.type('#flame-search', '^worker$');
+    await page.waitFor("document.getElementById('matched') && document.getElementById('matched').textContent.startsWith('Matched')", 'the matched share');
+    out('thread-matched.txt', await page.eval("document.getElementById('matched').dataset.sum") + '\n');
+    await page.eval('window.__before_reload = 1; location.reload()');
+    await page.waitFor("!window.__before_reload && document.readyState === 'complete' && document.body && document.body.dataset.state === 'ready' && document.getElementById('matched')", 'reloaded');
+    check(await page.eval("document.getElementById('t').value") === '2', 'the thread kept by a reload');
+    out('thread-matched-reload.txt', await page.eval("document.getElementById('matched').dataset.sum") + '\n');
+    await clean(page, 'thread');
+  },
+
+  // A label filter typed in Tag focus: the flame graph of the samples
+  // it keeps, and the command line that says so.
+  async tags(page) {
+    await page.goto(base + '/ui/flamegraph');
+    await page.waitFor("document.querySelectorAll('#flame .fr').length > 3", 'frames');
+    check(await page.eval("!document.getElementById('tags-label').hidden"), 'the tag filters are offered');
+    await page.type('#tf', 'run=pa');
+    await page.waitFor("new URLSearchParams(location.search).get('tf') === 'run=pa' && document.body.dataset.state === 'ready'", 'the tag focus in the URL');
+    await page.type('#flame-search', '^phase1$');
+    await page.waitFor("document.getElementById('matched') && document.getElementById('matched').textContent.startsWith('Matched')", 'the matched share');
+    out('tags-matched.txt', await page.eval("document.getElementById('matched').dataset.sum") + '\n');
+    await page.click('#copycmd');
+    out('tags-cmd.txt', await page.waitFor("!document.getElementById('cmdline').hidden && document.getElementById('cmdtext').value", 'the command line') + '\n');
+    await clean(page, 'tags');
+  },
+
   // --base: signed Top rows, a coloured graph, a differential flame graph.
   async diff(page) {
     await page.goto(base + '/ui/top');
@@ -133,26 +171,99 @@ const scenarios = {
     await clean(page, 'diff');
   },
 
-  // A series: the chart, one dump, two points open their diff.
+  // A series: a click opens a dump in every view; Shift-click and a click
+  // (or Compare and two clicks) open the difference of two; the choice is
+  // in the URL, so reload and Back keep it.
   async timeline(page) {
+    const ready = "document.body.dataset.state === 'ready'";
+    const pt = (i) => `#chart circle[data-key=inuse_space][data-dump="${i}"]`;
+    // the URL's path and parameters, in any order
+    const url = (path, q) => `location.pathname === '${path}' && [...new URLSearchParams(location.search)].map(String).sort().join('&') === '${[...new URLSearchParams(q)].map(String).sort().join('&')}' && ${ready}`;
     await page.goto(base + '/ui/timeline');
     const n = await page.waitFor("document.querySelectorAll('#chart circle[data-key=inuse_space]').length", 'points');
     out('timeline-points.txt', n + '\n');
     await page.waitFor("document.getElementById('growth')", 'the growth ranking');
     out('timeline-growth.txt', await page.eval("document.getElementById('growth').textContent"));
+    const how = await page.eval("document.getElementById('timeline-info').textContent");
+    check(/Click a point to open that dump in every view/.test(how) && /Shift-click/.test(how), 'the page says how: ' + how);
     await shot(page, 'timeline.png');
-    await page.click('#chart circle[data-key=inuse_space][data-dump="1"]');
-    await page.waitFor("document.getElementById('open-dump')", 'the selected dump');
-    await page.click("#chart circle[data-key=inuse_space][data-dump='" + (n - 1) + "']");
-    await page.waitFor("location.pathname === '/ui/top' && location.search.includes('b=1') && document.body.dataset.state === 'ready'", 'the diff of two dumps');
-    out('timeline-diff.txt', await topText(page));
-    out('timeline-diff-url.txt', await page.eval('location.search') + '\n');
-    await page.goto(base + '/ui/timeline');
-    await page.click('#chart circle[data-key=inuse_space][data-dump="2"]');
-    await page.click('#open-dump');
-    await page.waitFor("location.pathname === '/ui/top' && location.search === '?d=2' && document.body.dataset.state === 'ready'", 'dump 2 alone');
+    // a click opens that dump
+    await page.click(pt(2));
+    await page.waitFor(url('/ui/top', '?d=2'), 'dump 2 open in Top');
     out('timeline-dump2.txt', await topText(page));
+    check(/^Dump g\.[0-9]+\.2\.m2\.heap \(chosen on the timeline\)$/.test(await page.eval("document.getElementById('dumpline').textContent")), 'the page names the dump shown');
+    // in every view: the flame graph of the same dump, from the menu
+    await page.click('#nav a[data-view=flamegraph]');
+    await page.waitFor(url('/ui/flamegraph', '?d=2') + " && document.querySelectorAll('#flame .fr').length > 3", 'dump 2 in the flame graph');
+    await page.type('#flame-search', '^build_cache$');
+    await page.waitFor("document.getElementById('matched') && document.getElementById('matched').textContent.startsWith('Matched')", 'the matched share');
+    out('timeline-dump2-flame.txt', await page.eval("document.getElementById('matched').dataset.sum") + '\n');
+    // back on the timeline, dump 2 is marked as the one shown
+    await page.click('#nav a[data-view=timeline]');
+    await page.waitFor(url('/ui/timeline', '?d=2') + ' && !!document.querySelector(\'' + pt(2) + '.open\')', 'dump 2 marked on the timeline');
+    // Shift-click a first point, click a second: their difference
+    await page.click(pt(1), 'left', 8);
+    await page.waitFor(url('/ui/timeline', '?b=1&cmp=1') + ' && !!document.querySelector(\'' + pt(1) + '.base\')', 'dump 1 the base');
+    check(/^Base: g\.[0-9]+\.1\.m1\.heap\. Click a second point/.test(await page.eval("document.getElementById('timeline-info').textContent")), 'the page asks for the second point');
+    await page.eval('window.__before_reload = 1; location.reload()');
+    await page.waitFor('!window.__before_reload && document.readyState === "complete" && ' + url('/ui/timeline', '?b=1&cmp=1') + ' && !!document.querySelector(\'' + pt(1) + '.base\')', 'the base kept by a reload');
+    await page.click(pt(n - 1));
+    await page.waitFor(url('/ui/top', `?d=${n - 1}&b=1`), 'the diff of two dumps');
+    out('timeline-diff.txt', await topText(page));
+    // Compare two dumps with the button, the newer one first
+    await page.goto(base + '/ui/timeline');
+    await page.click('#compare');
+    await page.waitFor(url('/ui/timeline', '?cmp=1'), 'compare mode');
+    await page.click(pt(3));
+    await page.waitFor(url('/ui/timeline', '?b=3&cmp=1'), 'the first of two');
+    await page.click(pt(0));
+    await page.waitFor(url('/ui/top', '?d=3&b=0'), 'the diff of dumps 0 and 3');
+    out('timeline-diff03.txt', await topText(page));
+    await page.back();
+    await page.waitFor(url('/ui/timeline', '?b=3&cmp=1'), 'Back: the first of two again');
+    await page.click('#compare');
+    await page.waitFor(url('/ui/timeline', ''), 'the comparison cancelled');
     await clean(page, 'timeline');
+  },
+
+  // A thread of one dump of a series: a click on the last point, the
+  // thread picked in the menu; Top and the flame graph are its share.
+  async seriesthread(page) {
+    await page.goto(base + '/ui/timeline');
+    const n = await page.waitFor("document.querySelectorAll('#chart circle[data-key=inuse_space]').length", 'points');
+    await page.click(`#chart circle[data-key=inuse_space][data-dump="${n - 1}"]`);
+    await page.waitFor(`location.pathname === '/ui/top' && location.search === '?d=${n - 1}' && document.body.dataset.state === 'ready'`, 'the last dump in Top');
+    check(await page.eval("!document.getElementById('thread-label').hidden"), 'the thread menu is offered for a dump of a series');
+    await page.choose('#t', '4');
+    await page.click('#apply');
+    await page.waitFor("new URLSearchParams(location.search).get('t') === '4' && new URLSearchParams(location.search).get('d') !== null && document.body.dataset.state === 'ready'", 'thread 4 of the dump');
+    out('series-thread-top.txt', await topText(page));
+    await page.click('#nav a[data-view=flamegraph]');
+    await page.waitFor("location.pathname === '/ui/flamegraph' && document.body.dataset.state === 'ready' && document.querySelectorAll('#flame .fr').length > 2", 'its flame graph');
+    await page.type('#flame-search', '^worker$');
+    await page.waitFor("document.getElementById('matched') && document.getElementById('matched').textContent.startsWith('Matched')", 'the matched share');
+    out('series-thread-matched.txt', await page.eval("document.getElementById('matched').dataset.sum") + '\n');
+    await clean(page, 'seriesthread');
+  },
+
+  // Churn picked in the Value menu of a profile with allocation counts.
+  async churn(page) {
+    await page.goto(base + '/ui/top');
+    const values = await page.eval("[...document.querySelectorAll('#si option')].map((o) => o.value).join(',')");
+    check(values === 'inuse_space,inuse_objects,alloc_space,alloc_objects,churn_space,churn_objects', 'the Value menu offers churn: ' + values);
+    await page.choose('#si', 'churn_s');
+    check(await page.eval("document.getElementById('si').value") === 'churn_space', 'churn_space chosen in the menu');
+    await page.click('#apply');
+    await page.waitFor("new URLSearchParams(location.search).get('si') === 'churn_space' && document.body.dataset.state === 'ready'", 'churn in the URL');
+    out('churn-top.txt', await topText(page));
+    await page.click('#copycmd');
+    out('churn-cmd.txt', await page.waitFor("!document.getElementById('cmdline').hidden && document.getElementById('cmdtext').value", 'the command line') + '\n');
+    await page.click('#nav a[data-view=flamegraph]');
+    await page.waitFor("location.pathname === '/ui/flamegraph' && document.body.dataset.state === 'ready' && document.querySelectorAll('#flame .fr').length > 2", 'the flame graph of churn');
+    await page.type('#flame-search', '^log_request$');
+    await page.waitFor("document.getElementById('matched') && document.getElementById('matched').textContent.startsWith('Matched')", 'the matched share');
+    out('churn-matched.txt', await page.eval("document.getElementById('matched').dataset.sum") + '\n');
+    await clean(page, 'churn');
   },
 
   // Live: the chart grows as the program dumps, and with "Dump now".
