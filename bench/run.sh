@@ -24,7 +24,9 @@
 # (bench/peaks.sh; "bash bench/run.sh BUILD peaks"),
 # and what each speed mechanism saves, measured with and without it
 # (bench/mech.sh; "bash bench/run.sh BUILD mech"), every output format
-# on the 1,000,000-stack dump (bench/scale.sh; "... BUILD scale") and a
+# on the 1,000,000-stack dump (bench/scale.sh; "... BUILD scale"), the
+# second run with the persistent symbol cache and where its time goes
+# (bench/second.sh; "... BUILD second") and a
 # fleet of 1,000 dumps summed and compared by symbol (bench/fleet.sh;
 # "... BUILD fleet"), issue 29.
 # "bash bench/run.sh BUILD inputs" only makes the inputs (for measuring by
@@ -55,9 +57,9 @@ fi
 if [ "${2:-}" = web ]; then
 	exec bash "$SRCDIR/bench/web.sh" "$BUILD"
 fi
-# bench/run.sh BUILD peaks|scale|fleet: only that section (bench/peaks.sh,
-# bench/scale.sh, bench/fleet.sh)
-if [ "${2:-}" = peaks ] || [ "${2:-}" = scale ] || [ "${2:-}" = fleet ]; then
+# bench/run.sh BUILD peaks|scale|fleet|second: only that section
+# (bench/peaks.sh, bench/scale.sh, bench/fleet.sh, bench/second.sh)
+if [ "${2:-}" = peaks ] || [ "${2:-}" = scale ] || [ "${2:-}" = fleet ] || [ "${2:-}" = second ]; then
 	exec bash "$SRCDIR/bench/$2.sh" "$BUILD"
 fi
 # bench/run.sh BUILD mech: only the mechanisms' section (bench/mech.sh)
@@ -462,70 +464,12 @@ out ""
 # ------------------------------------------------------------ second run
 
 say "bench: a second analysis of another dump of the same binary..."
-out "### Second run: another dump of the same binary"
-out ""
-CACHE_DIR=$B/cache
-# Rounds of: the cache emptied, the first run, the second, the second
-# again (every address cached by then); the median of each.  A second run
-# repeated on its own would find the cache warmer than a real second
-# analysis does (its new addresses already in it), so each round starts
-# from nothing.  (JHEAP_DEBUG=time: each run's stages on its standard
-# error, for the table of where the time goes: the last round's.)
-SECOND_ROUNDS=${SECOND_ROUNDS:-15}
-declare -A SR_T SR_C SR_R
-for ((round = 0; round < SECOND_ROUNDS; round++)); do
-	rm -rf "$CACHE_DIR"
-	for id in second.first second.second second.again; do
-		dump=$D2ND
-		[ $id = second.first ] && dump=$D100
-		measure_once $id "$TOOL_TIMEOUT" env XDG_CACHE_HOME="$CACHE_DIR" JHEAP_DEBUG=time "$JHEAP" --quiet --text "$PROG" "$dump"
-		[ "$R_STATUS" = ok ] || die "jheap failed in the second-run rounds ($id)"
-		SR_T[$id]+="$R_SECS " SR_C[$id]+="$R_CPU "
-		{ [ -z "${SR_R[$id]:-}" ] || [ "${R_RSS:-0}" -gt "${SR_R[$id]}" ]; } && SR_R[$id]=${R_RSS:-0}
-	done
+JHEAP="$JHEAP" bash "$SRCDIR/bench/second.sh" "$BUILD" >>"$REPORT" ||
+	out "The second run's section failed (bench/second.sh)."
+for id in first second; do
+	v=$(awk -v k="$id" '$1 == k { print $2 }' "$B/out/second/summary" 2>/dev/null)
+	ST[second.$id]=${v:+ok} SE[second.$id]=${v:-0}
 done
-for id in second.first second.second second.again; do
-	# shellcheck disable=SC2086  # the lists are space-separated numbers
-	ST[$id]=ok SE[$id]=$(median ${SR_T[$id]}) RS[$id]=${SR_R[$id]} CP[$id]=$(median ${SR_C[$id]})
-	printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$id" ok "${SE[$id]}" "${RS[$id]}" "${CP[$id]}" "${SR_T[$id]}" >>"$B/out/measurements.tsv"
-	say "  $id: ok ${SE[$id]}s (median of $SECOND_ROUNDS rounds: ${SR_T[$id]})"
-done
-measure second.nocache "$TOOL_TIMEOUT" env XDG_CACHE_HOME="$CACHE_DIR" JHEAP_DEBUG=time "$JHEAP" --quiet --text --no-cache "$PROG" "$D2ND"
-CACHE_STATE="persistent cache in \`\$XDG_CACHE_HOME/jheap\`; $SECOND_ROUNDS rounds of (cache emptied, first run, second run, second run again), the median of each"
-measure second.nosym "$TOOL_TIMEOUT" env JHEAP_DEBUG=time "$JHEAP" --quiet --text --no-symbolize "$PROG" "$D2ND"
-read -r n2 _ _ _ < <("$DUMPTOOL" info "$D2ND")
-out "First: \`jheap --text\` on s100k.heap; second: on second.heap ($n2 stacks, another process of the same binary, half of its path ids shared with the first); $CACHE_STATE."
-out ""
-out "| run | s | MB | first/this |"
-out "|---|---:|---:|---:|"
-out "| first (s100k.heap) | $(fmt_time "${ST[second.first]}" "${SE[second.first]}") | $(fmt_mb "${RS[second.first]}") | 1 |"
-out "| second (second.heap) | $(fmt_time "${ST[second.second]}" "${SE[second.second]}") | $(fmt_mb "${RS[second.second]}") | $(ratio "${ST[second.first]}" "${SE[second.first]}" "${ST[second.second]}" "${SE[second.second]}") |"
-out "| second.heap again (every address cached) | $(fmt_time "${ST[second.again]}" "${SE[second.again]}") | $(fmt_mb "${RS[second.again]}") | $(ratio "${ST[second.first]}" "${SE[second.first]}" "${ST[second.again]}" "${SE[second.again]}") |"
-out "| second with --no-cache | $(fmt_time "${ST[second.nocache]}" "${SE[second.nocache]}") | $(fmt_mb "${RS[second.nocache]}") | $(ratio "${ST[second.first]}" "${SE[second.first]}" "${ST[second.nocache]}" "${SE[second.nocache]}") |"
-out "| second with --no-symbolize (the floor for any symbol cache) | $(fmt_time "${ST[second.nosym]}" "${SE[second.nosym]}") | $(fmt_mb "${RS[second.nosym]}") | $(ratio "${ST[second.first]}" "${SE[second.first]}" "${ST[second.nosym]}" "${SE[second.nosym]}") |"
-out ""
-out "The second dump holds addresses the first did not (its new call paths): each is looked up live.  The cache file also keeps where the top-level functions of every unit indexed so far are, where each sequence of its line table starts and the DWARF's unit map, so such an address reads no unit headers or aranges, indexes only the function that holds it and decodes only the line-table sequence that holds it, not the whole unit.  The binary and its cache file are opened on the core the parse leaves idle while it merges its two halves.  The row after it is the case where every address is already cached."
-out ""
-out "Where each run's time goes, from jheap's own stage timer (\`JHEAP_DEBUG=time\`, wall seconds of the last round's runs; \"symbolize\" includes loading and saving the cache):"
-out ""
-out "| run | parse | symbolize | aggregate | write | in all |"
-out "|---|---:|---:|---:|---:|---:|"
-for id in second.first second.second second.again second.nocache second.nosym; do
-	f=$B/out/$id.err
-	st() { awk -v k="$1" '$1 == "jheap:" && $2 == "time:" && $3 == k { print $4 }' "$f" 2>/dev/null | tail -n 1; }
-	case $id in
-	second.first) label="first (s100k.heap)" ;;
-	second.second) label="second (second.heap)" ;;
-	second.again) label="second.heap again" ;;
-	second.nocache) label="--no-cache" ;;
-	*) label="--no-symbolize" ;;
-	esac
-	all=$(awk '$1 == "jheap:" && $2 == "time:" { v = $6 } END { gsub(/\(/, "", v); print v }' "$f" 2>/dev/null)
-	out "| $label | $(st parse) | $(st symbolize) | $(st aggregate) | $(st write) | $all |"
-done
-out ""
-out "A cache that made symbolization free would still leave the parsing, aggregation and output of the --no-symbolize row: first/that is the most any symbol cache can give on this dump.  The first run's cold symbolization of 19,300 addresses is already short next to them, so the cache's gain is bounded by how fast the rest of the pipeline is; on a larger binary (more DWARF per address) the same cache saves more."
-out ""
 
 # ------------------------------------------------------------ profile
 

@@ -10,22 +10,48 @@
 #define SEQSORT_SPLIT_MIN 65536
 #define SEQSORT_TASKS 200
 
+/* What a sort reads: the sequences, and how many of their elements a
+ * key holds (W, each in BITS bits). */
+struct ctx {
+	const uint32_t *syms;
+	unsigned w, bits;
+};
+
 /* The element at depth D of item IT, plus one; 0 past its end, so that a
  * sequence comes before the longer ones it begins. */
-static inline uint32_t sym_at(const struct seqsort_item *it, size_t d, const uint32_t *syms)
+static inline uint64_t sym_at(const struct seqsort_item *it, size_t d, const uint32_t *syms)
 {
-	return d < it->len ? syms[it->off + d] + 1 : 0;
+	return d < it->len ? (uint64_t)syms[it->off + d] + 1 : 0;
 }
 
-/* Each item's key: its element at depth D. */
-static void load_keys(struct seqsort_item *a, size_t n, size_t d, const uint32_t *syms)
+/* Whether the items whose keys are K have all ended (the key's last
+ * element is past their end): they are equal. */
+static inline bool ended(const struct ctx *c, uint64_t k)
+{
+	return !(k & (((uint64_t)1 << c->bits) - 1));
+}
+
+/* Each item's key: its elements at depths D to D + W - 1, the first in
+ * the highest bits, so that keys compare as those elements do. */
+static void load_keys(struct seqsort_item *a, size_t n, size_t d, const struct ctx *c)
 {
 	/* the sequences lie anywhere: start loading a few items ahead */
 	enum { AHEAD = 16 };
+	const uint32_t *syms = c->syms;
 	for (size_t i = 0; i < n; i++) {
 		if (i + AHEAD < n && d < a[i + AHEAD].len)
 			__builtin_prefetch(&syms[a[i + AHEAD].off + d]);
-		a[i].key = sym_at(&a[i], d, syms);
+		uint64_t k = 0;
+		if (a[i].len >= d + c->w) {
+			/* the common case: no end inside the key */
+			const uint32_t *x = syms + a[i].off + d;
+			for (unsigned j = 0; j < c->w; j++)
+				k = k << c->bits | ((uint64_t)x[j] + 1);
+		} else {
+			for (unsigned j = 0; j < c->w; j++)
+				k = k << c->bits | sym_at(&a[i], d + j, syms);
+		}
+		a[i].key = k;
 	}
 }
 
@@ -97,7 +123,7 @@ static void by_id(struct seqsort_item *a, size_t n)
 	}
 }
 
-static uint32_t median3(uint32_t x, uint32_t y, uint32_t z)
+static uint64_t median3(uint64_t x, uint64_t y, uint64_t z)
 {
 	if (x < y)
 		return y < z ? y : x < z ? z : x;
@@ -106,18 +132,18 @@ static uint32_t median3(uint32_t x, uint32_t y, uint32_t z)
 
 /* Sorts A[0..n), whose sequences agree on their first D elements and
  * whose keys are their elements at depth D. */
-static void mkqs(struct seqsort_item *a, size_t n, size_t d, const uint32_t *syms)
+static void mkqs(struct seqsort_item *a, size_t n, size_t d, const struct ctx *c)
 {
 	while (n > 1) {
 		if (n <= SMALL) {
-			insertion(a, n, d, syms);
+			insertion(a, n, d, c->syms);
 			return;
 		}
-		uint32_t pv = median3(a[0].key, a[n / 2].key, a[n - 1].key);
+		uint64_t pv = median3(a[0].key, a[n / 2].key, a[n - 1].key);
 		/* three ways: [0, lt) below, [lt, gt) equal, [gt, n) above */
 		size_t lt = 0, i = 0, gt = n;
 		while (i < gt) {
-			uint32_t s = a[i].key;
+			uint64_t s = a[i].key;
 			if (s < pv)
 				swap(a, lt++, i++);
 			else if (s > pv)
@@ -130,29 +156,29 @@ static void mkqs(struct seqsort_item *a, size_t n, size_t d, const uint32_t *sym
 		/* recurse into the two smaller parts (each at most half of n),
 		 * go on with the largest */
 		if (neq >= nlt && neq >= ngt) {
-			mkqs(lo, nlt, d, syms);
-			mkqs(hi, ngt, d, syms);
-			if (pv == 0) {
+			mkqs(lo, nlt, d, c);
+			mkqs(hi, ngt, d, c);
+			if (ended(c, pv)) {
 				by_id(eq, neq);
 				return;
 			}
 			a = eq;
 			n = neq;
-			d++;
-			load_keys(a, n, d, syms);
+			d += c->w;
+			load_keys(a, n, d, c);
 		} else {
-			if (pv == 0) {
+			if (ended(c, pv)) {
 				by_id(eq, neq);
 			} else {
-				load_keys(eq, neq, d + 1, syms);
-				mkqs(eq, neq, d + 1, syms);
+				load_keys(eq, neq, d + c->w, c);
+				mkqs(eq, neq, d + c->w, c);
 			}
 			if (nlt >= ngt) {
-				mkqs(hi, ngt, d, syms);
+				mkqs(hi, ngt, d, c);
 				a = lo;
 				n = nlt;
 			} else {
-				mkqs(lo, nlt, d, syms);
+				mkqs(lo, nlt, d, c);
 				a = hi;
 				n = ngt;
 			}
@@ -171,14 +197,14 @@ struct task {
 struct bin {
 	struct task t[SEQSORT_TASKS];
 	size_t nt, items;
-	const uint32_t *syms;
+	const struct ctx *c;
 };
 
 static void *run_bin(void *arg)
 {
 	struct bin *b = arg;
 	for (size_t i = 0; i < b->nt; i++)
-		mkqs(b->t[i].a, b->t[i].n, b->t[i].d, b->syms);
+		mkqs(b->t[i].a, b->t[i].n, b->t[i].d, b->c);
 	return NULL;
 }
 
@@ -188,7 +214,7 @@ static void *run_bin(void *arg)
  * the largest first to the one with fewer items.  The parts are disjoint
  * ranges of the array, each sorted as one thread would sort it: the
  * result is the same. */
-static void sort_two(struct seqsort_item *items, size_t n, const uint32_t *syms)
+static void sort_two(struct seqsort_item *items, size_t n, const struct ctx *c)
 {
 	struct task t[SEQSORT_TASKS];
 	size_t nt = 1;
@@ -201,10 +227,10 @@ static void sort_two(struct seqsort_item *items, size_t n, const uint32_t *syms)
 		struct task b = t[big];
 		if (b.n <= n / 2 + n / 8 || b.n <= SMALL)
 			break;
-		uint32_t pv = median3(b.a[0].key, b.a[b.n / 2].key, b.a[b.n - 1].key);
+		uint64_t pv = median3(b.a[0].key, b.a[b.n / 2].key, b.a[b.n - 1].key);
 		size_t lt = 0, i = 0, gt = b.n;
 		while (i < gt) {
-			uint32_t sv = b.a[i].key;
+			uint64_t sv = b.a[i].key;
 			if (sv < pv)
 				swap(b.a, lt++, i++);
 			else if (sv > pv)
@@ -218,15 +244,15 @@ static void sort_two(struct seqsort_item *items, size_t n, const uint32_t *syms)
 		if (b.n > gt)
 			t[nt++] = (struct task){ b.a + gt, b.n - gt, b.d };
 		if (gt > lt) {
-			if (pv == 0) {
+			if (ended(c, pv)) {
 				by_id(b.a + lt, gt - lt);
 			} else {
-				load_keys(b.a + lt, gt - lt, b.d + 1, syms);
-				t[nt++] = (struct task){ b.a + lt, gt - lt, b.d + 1 };
+				load_keys(b.a + lt, gt - lt, b.d + c->w, c);
+				t[nt++] = (struct task){ b.a + lt, gt - lt, b.d + c->w };
 			}
 		}
 	}
-	struct bin bins[2] = { { .syms = syms }, { .syms = syms } };
+	struct bin bins[2] = { { .c = c }, { .c = c } };
 	bool used[SEQSORT_TASKS] = { false };
 	for (size_t k = 0; k < nt; k++) {
 		size_t big = SIZE_MAX;
@@ -241,12 +267,16 @@ static void sort_two(struct seqsort_item *items, size_t n, const uint32_t *syms)
 	jh_run_two(run_bin, &bins[0], run_bin, &bins[1], true);
 }
 
-void seqsort(struct seqsort_item *items, size_t n, const uint32_t *syms)
+void seqsort(struct seqsort_item *items, size_t n, const uint32_t *syms, uint32_t nsyms)
 {
-	load_keys(items, n, 0, syms);
+	/* four elements a key when each, plus one, fits in 16 bits, else two */
+	struct ctx c = { syms, 2, 32 };
+	if (nsyms < UINT16_MAX)
+		c = (struct ctx){ syms, 4, 16 };
+	load_keys(items, n, 0, &c);
 	/* JHEAP_THREADS set: small arrays too, for the tests */
 	if ((n >= SEQSORT_SPLIT_MIN || (jh_threads_forced() && n > SMALL)) && jh_threads() > 1)
-		sort_two(items, n, syms);
+		sort_two(items, n, &c);
 	else
-		mkqs(items, n, 0, syms);
+		mkqs(items, n, 0, &c);
 }

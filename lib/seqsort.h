@@ -12,6 +12,9 @@
  * read the items in order and only a step deeper reads the sequences.
  * On the benchmark's 1,000,000 stacks (make bench) it replaced qsort_r
  * calls that took a third of --collapsed, --flamegraph and --speedscope.
+ * A key holds several elements at once (four when every element fits in
+ * 16 bits, else two), so that a step goes that many elements deeper: on
+ * the same stacks that halved the sort again.
  *
  * The order is total and fixed: element by element as unsigned numbers,
  * a sequence before the longer ones it begins, and equal sequences by
@@ -28,13 +31,14 @@
 
 /* A sequence: SYMS[off .. off+len) of the array given to seqsort(), and
  * the caller's id for it (unique, the tie-break); key is seqsort's own
- * (the element it is sorting on, read once per depth). */
+ * (the elements it is sorting on, read once per depth). */
 struct seqsort_item {
-	uint32_t off, len, id, key;
+	uint32_t off, len, id;
+	uint64_t key;
 };
 
 /* Sorts ITEMS[0..n) by their sequences in SYMS, then by id.  Every
- * element must be below UINT32_MAX. */
-void seqsort(struct seqsort_item *items, size_t n, const uint32_t *syms);
+ * element must be below NSYMS, and NSYMS at most UINT32_MAX. */
+void seqsort(struct seqsort_item *items, size_t n, const uint32_t *syms, uint32_t nsyms);
 
 #endif

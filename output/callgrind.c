@@ -19,67 +19,22 @@
  *
  * With --base a value can be negative, which the format cannot carry; the
  * file then has two events, the increase and the decrease of each stack.
+ *
+ * The entries' sums are made in output/cgcost.c; here the positions, the
+ * order and the text.  On the benchmark's 1,000,000 stacks (make bench)
+ * the entries are sorted by function with a counting sort, then within
+ * each function, and the file is written through an obuf.
  */
 #include <errno.h>
 #include <math.h>
 #include "lib/array.h"
 #include "lib/errors.h"
 #include "lib/hash.h"
+#include "lib/threads.h"
+#include "output/cgcost.h"
+#include "output/obuf.h"
 #include "output/output.h"
 #include "output/stacks.h"
-
-#define CG_SELF UINT32_MAX
-
-struct cg_fn {
-	uint32_t name, file;     /* string ids in cg.strs */
-	int64_t start_line;      /* smallest known declaration line, 0 unknown */
-	uint32_t rank;           /* position in the output */
-};
-
-/* One frame of a location: function, and the file and line of the
- * position inside it. */
-struct cg_frame {
-	uint32_t fn, file;
-	int32_t line;
-};
-
-/* A self cost (callee CG_SELF) or a call, at one position of FN. */
-struct cg_ent {
-	uint32_t fn, file;
-	int32_t line;
-	uint32_t callee;
-	double cost[2];
-	double calls;
-};
-
-/* A slot of the entry table: open addressing on (position, callee),
- * at most half full, the key beside the entry's id so that a lookup
- * reads one slot (tens of millions of lookups on a large profile). */
-struct cg_slot {
-	uint32_t frame;          /* the position: an id in cg.frames */
-	uint32_t callee;
-	uint32_t id;             /* + 1; 0: an empty slot */
-};
-
-struct cg {
-	const struct report *r;
-	struct strtab strs;
-	struct cg_fn *fns;
-	size_t nfns, cap_fns;
-	struct idmap fn_index;
-	struct cg_frame *frames; /* distinct positions */
-	size_t nframes, cap_frames;
-	struct idmap frame_index;
-	uint32_t *lf;            /* the locations' positions, innermost first */
-	size_t nlf, cap_lf;
-	uint32_t *loc_frame0;    /* per location: lf[loc_frame0[l] ..] */
-	struct cg_ent *ents;
-	size_t nents, cap_ents;
-	struct cg_slot *slots;   /* nslots, a power of two */
-	size_t nslots;
-	uint32_t *srank;         /* per string: its place in byte order */
-	int nevents;
-};
 
 static int64_t intern(struct cg *c, const char *s)
 {
@@ -189,293 +144,27 @@ static int build_frames(struct cg *c)
 	return 0;
 }
 
-static size_t slot_of(uint32_t frame, uint32_t callee, size_t mask)
+/* The positions of the two pseudo frames (see sample_path()). */
+static int pseudo_frames(struct cg *c)
 {
-	return (size_t)(jh_mix64((uint64_t)frame << 32 | callee) & mask);
-}
-
-static int grow_slots(struct cg *c)
-{
-	size_t ncap = c->nslots ? 2 * c->nslots : 4096;
-	struct cg_slot *ns = ncap <= SIZE_MAX / 4 ? jh_zalloc(ncap, sizeof(*ns)) : NULL;
-	if (!ns)
-		return JH_ENOMEM;
-	for (size_t i = 0; i < c->nslots; i++) {
-		const struct cg_slot *e = &c->slots[i];
-		if (!e->id)
-			continue;
-		size_t j = slot_of(e->frame, e->callee, ncap - 1);
-		while (ns[j].id)
-			j = (j + 1) & (ncap - 1);
-		ns[j] = *e;
-	}
-	free(c->slots);
-	c->slots = ns;
-	c->nslots = ncap;
-	return 0;
-}
-
-/* The id of the entry at position FRAME (an id in c->frames) for the
- * call to CALLEE, or of its self cost when CALLEE is CG_SELF; added when
- * new.  Returns the id or JH_ENOMEM. */
-static int64_t find_ent(struct cg *c, uint32_t frame, uint32_t callee)
-{
-	size_t mask = c->nslots - 1, i = slot_of(frame, callee, mask);
-	struct cg_slot *sl;
-	for (;; i = (i + 1) & mask) {
-		sl = &c->slots[i];
-		if (!sl->id || (sl->frame == frame && sl->callee == callee))
-			break;
-	}
-	if (sl->id)
-		return sl->id - 1;
-	const struct cg_frame *fr = &c->frames[frame];
-	struct cg_ent e = { fr->fn, fr->file, fr->line, callee, { 0, 0 }, 0 };
-	if (c->nents >= UINT32_MAX - 1 || JH_PUSH(c->ents, c->nents, c->cap_ents, e))
-		return JH_ENOMEM;
-	*sl = (struct cg_slot){ frame, callee, (uint32_t)c->nents };
-	if (2 * c->nents >= c->nslots && grow_slots(c))
-		return JH_ENOMEM;
-	return (int64_t)c->nents - 1;
-}
-
-static void add_cost(struct cg *c, uint32_t id, const double cost[2], double calls)
-{
-	c->ents[id].cost[0] += cost[0];
-	c->ents[id].cost[1] += cost[1];
-	c->ents[id].calls += calls;
-}
-
-static enum pf_value objects_of(enum pf_value v)
-{
-	return pf_value_is_objects(v) ? v : (enum pf_value)(v - 1);
-}
-
-/* A distinct call path (the frames of one or more samples, leaf first)
- * and the sums of its samples.  Its frames are not kept: they are made
- * again from its first sample when needed (a million paths of thirty
- * frames would be 120 MB to hold, and as many page faults). */
-struct cg_path {
-	uint32_t sample;            /* the first sample with this path */
-	double v, objects;
-};
-
-struct cg_paths {
-	const struct cg *c;
-	struct cg_path *p;
-	size_t n, cap;
-	struct idmap index;
-	const uint32_t *key;         /* the path being looked up */
-	size_t nkey;
-	uint32_t *other;             /* a path's frames, made again to compare */
-	size_t cap_other;
-	uint32_t fr_alloc, fr_none;  /* the positions of the pseudo frames */
-	int rc;
-};
-
-/* The positions of sample SI's path, leaf first, into *ST: the stack
- * after the allocator cut, or a pseudo frame when nothing is left (the
- * cost stays in the totals, as --text's Total line keeps it).  Returns
- * their count, or 0 when out of memory. */
-static size_t sample_path(const struct cg_paths *ps, uint32_t si, uint32_t **st, size_t *cap)
-{
-	const struct cg *c = ps->c;
-	const struct profile *p = c->r->p;
-	const struct pf_sample *s = &p->samples[si];
-	size_t n = 0;
-	uint32_t skip;
-	uint32_t start = aggregate_stack_start(c->r->a, p, si, &skip);
-	for (uint32_t i = start; i < s->depth; i++, skip = 0) {
-		uint32_t loc = p->stacks[s->stack0 + i];
-		size_t f0 = c->loc_frame0[loc] + skip, nf = c->loc_frame0[loc + 1] - f0;
-		if (jh_grow(st, cap, n + nf, sizeof(**st)))
-			return 0;
-		/* a location has one position or two: a loop beats a call */
-		for (size_t k = 0; k < nf; k++)
-			(*st)[n + k] = c->lf[f0 + k];
-		n += nf;
-	}
-	if (n == 0) {
-		if (jh_grow(st, cap, 1, sizeof(**st)))
-			return 0;
-		(*st)[0] = s->depth ? ps->fr_alloc : ps->fr_none;
-		n = 1;
-	}
-	return n;
-}
-
-static int path_eq(const void *ctx, uint32_t id)
-{
-	struct cg_paths *ps = (struct cg_paths *)ctx;
-	size_t n = sample_path(ps, ps->p[id].sample, &ps->other, &ps->cap_other);
-	if (!n)
-		ps->rc = JH_ENOMEM;
-	return n == ps->nkey && !memcmp(ps->other, ps->key, n * sizeof(*ps->key));
-}
-
-static int path_add(struct cg_paths *ps, uint32_t si, const uint32_t *st, size_t n, double v,
-		    double objects)
-{
-	uint64_t h = jh_mix64(jh_hash_fast(st, n * sizeof(*st), 0));
-	ps->key = st;
-	ps->nkey = n;
-	uint32_t id = idmap_find(&ps->index, h, path_eq, ps);
-	if (ps->rc)
-		return ps->rc;
-	if (id == UINT32_MAX) {
-		struct cg_path np = { si, 0, 0 };
-		if (ps->n >= UINT32_MAX - 1 || JH_PUSH(ps->p, ps->n, ps->cap, np) ||
-		    idmap_put(&ps->index, h, (uint32_t)(ps->n - 1)))
-			return JH_ENOMEM;
-		id = (uint32_t)(ps->n - 1);
-	}
-	ps->p[id].v += v;
-	ps->p[id].objects += objects;
-	return 0;
-}
-
-/* Groups the samples by call path: with --base, the samples of the two
- * sides merge here even when their addresses differ (two runs), so the
- * increase and decrease of a path are net values. */
-static int build_paths(struct cg *c, struct cg_paths *ps)
-{
-	const struct profile *p = c->r->p;
-	const struct aggregate *a = c->r->a;
-	uint32_t *st = NULL;
-	size_t cap = 0;
 	int64_t f_alloc = fn_id(c, STACKS_ALLOCATOR_ONLY, "??", 0);
 	int64_t f_none = fn_id(c, STACKS_NO_FRAMES, "??", 0);
 	int64_t u = intern(c, "??");
-	int rc = f_alloc < 0 || f_none < 0 || u < 0 ? JH_ENOMEM : 0;
-	if (!rc) {
-		struct cg_frame fa = { (uint32_t)f_alloc, (uint32_t)u, 0 };
-		struct cg_frame fn = { (uint32_t)f_none, (uint32_t)u, 0 };
-		size_t was = c->nlf;
-		rc = push_frame(c, &fa) || push_frame(c, &fn) ? JH_ENOMEM : 0;
-		if (!rc) {
-			ps->fr_alloc = c->lf[was];
-			ps->fr_none = c->lf[was + 1];
-		}
-		c->nlf = was;
-	}
-	if (!rc && idmap_reserve(&ps->index, p->nsamples))
-		rc = JH_ENOMEM;
-	for (size_t si = 0; si < p->nsamples && !rc; si++) {
-		const double *sv = aggregate_values(a, p, (uint32_t)si);
-		double v = pf_value_of(sv, c->r->value);
-		if (v == 0)
-			continue;
-		size_t n = sample_path(ps, (uint32_t)si, &st, &cap);
-		rc = n ? path_add(ps, (uint32_t)si, st, n, v, pf_value_of(sv, objects_of(c->r->value))) : JH_ENOMEM;
-	}
-	free(st);
-	return rc;
-}
-
-/* Each path's entries are looked up in three passes, so that the cache
- * misses of a path (most lookups of a large profile miss) overlap
- * instead of coming one after the other: the slots are prefetched, then
- * the entries found (and theirs prefetched), then the costs added in
- * the order one pass would add them. */
-static int add_paths(struct cg *c, const struct cg_paths *ps)
-{
-	uint32_t *seen = calloc(c->nfns + 1, sizeof(*seen));
-	uint32_t *ids = NULL;
-	size_t cap = 0;
-	/* per position: its self entry + 1, its last call's entry + 1 and
-	 * that call's callee */
-	uint32_t *memo_self = calloc(c->nframes + 1, sizeof(uint32_t));
-	uint32_t *memo_ent = calloc(c->nframes + 1, sizeof(uint32_t));
-	uint32_t *memo_callee = calloc(c->nframes + 1, sizeof(uint32_t));
-	if (!seen || !memo_self || !memo_ent || !memo_callee) {
-		free(seen);
-		free(memo_self);
-		free(memo_ent);
-		free(memo_callee);
+	if (f_alloc < 0 || f_none < 0 || u < 0)
 		return JH_ENOMEM;
-	}
-	int rc = 0;
-	const struct cg_frame *fr = c->frames;
-	uint32_t *st = NULL;
-	size_t cap_st = 0;
-	for (size_t pi = 0; pi < ps->n && !rc; pi++) {
-		const struct cg_path *path = &ps->p[pi];
-		if (path->v == 0)
-			continue;
-		size_t n = sample_path(ps, path->sample, &st, &cap_st);
-		if (!n) {
-			rc = JH_ENOMEM;
-			break;
-		}
-		if (jh_grow(&ids, &cap, n, sizeof(*ids))) {
-			rc = JH_ENOMEM;
-			break;
-		}
-		double cost[2] = { path->v, 0 };
-		if (c->nevents == 2 && path->v < 0) {
-			cost[0] = 0;
-			cost[1] = -path->v;
-		}
-		/* ids[n - 1]: the self cost; ids[i]: the call from st[i + 1]
-		 * to st[i]'s function.  A position (a call site's line)
-		 * almost always calls one function: the last entry of each
-		 * position is kept, and the table is searched only when the
-		 * callee differs */
-		int64_t id = 0;
-		for (size_t i = n; id >= 0 && i-- > 0;) {
-			uint32_t pos = i == n - 1 ? st[0] : st[i + 1];
-			uint32_t callee = i == n - 1 ? CG_SELF : fr[st[i]].fn;
-			uint32_t *me = i == n - 1 ? &memo_self[pos] : &memo_ent[pos];
-			if (*me && (i == n - 1 || memo_callee[pos] == callee)) {
-				id = *me - 1;
-			} else {
-				id = find_ent(c, pos, callee);
-				*me = (uint32_t)id + 1;
-				if (i != n - 1)
-					memo_callee[pos] = callee;
-			}
-			ids[i] = (uint32_t)id;
-			__builtin_prefetch(&c->ents[id]);
-		}
-		if (id < 0) {
-			rc = (int)id;
-			break;
-		}
-		add_cost(c, ids[n - 1], cost, 0);
-		/* Under recursion only the call into the outermost instance of
-		 * a function carries the cost (inner ones get 0), so that the
-		 * calls into a function add up to its cum, as in --text:
-		 * readers sum them for the inclusive cost. */
-		uint32_t stamp = (uint32_t)pi + 1;
-		seen[fr[st[n - 1]].fn] = stamp;
-		for (size_t i = n - 1; i-- > 0;) {
-			uint32_t fn = fr[st[i]].fn;
-			bool inner = seen[fn] == stamp;
-			seen[fn] = stamp;
-			double none[2] = { 0, 0 };
-			add_cost(c, ids[i], inner ? none : cost, fabs(path->objects));
-		}
-	}
-	free(st);
-	free(ids);
-	free(seen);
-	free(memo_self);
-	free(memo_ent);
-	free(memo_callee);
-	return rc;
-}
-
-static int add_samples(struct cg *c)
-{
-	struct cg_paths ps = { .c = c };
-	idmap_init(&ps.index);
-	int rc = build_paths(c, &ps);
-	if (!rc)
-		rc = add_paths(c, &ps);
-	free(ps.p);
-	free(ps.other);
-	idmap_release(&ps.index);
-	return rc;
+	struct cg_frame fa = { (uint32_t)f_alloc, (uint32_t)u, 0 };
+	struct cg_frame fn = { (uint32_t)f_none, (uint32_t)u, 0 };
+	size_t was = c->nlf;
+	if (push_frame(c, &fa) || push_frame(c, &fn))
+		return JH_ENOMEM;
+	c->fr_alloc = c->lf[was];
+	c->fr_none = c->lf[was + 1];
+	c->nlf = was;
+	if (!(c->lpf = malloc((c->nlf + 1) * sizeof(*c->lpf))))
+		return JH_ENOMEM;
+	for (size_t k = 0; k < c->nlf; k++)
+		c->lpf[k] = (struct cg_lp){ c->lf[k], c->frames[c->lf[k]].fn };
+	return 0;
 }
 
 static int cmp_fns(const void *x, const void *y, void *arg)
@@ -515,49 +204,107 @@ static int rank_strings(struct cg *c)
 	return 0;
 }
 
-/* Entries by function, then positions in the function's own file first,
- * then file, line, self before calls, callee. */
-static int cmp_ents(const void *x, const void *y, void *arg)
+/* An entry's place within its function: positions in the function's own
+ * file first, then file, line, self before calls, callee. */
+struct ent_key {
+	uint64_t k;              /* other file, file's rank, line */
+	uint32_t callee;         /* 0: self, else the callee's rank + 1 */
+	uint32_t id;
+};
+
+static bool key_less(const struct ent_key *a, const struct ent_key *b)
 {
-	const struct cg *c = arg;
-	const struct cg_ent *e = x, *f = y;
-	const struct cg_fn *fe = &c->fns[e->fn], *ff = &c->fns[f->fn];
-	if (fe->rank != ff->rank)
-		return fe->rank < ff->rank ? -1 : 1;
-	bool oe = e->file != fe->file, of = f->file != ff->file;
-	if (oe != of)
-		return oe ? 1 : -1;
-	if (e->file != f->file)
-		return c->srank[e->file] < c->srank[f->file] ? -1 : 1;
-	if (e->line != f->line)
-		return e->line < f->line ? -1 : 1;
-	if (e->callee != f->callee) {
-		if (e->callee == CG_SELF || f->callee == CG_SELF)
-			return e->callee == CG_SELF ? -1 : 1;
-		return c->fns[e->callee].rank < c->fns[f->callee].rank ? -1 : 1;
+	return a->k != b->k ? a->k < b->k : a->callee < b->callee;
+}
+
+static int cmp_keys(const void *x, const void *y)
+{
+	const struct ent_key *a = x, *b = y;
+	return key_less(a, b) ? -1 : key_less(b, a);
+}
+
+/* Sorts the entries by function (their rank), then as struct ent_key
+ * says: a counting sort by function, then each function's few entries
+ * by a number (a comparison sort of all of them cost a quarter of a
+ * second on the benchmark's 640,000 entries). */
+static int sort_ents(struct cg *c)
+{
+	struct cg_table *t = &c->t;
+	uint32_t *start = calloc(c->nfns + 2, sizeof(*start));
+	struct ent_key *keys = malloc((t->nents + 1) * sizeof(*keys));
+	struct cg_ent *sorted = malloc((t->nents + 1) * sizeof(*sorted));
+	if (!start || !keys || !sorted) {
+		free(start);
+		free(keys);
+		free(sorted);
+		return JH_ENOMEM;
 	}
+	for (size_t i = 0; i < t->nents; i++)
+		start[c->fns[t->ents[i].fn].rank + 1]++;
+	for (size_t f = 1; f <= c->nfns; f++)
+		start[f] += start[f - 1];
+	for (size_t i = 0; i < t->nents; i++) {
+		const struct cg_ent *e = &t->ents[i];
+		const struct cg_fn *fn = &c->fns[e->fn];
+		uint64_t other = e->file != fn->file;
+		struct ent_key k = { other << 63 | (uint64_t)c->srank[e->file] << 32 |
+					     ((uint32_t)e->line ^ 0x80000000u),
+				     e->callee == CG_SELF ? 0 : c->fns[e->callee].rank + 1, (uint32_t)i };
+		keys[start[fn->rank]++] = k;
+	}
+	/* start[f] is now where function f + 1 starts */
+	for (size_t f = 0, from = 0; f < c->nfns; from = start[f++]) {
+		size_t n = start[f] - from;
+		struct ent_key *a = keys + from;
+		if (n > 16) {
+			qsort(a, n, sizeof(*a), cmp_keys);
+			continue;
+		}
+		for (size_t i = 1; i < n; i++) {
+			struct ent_key x = a[i];
+			size_t j = i;
+			for (; j > 0 && key_less(&x, &a[j - 1]); j--)
+				a[j] = a[j - 1];
+			a[j] = x;
+		}
+	}
+	for (size_t i = 0; i < t->nents; i++)
+		sorted[i] = t->ents[keys[i].id];
+	free(t->ents);
+	t->ents = sorted;
+	t->cap_ents = t->nents + 1;
+	free(start);
+	free(keys);
 	return 0;
 }
 
 /* Writes "KEY=(id) name" the first time a string is used and "KEY=(id)"
  * afterwards.  IDS holds the compressed id of each string, 0 when unused. */
-static void write_name(FILE *out, const char *key, const struct cg *c, uint32_t s,
+static void write_name(struct obuf *o, const char *key, const struct cg *c, uint32_t s,
 		       uint32_t *ids, uint32_t *next)
 {
-	if (ids[s]) {
-		fprintf(out, "%s=(%u)\n", key, ids[s]);
-		return;
+	bool first = !ids[s];
+	if (first)
+		ids[s] = ++*next;
+	obuf_puts(o, key);
+	obuf_write(o, "=(", 2);
+	obuf_u64(o, ids[s]);
+	obuf_putc(o, ')');
+	if (first) {
+		obuf_putc(o, ' ');
+		obuf_puts(o, strtab_get(&c->strs, s));
 	}
-	ids[s] = ++*next;
-	fprintf(out, "%s=(%u) %s\n", key, ids[s], strtab_get(&c->strs, s));
+	obuf_putc(o, '\n');
 }
 
-static void write_costs(FILE *out, const struct cg *c, const double cost[2])
+static void write_costs(struct obuf *o, const struct cg *c, const double cost[2])
 {
-	fprintf(out, "%lld", (long long)llround(cost[0]));
-	if (c->nevents == 2)
-		fprintf(out, " %lld", (long long)llround(cost[1]));
-	fputc('\n', out);
+	obuf_i64(o, llround(cost[0]));
+	if (c->nevents == 2) {
+		obuf_putc(o, ' ');
+		obuf_i64(o, llround(cost[1]));
+	}
+	obuf_putc(o, '\n');
 }
 
 static const char *value_name(enum pf_value v, const char **what)
@@ -602,51 +349,63 @@ static void write_header(FILE *out, struct cg *c)
 	}
 	/* the sum of the self costs as written, so that the file adds up */
 	double sum[2] = { 0, 0 };
-	for (size_t i = 0; i < c->nents; i++)
-		if (c->ents[i].callee == CG_SELF)
+	for (size_t i = 0; i < c->t.nents; i++)
+		if (c->t.ents[i].callee == CG_SELF)
 			for (int k = 0; k < 2; k++)
-				sum[k] += (double)llround(c->ents[i].cost[k]);
-	fputs("summary: ", out);
-	write_costs(out, c, sum);
+				sum[k] += (double)llround(c->t.ents[i].cost[k]);
+	fprintf(out, "summary: %lld", (long long)llround(sum[0]));
+	if (c->nevents == 2)
+		fprintf(out, " %lld", (long long)llround(sum[1]));
+	fputc('\n', out);
 }
 
 static int write_body(FILE *out, struct cg *c)
 {
 	uint32_t *fl_ids = calloc(c->strs.len + 1, sizeof(*fl_ids));
 	uint32_t *fn_ids = calloc(c->strs.len + 1, sizeof(*fn_ids));
-	if (!fl_ids || !fn_ids) {
+	struct obuf *o = malloc(sizeof(*o));
+	if (!fl_ids || !fn_ids || !o) {
 		free(fl_ids);
 		free(fn_ids);
+		free(o);
 		return JH_ENOMEM;
 	}
+	obuf_init(o, out);
 	uint32_t nfl = 0, nfn = 0, cur_fn = UINT32_MAX, cur_file = 0;
-	for (size_t i = 0; i < c->nents; i++) {
-		const struct cg_ent *e = &c->ents[i];
+	for (size_t i = 0; i < c->t.nents; i++) {
+		const struct cg_ent *e = &c->t.ents[i];
 		const struct cg_fn *fn = &c->fns[e->fn];
 		if (e->fn != cur_fn) {
 			if (cur_fn != UINT32_MAX)
-				fputc('\n', out);
+				obuf_putc(o, '\n');
 			/* fl= before every fn=: an earlier fi= must not leak into
 			 * the next function */
-			write_name(out, "fl", c, fn->file, fl_ids, &nfl);
-			write_name(out, "fn", c, fn->name, fn_ids, &nfn);
+			write_name(o, "fl", c, fn->file, fl_ids, &nfl);
+			write_name(o, "fn", c, fn->name, fn_ids, &nfn);
 			cur_fn = e->fn;
 			cur_file = fn->file;
 		}
 		if (e->file != cur_file) {
-			write_name(out, "fi", c, e->file, fl_ids, &nfl);
+			write_name(o, "fi", c, e->file, fl_ids, &nfl);
 			cur_file = e->file;
 		}
 		if (e->callee != CG_SELF) {
 			const struct cg_fn *callee = &c->fns[e->callee];
-			write_name(out, "cfl", c, callee->file, fl_ids, &nfl);
-			write_name(out, "cfn", c, callee->name, fn_ids, &nfn);
+			write_name(o, "cfl", c, callee->file, fl_ids, &nfl);
+			write_name(o, "cfn", c, callee->name, fn_ids, &nfn);
 			double calls = llround(e->calls) > 0 ? (double)llround(e->calls) : 1;
-			fprintf(out, "calls=%.0f %lld\n", calls, (long long)callee->start_line);
+			obuf_write(o, "calls=", 6);
+			obuf_f0(o, calls);
+			obuf_putc(o, ' ');
+			obuf_i64(o, callee->start_line);
+			obuf_putc(o, '\n');
 		}
-		fprintf(out, "%d ", e->line);
-		write_costs(out, c, e->cost);
+		obuf_i64(o, e->line);
+		obuf_putc(o, ' ');
+		write_costs(o, c, e->cost);
 	}
+	obuf_flush(o);
+	free(o);
 	free(fl_ids);
 	free(fn_ids);
 	return 0;
@@ -659,12 +418,12 @@ int output_callgrind(FILE *out, const struct report *r, char *err, size_t errlen
 	idmap_init(&c.fn_index);
 	idmap_init(&c.frame_index);
 	uint32_t *order = NULL;
-	if (!rc && grow_slots(&c))
-		rc = JH_ENOMEM;
 	if (!rc)
 		rc = build_frames(&c);
 	if (!rc)
-		rc = add_samples(&c);
+		rc = pseudo_frames(&c);
+	if (!rc)
+		rc = cgcost_sum(&c);
 	if (!rc && !(order = malloc((c.nfns + 1) * sizeof(*order))))
 		rc = JH_ENOMEM;
 	if (!rc) {
@@ -676,7 +435,9 @@ int output_callgrind(FILE *out, const struct report *r, char *err, size_t errlen
 		rc = rank_strings(&c);
 	}
 	if (!rc) {
-		jh_qsort_r(c.ents, c.nents, sizeof(*c.ents), cmp_ents, &c);
+		rc = sort_ents(&c);
+	}
+	if (!rc) {
 		write_header(out, &c);
 		fputc('\n', out);
 		rc = write_body(out, &c);
@@ -687,11 +448,12 @@ int output_callgrind(FILE *out, const struct report *r, char *err, size_t errlen
 		rc = jh_err(err, errlen, JH_EIO, "cannot write the callgrind file: %s", strerror(errno));
 	free(order);
 	free(c.loc_frame0);
+	free(c.lpf);
 	free(c.frames);
 	free(c.fns);
-	free(c.ents);
+	free(c.t.ents);
 	free(c.lf);
-	free(c.slots);
+	free(c.t.slots);
 	free(c.srank);
 	idmap_release(&c.fn_index);
 	idmap_release(&c.frame_index);

@@ -11,7 +11,9 @@
  *
  * Header-only.  Whatever the writer prints through the FILE itself goes
  * before obuf_init() or after obuf_flush(); errors show in ferror() of the
- * FILE as before.
+ * FILE as before.  A buffer whose sink is set hands its bytes to the sink
+ * instead of the FILE (output/parwrite.h: bytes made in a second thread,
+ * held until their turn).
  */
 #ifndef JHEAP_OBUF_H
 #define JHEAP_OBUF_H
@@ -25,6 +27,9 @@
 
 struct obuf {
 	FILE *f;
+	/* NULL: the bytes go to F; else each flush is handed to it */
+	void (*sink)(struct obuf *o, const char *s, size_t len);
+	void *ctx;                  /* the sink's */
 	size_t n;
 	char b[OBUF_SIZE];
 };
@@ -32,13 +37,24 @@ struct obuf {
 static inline void obuf_init(struct obuf *o, FILE *f)
 {
 	o->f = f;
+	o->sink = NULL;
+	o->ctx = NULL;
 	o->n = 0;
+}
+
+/* LEN bytes at S past the buffer, to the FILE or the sink. */
+static inline void obuf_out(struct obuf *o, const void *s, size_t len)
+{
+	if (o->sink)
+		o->sink(o, s, len);
+	else
+		fwrite(s, 1, len, o->f);
 }
 
 static inline void obuf_flush(struct obuf *o)
 {
 	if (o->n)
-		fwrite(o->b, 1, o->n, o->f);
+		obuf_out(o, o->b, o->n);
 	o->n = 0;
 }
 
@@ -47,7 +63,7 @@ static inline void obuf_write(struct obuf *o, const void *s, size_t len)
 	if (len > OBUF_SIZE - o->n) {
 		obuf_flush(o);
 		if (len >= OBUF_SIZE) {
-			fwrite(s, 1, len, o->f);
+			obuf_out(o, s, len);
 			return;
 		}
 	}

@@ -65,14 +65,19 @@ void stacks_sanitize(const char *name, char *out, size_t outlen)
 
 /* One half of the samples made into stacks (two threads share the
  * work of a large profile: every name is interned beforehand, so that
- * the halves only read the table). */
+ * the halves only read the table).  Two halves write into one array of
+ * frames, each into a stretch as large as its samples could need, so
+ * that neither grows it nor is copied after the other: the room they
+ * leave unused is never touched, and costs no memory. */
 struct half {
 	const struct report *r;
-	const uint32_t *map;        /* aggregate key id -> name id */
+	const uint32_t *more, *last;  /* aggregate key id -> its symbol with more
+	                                 frames after it, and as the last one */
 	uint32_t allocator_only, no_frames;
 	size_t from, to;            /* samples */
-	uint32_t *frames;
-	size_t nframes, cap_frames;
+	uint32_t *frames;           /* the whole array */
+	size_t nframes, cap_frames; /* the next frame, the end of the stretch */
+	bool fixed;                 /* the stretch cannot grow */
 	struct stack *s;
 	size_t n, cap;
 	int rc;
@@ -91,16 +96,20 @@ static int add_sample(struct half *h, uint32_t si, uint32_t **keys, size_t *cap)
 		return (int)n;
 	if (n == 0 && r->a->filtered)
 		return 0;   /* the filters dropped it, or left it no frame */
-	if (h->nframes + (size_t)n + 1 >= UINT32_MAX ||
-	    jh_grow(&h->frames, &h->cap_frames, h->nframes + (size_t)n + 1, sizeof(*h->frames)))
+	size_t need = h->nframes + (size_t)n + 1;
+	if (need >= UINT32_MAX || (need > h->cap_frames && (h->fixed ||
+	    jh_grow(&h->frames, &h->cap_frames, need, sizeof(*h->frames)))))
 		return JH_ENOMEM;
 	struct stack e = { (uint32_t)h->nframes, 0, value, before };
 	if (n == 0) {
 		h->frames[h->nframes++] = s->depth ? h->allocator_only : h->no_frames;
 		e.nframes = 1;
 	} else {
-		for (int64_t k = n - 1; k >= 0; k--)
-			h->frames[h->nframes++] = h->map[(*keys)[k]];
+		uint32_t *f = h->frames + h->nframes;
+		for (int64_t k = n - 1; k > 0; k--)
+			*f++ = h->more[(*keys)[k]];
+		*f = h->last[(*keys)[0]];
+		h->nframes += (size_t)n;
 		e.nframes = (uint32_t)n;
 	}
 	return JH_PUSH(h->s, h->n, h->cap, e);
@@ -120,69 +129,6 @@ static void *build_half(void *arg)
 /* Profiles of this many samples or more are made into stacks in two
  * halves, the second in a thread of its own when there are two cores. */
 #define STACKS_SPLIT_MIN 65536
-
-/* Every sample made into a stack, in sample order, into ST. */
-static int build_all(struct stacks *st, const struct report *r)
-{
-	size_t nkeys = r->a->keys.len;
-	uint32_t *map = malloc((nkeys + 1) * sizeof(*map));
-	char *buf = malloc(16384);
-	int rc = map && buf ? 0 : JH_ENOMEM;
-	/* the names, interned in key order */
-	for (size_t k = 0; k < nkeys && !rc; k++) {
-		stacks_sanitize(strtab_get(&r->a->keys, (uint32_t)k), buf, 16384);
-		int64_t id = strtab_intern(&st->names, buf);
-		if (id < 0)
-			rc = (int)id;
-		else
-			map[k] = (uint32_t)id;
-	}
-	int64_t ao = rc ? -1 : strtab_intern(&st->names, STACKS_ALLOCATOR_ONLY);
-	int64_t nf = ao < 0 ? -1 : strtab_intern(&st->names, STACKS_NO_FRAMES);
-	free(buf);
-	if (rc || ao < 0 || nf < 0) {
-		free(map);
-		return JH_ENOMEM;
-	}
-	size_t ns = r->p->nsamples;
-	bool two = (ns >= STACKS_SPLIT_MIN || jh_threads_forced()) && jh_threads() > 1;
-	struct half h[2];
-	for (int k = 0; k < 2; k++)
-		h[k] = (struct half){ .r = r, .map = map, .allocator_only = (uint32_t)ao,
-				      .no_frames = (uint32_t)nf, .from = ns, .to = ns };
-	h[0].from = 0;
-	h[0].to = h[1].from = two ? ns / 2 : ns;
-	jh_run_two(build_half, &h[0], two ? build_half : NULL, &h[1], two);
-	free(map);
-	rc = h[0].rc ? h[0].rc : h[1].rc;
-	/* the second half after the first */
-	if (!rc && h[1].n) {
-		if (h[0].nframes + h[1].nframes >= UINT32_MAX ||
-		    jh_grow(&h[0].frames, &h[0].cap_frames, h[0].nframes + h[1].nframes,
-			    sizeof(*h[0].frames)) ||
-		    jh_grow(&h[0].s, &h[0].cap, h[0].n + h[1].n, sizeof(*h[0].s)))
-			rc = JH_ENOMEM;
-		for (size_t i = 0; !rc && i < h[1].n; i++) {
-			struct stack e = h[1].s[i];
-			e.frame0 += (uint32_t)h[0].nframes;
-			h[0].s[h[0].n + i] = e;
-		}
-		if (!rc) {
-			memcpy(h[0].frames + h[0].nframes, h[1].frames, h[1].nframes * sizeof(*h[1].frames));
-			h[0].nframes += h[1].nframes;
-			h[0].n += h[1].n;
-		}
-	}
-	free(h[1].frames);
-	free(h[1].s);
-	st->frames = h[0].frames;
-	st->nframes = h[0].nframes;
-	st->cap_frames = h[0].cap_frames;
-	st->s = h[0].s;
-	st->n = h[0].n;
-	st->cap = h[0].cap;
-	return rc;
-}
 
 /* Whether name A followed by the byte TA sorts before name B followed by
  * TB (TA and TB: ';' or '\0', neither of which a sanitized name holds). */
@@ -208,53 +154,156 @@ static int cmp_syms(const void *x, const void *y, void *arg)
 {
 	const struct rankctx *c = arg;
 	uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
+	const struct strtab *names = &c->st->names;
 	if (!c->text)
-		return strcmp(stacks_name(c->st, a), stacks_name(c->st, b));
-	return cmp_term(stacks_name(c->st, a / 2), a & 1 ? ';' : '\0',
-			stacks_name(c->st, b / 2), b & 1 ? ';' : '\0');
+		return strcmp(strtab_get(names, a), strtab_get(names, b));
+	return cmp_term(strtab_get(names, a / 2), a & 1 ? ';' : '\0',
+			strtab_get(names, b / 2), b & 1 ? ';' : '\0');
 }
 
-/* Sorts st->s by ORDER (see stacks_build()): each frame is replaced by
- * its symbol's rank, the stacks sorted by their sequences of ranks
- * (lib/seqsort.h), and the frames put back. */
-static int sort_stacks(struct stacks *st, enum stacks_order order)
+/* The symbols of the order (see cmp_syms()) sorted: st->symname, and per
+ * symbol its rank in *RANK (freed by the caller). */
+static int rank_symbols(struct stacks *st, enum stacks_order order, uint32_t **rank)
 {
 	bool text = order == STACKS_TEXT;
 	size_t nsyms = text ? 2 * st->names.len : st->names.len;
 	uint32_t *sym = malloc((nsyms + 1) * sizeof(*sym));
-	uint32_t *rank = malloc((nsyms + 1) * sizeof(*rank));
-	struct seqsort_item *it = malloc((st->n + 1) * sizeof(*it));
-	struct stack *sorted = malloc((st->n + 1) * sizeof(*sorted));
-	if (!sym || !rank || !it || !sorted) {
+	*rank = malloc((nsyms + 1) * sizeof(**rank));
+	if (!sym || !*rank) {
 		free(sym);
-		free(rank);
-		free(it);
-		free(sorted);
 		return JH_ENOMEM;
 	}
 	for (size_t i = 0; i < nsyms; i++)
 		sym[i] = (uint32_t)i;
 	struct rankctx c = { st, text };
 	jh_qsort_r(sym, nsyms, sizeof(*sym), cmp_syms, &c);
-	for (size_t i = 0; i < nsyms; i++)
-		rank[sym[i]] = (uint32_t)i;
+	for (size_t i = 0; i < nsyms; i++) {
+		(*rank)[sym[i]] = (uint32_t)i;
+		sym[i] = text ? sym[i] / 2 : sym[i];
+	}
+	st->symname = sym;
+	st->nsyms = nsyms;
+	return 0;
+}
+
+/* Every sample made into a stack of symbols, in sample order, into ST. */
+static int build_all(struct stacks *st, const struct report *r, enum stacks_order order)
+{
+	bool text = order == STACKS_TEXT;
+	size_t nkeys = r->a->keys.len;
+	uint32_t *map = malloc((nkeys + 1) * sizeof(*map));
+	char *buf = malloc(16384);
+	int rc = map && buf ? 0 : JH_ENOMEM;
+	/* the names, interned in key order */
+	for (size_t k = 0; k < nkeys && !rc; k++) {
+		stacks_sanitize(strtab_get(&r->a->keys, (uint32_t)k), buf, 16384);
+		int64_t id = strtab_intern(&st->names, buf);
+		if (id < 0)
+			rc = (int)id;
+		else
+			map[k] = (uint32_t)id;
+	}
+	int64_t ao = rc ? -1 : strtab_intern(&st->names, STACKS_ALLOCATOR_ONLY);
+	int64_t nf = ao < 0 ? -1 : strtab_intern(&st->names, STACKS_NO_FRAMES);
+	free(buf);
+	uint32_t *rank = NULL, *more = NULL, *last = NULL;
+	if (!rc && ao >= 0 && nf >= 0 && st->names.len < UINT32_MAX / 2 &&
+	    !rank_symbols(st, order, &rank) &&
+	    (more = malloc((nkeys + 1) * sizeof(*more))) && (last = malloc((nkeys + 1) * sizeof(*last)))) {
+		/* each key's two symbols */
+		for (size_t k = 0; k < nkeys; k++) {
+			more[k] = rank[text ? 2 * map[k] + 1 : map[k]];
+			last[k] = rank[text ? 2 * map[k] : map[k]];
+		}
+	} else
+		rc = JH_ENOMEM;
+	free(map);
+	if (rc) {
+		free(rank);
+		free(more);
+		free(last);
+		return JH_ENOMEM;
+	}
+	uint32_t sym_ao = rank[text ? 2 * (uint32_t)ao : (uint32_t)ao];
+	uint32_t sym_nf = rank[text ? 2 * (uint32_t)nf : (uint32_t)nf];
+	free(rank);
+	size_t ns = r->p->nsamples;
+	bool two = (ns >= STACKS_SPLIT_MIN || jh_threads_forced()) && jh_threads() > 1;
+	struct half h[2];
+	for (int k = 0; k < 2; k++)
+		h[k] = (struct half){ .r = r, .more = more, .last = last, .allocator_only = sym_ao,
+				      .no_frames = sym_nf, .from = ns, .to = ns };
+	h[0].from = 0;
+	h[0].to = h[1].from = two ? ns / 2 : ns;
+	if (two) {
+		/* each half's stretch: at most max_nkeys keys a location, or
+		 * one pseudo frame; else one thread and an array that grows */
+		size_t room[2] = { 0, 0 };
+		for (int k = 0; k < 2; k++)
+			for (size_t i = h[k].from; i < h[k].to; i++) {
+				size_t d = r->p->samples[i].depth;
+				room[k] += d ? d * r->a->max_nkeys + 1 : 1;
+			}
+		uint32_t *frames = room[0] + room[1] + 1 < UINT32_MAX
+			? malloc((room[0] + room[1] + 1) * sizeof(*frames)) : NULL;
+		if (frames) {
+			h[0] = (struct half){ .r = r, .more = more, .last = last,
+					      .allocator_only = sym_ao, .no_frames = sym_nf,
+					      .from = 0, .to = h[0].to, .frames = frames,
+					      .cap_frames = room[0] + 1, .fixed = true };
+			h[1] = h[0];
+			h[1].from = h[0].to;
+			h[1].to = ns;
+			h[1].nframes = room[0] + 1;
+			h[1].cap_frames = room[0] + room[1] + 1;
+		} else {
+			two = false;
+			h[0].to = h[1].from = ns;
+		}
+	}
+	jh_run_two(build_half, &h[0], two ? build_half : NULL, &h[1], two);
+	free(more);
+	free(last);
+	rc = h[0].rc ? h[0].rc : h[1].rc;
+	/* the second half's stacks after the first's */
+	if (!rc && h[1].n) {
+		if (jh_grow(&h[0].s, &h[0].cap, h[0].n + h[1].n, sizeof(*h[0].s)))
+			rc = JH_ENOMEM;
+		else
+			memcpy(h[0].s + h[0].n, h[1].s, h[1].n * sizeof(*h[1].s));
+		h[0].n += rc ? 0 : h[1].n;
+	}
+	free(h[1].s);
+	st->frames = h[0].frames;
+	st->nframes = two ? h[1].nframes : h[0].nframes;
+	st->cap_frames = two ? h[1].cap_frames : h[0].cap_frames;
+	st->s = h[0].s;
+	st->n = h[0].n;
+	st->cap = h[0].cap;
+	return rc;
+}
+
+/* Sorts st->s by the sequences of symbols (lib/seqsort.h), which is the
+ * order ORDER asks for. */
+static int sort_stacks(struct stacks *st)
+{
+	struct seqsort_item *it = malloc((st->n + 1) * sizeof(*it));
+	struct stack *sorted = malloc((st->n + 1) * sizeof(*sorted));
+	if (!it || !sorted) {
+		free(it);
+		free(sorted);
+		return JH_ENOMEM;
+	}
 	for (size_t i = 0; i < st->n; i++) {
 		const struct stack *s = &st->s[i];
-		uint32_t *f = st->frames + s->frame0;
-		for (uint32_t k = 0; k < s->nframes; k++)
-			f[k] = text ? rank[2 * f[k] + (k + 1 < s->nframes)] : rank[f[k]];
 		it[i] = (struct seqsort_item){ s->frame0, s->nframes, (uint32_t)i, 0 };
 	}
-	seqsort(it, st->n, st->frames);
+	seqsort(it, st->n, st->frames, (uint32_t)st->nsyms);
 	for (size_t i = 0; i < st->n; i++)
 		sorted[i] = st->s[it[i].id];
-	for (size_t i = 0; i < st->nframes; i++)
-		st->frames[i] = text ? sym[st->frames[i]] / 2 : sym[st->frames[i]];
 	free(st->s);
 	st->s = sorted;
 	st->cap = st->n + 1;
-	free(sym);
-	free(rank);
 	free(it);
 	return 0;
 }
@@ -271,11 +320,11 @@ int stacks_build(struct stacks *st, const struct report *r, enum stacks_order or
 	memset(st, 0, sizeof(*st));
 	if (strtab_init(&st->names))
 		return JH_ENOMEM;
-	int rc = build_all(st, r);
+	int rc = build_all(st, r, order);
 	if (rc)
 		return rc;
 
-	if (st->n >= UINT32_MAX || (rc = sort_stacks(st, order)))
+	if (st->n >= UINT32_MAX || (rc = sort_stacks(st)))
 		return rc ? rc : JH_ENOMEM;
 	size_t o = 0;
 	for (size_t i = 0; i < st->n; i++) {
@@ -299,6 +348,7 @@ int stacks_build(struct stacks *st, const struct report *r, enum stacks_order or
 void stacks_release(struct stacks *st)
 {
 	strtab_release(&st->names);
+	free(st->symname);
 	free(st->frames);
 	free(st->s);
 	memset(st, 0, sizeof(*st));

@@ -6,6 +6,13 @@
  * inline levels expanded, granularity applied) are reversed to root first,
  * every key is given a sanitized name that is safe in folded-stack text,
  * and samples whose stacks have the same names are merged.
+ *
+ * A frame is a symbol: a number whose order is the order of the names
+ * (with STACKS_TEXT, a name followed by ';' and the same name ending the
+ * line are two symbols), so that the stacks sort as numbers (lib/seqsort.h)
+ * and nothing is mapped back afterwards; stacks_name() gives its name.
+ * Two frames of one position in two stacks are the same name exactly when
+ * they are the same symbol.
  */
 #ifndef JHEAP_STACKS_H
 #define JHEAP_STACKS_H
@@ -27,8 +34,10 @@ struct stack {
 };
 
 struct stacks {
-	struct strtab names;        /* sanitized frame names; stack frames are ids here */
-	uint32_t *frames;
+	struct strtab names;        /* sanitized frame names */
+	uint32_t *symname;          /* per symbol: its name's id in names */
+	size_t nsyms;
+	uint32_t *frames;           /* symbols */
 	size_t nframes, cap_frames;
 	struct stack *s;
 	size_t n, cap;
@@ -52,9 +61,10 @@ enum stacks_order { STACKS_TREE, STACKS_TEXT };
 int stacks_build(struct stacks *st, const struct report *r, enum stacks_order order);
 void stacks_release(struct stacks *st);
 
-static inline const char *stacks_name(const struct stacks *st, uint32_t id)
+/* The name of symbol SYM (a frame). */
+static inline const char *stacks_name(const struct stacks *st, uint32_t sym)
 {
-	return strtab_get(&st->names, id);
+	return strtab_get(&st->names, st->symname[sym]);
 }
 
 /* Writes NAME made safe for folded stacks into OUT (OUTLEN > 0 bytes,

@@ -35,6 +35,12 @@
  *    a pattern with '<' or '(' also matches their functions' full names,
  *    as --focus does); none matching is an error;
  *  - pprof's legend line ends in two stray tabs; this one does not.
+ *
+ * On a large profile (make bench: 1,000,000 stacks, 100 MB of report)
+ * two threads sum the edges, each those of half the callers, so that
+ * every edge's weight is added up in sample order as one thread would,
+ * and the entries are written in chunks by two threads
+ * (output/parwrite.h).
  */
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <math.h>
@@ -43,23 +49,26 @@
 #include "lib/errors.h"
 #include "lib/hash.h"
 #include "lib/idmap.h"
+#include "lib/threads.h"
+#include "output/obuf.h"
 #include "output/output.h"
+#include "output/parwrite.h"
 
 struct edge {
 	uint32_t caller, callee;
 	double w;
+	uint32_t last;              /* by_locations(): the last sample that added to it, + 1 */
 };
 
 struct tree {
 	const struct report *r;
-	struct eslot *slots;              /* the edge table: nslots, a power of two */
 	uint32_t *rank;                   /* per key: its place in byte order */
-	size_t nslots;
 	uint8_t *shown;                   /* per key: an entry of the report */
-	struct edge *e;
-	size_t n, cap;
+	struct edge *e;                   /* every edge */
+	size_t n;
 	uint32_t *by_caller, *by_callee;  /* edge ids grouped by key */
 	uint32_t *caller0, *callee0;      /* per key: first of its group, + one past the end */
+	double *sum;                      /* per entry: sum% of the entries shown up to it */
 };
 
 /* The edge table: open addressing on (caller, callee), each slot holding
@@ -73,19 +82,30 @@ struct eslot {
 	double w;
 };
 
+/* The edges whose caller & MASK is PART, summed by one thread over every
+ * sample, so that each edge's weight is added up in sample order, as one
+ * thread alone would (two threads take a caller each of two). */
+struct tpart {
+	const struct tree *t;
+	uint32_t part, mask;
+	struct eslot *slots;        /* nslots, a power of two */
+	size_t nslots;
+	struct edge *e;
+	size_t n, cap;
+	int rc;
+};
+
 static size_t eslot_of(uint32_t caller, uint32_t callee, size_t mask)
 {
 	return (size_t)(jh_mix64(((uint64_t)caller << 32) | callee) & mask);
 }
 
-static int grow_slots(struct tree *t)
+static int grow_slots(struct tpart *t)
 {
 	size_t ncap = t->nslots ? 2 * t->nslots : 4096;
-	struct eslot *ns = jh_zalloc(ncap, sizeof(*ns));
-	if (!ns || ncap > SIZE_MAX / 4) {
-		free(ns);
+	struct eslot *ns = ncap <= SIZE_MAX / 4 ? jh_zalloc(ncap, sizeof(*ns)) : NULL;
+	if (!ns)
 		return JH_ENOMEM;
-	}
 	for (size_t i = 0; i < t->nslots; i++) {
 		const struct eslot *e = &t->slots[i];
 		if (!e->id)
@@ -101,7 +121,7 @@ static int grow_slots(struct tree *t)
 	return 0;
 }
 
-static int add_edge(struct tree *t, uint32_t caller, uint32_t callee, uint32_t sample, double w)
+static int add_edge(struct tpart *t, uint32_t caller, uint32_t callee, uint32_t sample, double w)
 {
 	size_t mask = t->nslots - 1, i = eslot_of(caller, callee, mask);
 	struct eslot *e;
@@ -111,7 +131,7 @@ static int add_edge(struct tree *t, uint32_t caller, uint32_t callee, uint32_t s
 			break;
 	}
 	if (!e->id) {
-		struct edge ne = { caller, callee, 0 };
+		struct edge ne = { caller, callee, 0, 0 };
 		if (t->n >= UINT32_MAX - 1 || JH_PUSH(t->e, t->n, t->cap, ne))
 			return JH_ENOMEM;
 		*e = (struct eslot){ caller, callee, 0, (uint32_t)t->n, 0 };
@@ -130,25 +150,173 @@ static int add_edge(struct tree *t, uint32_t caller, uint32_t callee, uint32_t s
 /* Only the edges of the entries shown are summed: --peek and
  * --nodecount show a few of the keys, and a shell's answer must not wait
  * for the edges of all the others. */
-static int add_stack(void *ctx, uint32_t sample, const uint32_t *keys, size_t n, double v)
+static int add_stack(struct tpart *t, uint32_t sample, const uint32_t *keys, size_t n, double v)
 {
-	struct tree *t = ctx;
+	const uint8_t *shown = t->t->shown;
 	/* the stack's slots first, so that their cache misses overlap */
 	for (size_t i = 0; i + 1 < n; i++)
-		__builtin_prefetch(&t->slots[eslot_of(keys[i + 1], keys[i], t->nslots - 1)]);
+		if ((keys[i + 1] & t->mask) == t->part)
+			__builtin_prefetch(&t->slots[eslot_of(keys[i + 1], keys[i], t->nslots - 1)]);
 	for (size_t i = 0; i + 1 < n; i++)
-		if (keys[i] != keys[i + 1] && (t->shown[keys[i]] | t->shown[keys[i + 1]]) &&
+		if ((keys[i + 1] & t->mask) == t->part && keys[i] != keys[i + 1] &&
+		    (shown[keys[i]] | shown[keys[i + 1]]) &&
 		    add_edge(t, keys[i + 1], keys[i], sample, v))
 			return JH_ENOMEM;
 	return 0;
 }
 
-static int collect(struct tree *t)
+/* The id of edge (CALLER, CALLEE) of T, added when new; UINT32_MAX when
+ * it is no edge of T's (another thread's caller, a key calling itself,
+ * neither end shown); JH_ENOMEM. */
+static int64_t edge_id(struct tpart *t, uint32_t caller, uint32_t callee)
 {
-	int rc = aggregate_each_stack(t->r->a, t->r->p, t->r->value, add_stack, t);
-	for (size_t i = 0; !rc && i < t->nslots; i++)
+	const uint8_t *shown = t->t->shown;
+	if ((caller & t->mask) != t->part || caller == callee || !(shown[caller] | shown[callee]))
+		return UINT32_MAX;
+	size_t i = eslot_of(caller, callee, t->nslots - 1);
+	for (;; i = (i + 1) & (t->nslots - 1)) {
+		const struct eslot *e = &t->slots[i];
+		if (!e->id)
+			break;
+		if (e->caller == caller && e->callee == callee)
+			return e->id - 1;
+	}
+	if (add_edge(t, caller, callee, UINT32_MAX - 1, 0))
+		return JH_ENOMEM;
+	return (int64_t)t->n - 1;
+}
+
+static void add_once(struct tpart *t, uint32_t id, uint32_t stamp, double v)
+{
+	struct edge *e = &t->e[id];
+	if (e->last != stamp) {   /* once per stack */
+		e->last = stamp;
+		e->w += v;
+	}
+}
+
+/* Without filters a stack's keys are its locations' keys, whole but for
+ * the allocator cut of the first: each edge inside a location is found
+ * once beforehand (INNER, per lockeys entry: the edge from the next
+ * entry to it), and the edge from a location to the one it calls is
+ * kept per calling location (a call site calls one function, almost
+ * always), so that a stack costs a few reads per location, not a table
+ * lookup per pair of keys.  The edges and their sums are those of
+ * add_stack(), each added up in sample order. */
+static int by_locations(struct tpart *t)
+{
+	const struct report *r = t->t->r;
+	const struct aggregate *a = r->a;
+	const struct profile *p = r->p;
+	uint32_t *inner = malloc((a->nlockeys + 1) * sizeof(*inner));
+	uint32_t (*memo)[2] = malloc((p->nlocs + 1) * sizeof(*memo));   /* callee key, edge id */
+	int rc = inner && memo ? 0 : JH_ENOMEM;
+	for (size_t l = 0; l < p->nlocs && !rc; l++) {
+		const struct agg_locinfo *li = &a->locinfo[l];
+		memo[l][0] = memo[l][1] = UINT32_MAX;
+		for (uint32_t j = 0; j < li->nkeys && !rc; j++) {
+			int64_t id = j + 1 < li->nkeys
+				? edge_id(t, a->lockeys[li->key0 + j + 1], a->lockeys[li->key0 + j])
+				: UINT32_MAX;
+			if (id < 0)
+				rc = (int)id;
+			inner[li->key0 + j] = (uint32_t)id;
+		}
+	}
+	for (size_t si = 0; si < p->nsamples && !rc; si++) {
+		double v = pf_value_of(aggregate_values(a, p, (uint32_t)si), r->value);
+		if (v == 0)
+			continue;
+		const struct pf_sample *s = &p->samples[si];
+		const uint32_t *st = p->stacks + s->stack0;
+		uint32_t skip, stamp = (uint32_t)si + 1, last = UINT32_MAX;
+		uint32_t i = aggregate_stack_start(a, p, (uint32_t)si, &skip);
+		for (uint32_t k = i; k < s->depth; k++)
+			__builtin_prefetch(&a->locinfo[st[k]]);
+		for (; i < s->depth; i++, skip = 0) {
+			uint32_t loc = st[i];
+			const struct agg_locinfo *li = &a->locinfo[loc];
+			if (skip >= li->nkeys)
+				continue;
+			/* the call into the location below: its outermost key */
+			if (last != UINT32_MAX) {
+				uint32_t caller = a->lockeys[li->key0 + skip];
+				if (memo[loc][0] != last) {
+					int64_t id = edge_id(t, caller, last);
+					if (id < 0) {
+						rc = (int)id;
+						break;
+					}
+					memo[loc][0] = last;
+					memo[loc][1] = (uint32_t)id;
+				}
+				if (memo[loc][1] != UINT32_MAX)
+					add_once(t, memo[loc][1], stamp, v);
+			}
+			for (uint32_t e = li->key0 + skip; e + 1 < li->key0 + li->nkeys; e++)
+				if (inner[e] != UINT32_MAX)
+					add_once(t, inner[e], stamp, v);
+			last = a->lockeys[li->key0 + li->nkeys - 1];
+		}
+	}
+	free(inner);
+	free(memo);
+	return rc;
+}
+
+static void *sum_part(void *arg)
+{
+	struct tpart *t = arg;
+	const struct report *r = t->t->r;
+	uint32_t *keys = NULL;
+	size_t cap = 0;
+	if (grow_slots(t)) {
+		t->rc = JH_ENOMEM;
+		return NULL;
+	}
+	if (!r->a->filtered) {
+		t->rc = by_locations(t);
+		free(t->slots);
+		t->slots = NULL;
+		return NULL;
+	}
+	for (size_t si = 0; si < r->p->nsamples && !t->rc; si++) {
+		double v = pf_value_of(aggregate_values(r->a, r->p, (uint32_t)si), r->value);
+		if (v == 0)
+			continue;
+		int64_t n = aggregate_stack_keys(r->a, r->p, (uint32_t)si, &keys, &cap);
+		t->rc = n < 0 ? (int)n : add_stack(t, (uint32_t)si, keys, (size_t)n, v);
+	}
+	free(keys);
+	for (size_t i = 0; !t->rc && i < t->nslots; i++)
 		if (t->slots[i].id)
 			t->e[t->slots[i].id - 1].w = t->slots[i].w;
+	free(t->slots);
+	t->slots = NULL;
+	return NULL;
+}
+
+/* Profiles of this many samples or more are summed by two threads. */
+#define TREE_SPLIT_MIN 65536
+
+static int collect(struct tree *t)
+{
+	size_t ns = t->r->p->nsamples;
+	bool two = (ns >= TREE_SPLIT_MIN || jh_threads_forced()) && jh_threads() > 1;
+	struct tpart h[2] = { { .t = t, .part = 0, .mask = two ? 1 : 0 },
+			      { .t = t, .part = 1, .mask = 1 } };
+	jh_run_two(sum_part, &h[0], two ? sum_part : NULL, &h[1], two);
+	int rc = h[0].rc ? h[0].rc : h[1].rc;
+	/* the second thread's edges after the first's */
+	if (!rc && h[1].n && jh_grow(&h[0].e, &h[0].cap, h[0].n + h[1].n, sizeof(*h[0].e)))
+		rc = JH_ENOMEM;
+	if (!rc && h[1].n) {
+		memcpy(h[0].e + h[0].n, h[1].e, h[1].n * sizeof(*h[1].e));
+		h[0].n += h[1].n;
+	}
+	free(h[1].e);
+	t->e = h[0].e;
+	t->n = h[0].n;
 	return rc;
 }
 
@@ -240,16 +408,25 @@ static void percent(char *buf, size_t len, double v, double total)
 		snprintf(buf, len, "%5.2g%%", ratio);
 }
 
+/* S right-aligned in WIDTH columns, as printf's "%WIDTHs". */
+static void put_padded(struct obuf *o, const char *s, size_t width)
+{
+	size_t n = strlen(s);
+	for (; n < width; width--)
+		obuf_putc(o, ' ');
+	obuf_write(o, s, n);
+}
+
 /* The edges of one entry (EDGES[0..n) of the key), sorted, one a line;
  * the name is the other end's. */
-static int write_edges(FILE *out, struct tree *t, const uint32_t *ids, size_t n, bool callers,
-		       double cum)
+static int write_edges(struct obuf *o, const struct tree *t, const uint32_t *ids, size_t n,
+		       bool callers, double cum)
 {
 	uint32_t *sorted = malloc((n + 1) * sizeof(*sorted));
 	if (!sorted)
 		return JH_ENOMEM;
 	memcpy(sorted, ids, n * sizeof(*sorted));
-	jh_qsort_r(sorted, n, sizeof(*sorted), cmp_edges, t);
+	jh_qsort_r(sorted, n, sizeof(*sorted), cmp_edges, (void *)t);
 	for (size_t i = 0; i < n; i++) {
 		const struct edge *e = &t->e[sorted[i]];
 		if (e->w == 0)
@@ -257,8 +434,12 @@ static int write_edges(FILE *out, struct tree *t, const uint32_t *ids, size_t n,
 		char v[64], pc[32];
 		text_format_value(v, sizeof(v), e->w, t->r->units);
 		percent(pc, sizeof(pc), e->w, cum);
-		fprintf(out, "%50s %s |   %s\n", v, pc,
-			strtab_get(&t->r->a->keys, callers ? e->caller : e->callee));
+		put_padded(o, v, 50);
+		obuf_putc(o, ' ');
+		obuf_puts(o, pc);
+		obuf_write(o, " |   ", 5);
+		obuf_puts(o, strtab_get(&t->r->a->keys, callers ? e->caller : e->callee));
+		obuf_putc(o, '\n');
 	}
 	free(sorted);
 	return 0;
@@ -328,10 +509,54 @@ static size_t mark_shown(struct tree *t, pcre2_code *re, pcre2_match_data *md)
 	return n;
 }
 
+static const char separator[] =
+	"----------------------------------------------------------+-------------";
+
+/* Entries [FROM, TO) of the report, each with its callers and callees
+ * (parwrite_fn). */
+static int write_entries(void *ctx, int who, size_t from, size_t to, struct obuf *o)
+{
+	const struct tree *t = ctx;
+	const struct report *r = t->r;
+	const struct aggregate *a = r->a;
+	double total = a->flat_total;
+	for (size_t i = from; i < to; i++) {
+		uint32_t key = a->order[i];
+		const struct agg_row *row = &a->rows[key];
+		if (!t->shown[key])
+			continue;
+		obuf_puts(o, separator);
+		obuf_putc(o, '\n');
+		if (write_edges(o, t, t->by_callee + t->callee0[key],
+				t->callee0[key + 1] - t->callee0[key], true, row->cum))
+			return JH_ENOMEM;
+		char f[64], fp[32], sp[32], c[64], cp[32];
+		text_format_value(f, sizeof(f), row->flat, r->units);
+		text_format_value(c, sizeof(c), row->cum, r->units);
+		percent(fp, sizeof(fp), row->flat, total);
+		percent(sp, sizeof(sp), t->sum[i], total);
+		percent(cp, sizeof(cp), row->cum, total);
+		put_padded(o, f, 10);
+		obuf_putc(o, ' ');
+		obuf_puts(o, fp);
+		obuf_putc(o, ' ');
+		obuf_puts(o, sp);
+		obuf_putc(o, ' ');
+		put_padded(o, c, 10);
+		obuf_putc(o, ' ');
+		obuf_puts(o, cp);
+		obuf_puts(o, "                | ");
+		obuf_puts(o, strtab_get(&a->keys, key));
+		obuf_putc(o, '\n');
+		if (write_edges(o, t, t->by_caller + t->caller0[key],
+				t->caller0[key + 1] - t->caller0[key], false, row->cum))
+			return JH_ENOMEM;
+	}
+	return 0;
+}
+
 static int write_tree(FILE *out, struct tree *t, size_t matched, char *err, size_t errlen)
 {
-	static const char separator[] =
-		"----------------------------------------------------------+-------------";
 	const struct report *r = t->r;
 	const struct aggregate *a = r->a;
 	size_t shown = entries(r);
@@ -349,29 +574,18 @@ static int write_tree(FILE *out, struct tree *t, size_t matched, char *err, size
 		fprintf(out, "Showing top %zu nodes out of %zu\n", shown, a->norder);
 	fprintf(out, "%s\n", separator);
 	fprintf(out, "      flat  flat%%   sum%%        cum   cum%%   calls calls%% + context\n");
+	/* sum% adds up the entries shown, as pprof's */
+	if (!(t->sum = malloc((shown + 1) * sizeof(*t->sum))))
+		return jh_err(err, errlen, JH_ENOMEM, "out of memory");
 	double sum = 0;
 	for (size_t i = 0; i < shown; i++) {
 		uint32_t key = a->order[i];
-		const struct agg_row *row = &a->rows[key];
-		const char *name = strtab_get(&a->keys, key);
-		if (!t->shown[key])
-			continue;
-		sum += row->flat;   /* of the entries shown, as pprof's sum% */
-		fprintf(out, "%s\n", separator);
-		if (write_edges(out, t, t->by_callee + t->callee0[key],
-				t->callee0[key + 1] - t->callee0[key], true, row->cum))
-			return jh_err(err, errlen, JH_ENOMEM, "out of memory");
-		char f[64], fp[32], sp[32], c[64], cp[32];
-		text_format_value(f, sizeof(f), row->flat, r->units);
-		text_format_value(c, sizeof(c), row->cum, r->units);
-		percent(fp, sizeof(fp), row->flat, total);
-		percent(sp, sizeof(sp), sum, total);
-		percent(cp, sizeof(cp), row->cum, total);
-		fprintf(out, "%10s %s %s %10s %s                | %s\n", f, fp, sp, c, cp, name);
-		if (write_edges(out, t, t->by_caller + t->caller0[key],
-				t->caller0[key + 1] - t->caller0[key], false, row->cum))
-			return jh_err(err, errlen, JH_ENOMEM, "out of memory");
+		if (t->shown[key])
+			sum += a->rows[key].flat;
+		t->sum[i] = sum;
 	}
+	if (parwrite(out, shown, 0, write_entries, t))
+		return jh_err(err, errlen, JH_ENOMEM, "out of memory");
 	if (shown)
 		fprintf(out, "%s\n", separator);
 	if (r->peek && !matched)
@@ -400,7 +614,7 @@ int output_tree(FILE *out, const struct report *r, char *err, size_t errlen)
 	}
 	struct tree t = { .r = r };
 	size_t matched = 0;
-	int rc = (t.shown = calloc(r->a->keys.len + 1, 1)) && !grow_slots(&t) ? 0 : JH_ENOMEM;
+	int rc = (t.shown = calloc(r->a->keys.len + 1, 1)) ? 0 : JH_ENOMEM;
 	if (!rc) {
 		matched = mark_shown(&t, re, md);
 		rc = collect(&t);
@@ -413,7 +627,7 @@ int output_tree(FILE *out, const struct report *r, char *err, size_t errlen)
 		rc = jh_err(err, errlen, rc, "out of memory");
 	else
 		rc = write_tree(out, &t, matched, err, errlen);
-	free(t.slots);
+	free(t.sum);
 	free(t.rank);
 	free(t.shown);
 	free(t.e);

@@ -33,8 +33,11 @@ static uint32_t next(void)
 }
 
 /* N sequences of up to MAXLEN elements below ALPHA, the first SHARED
- * elements of each from one common sequence; ids shuffled. */
-static int one_case(size_t n, uint32_t maxlen, uint32_t alpha, uint32_t shared)
+ * elements of each from one common sequence; ids shuffled.  seqsort is
+ * told the elements are below LIMIT (>= ALPHA): at 65535 and above a key
+ * holds two elements, below it four. */
+static int one_case_limit(size_t n, uint32_t maxlen, uint32_t alpha, uint32_t shared,
+			  uint32_t limit)
 {
 	uint32_t *syms = malloc((n * maxlen + 1) * sizeof(*syms));
 	struct seqsort_item *a = malloc((n + 1) * sizeof(*a)), *b = malloc((n + 1) * sizeof(*b));
@@ -58,7 +61,7 @@ static int one_case(size_t n, uint32_t maxlen, uint32_t alpha, uint32_t shared)
 	memcpy(b, a, n * sizeof(*a));
 	g_syms = syms;
 	jh_qsort(b, n, sizeof(*b), cmp_plain);
-	seqsort(a, n, syms);
+	seqsort(a, n, syms, limit);
 	int same = 1;
 	for (size_t i = 0; i < n; i++)
 		same &= a[i].id == b[i].id;
@@ -66,6 +69,12 @@ static int one_case(size_t n, uint32_t maxlen, uint32_t alpha, uint32_t shared)
 	free(a);
 	free(b);
 	return same;
+}
+
+static int one_case(size_t n, uint32_t maxlen, uint32_t alpha, uint32_t shared)
+{
+	return one_case_limit(n, maxlen, alpha, shared, alpha) &&
+	       one_case_limit(n, maxlen, alpha, shared, alpha < 65535 ? 65535 : UINT32_MAX);
 }
 
 TEST(same_order_as_a_comparison_sort)
@@ -79,6 +88,11 @@ TEST(same_order_as_a_comparison_sort)
 	CHECK(one_case(5000, 30, 3, 25));
 	CHECK(one_case(20000, 12, 50000, 0));
 	CHECK(one_case(3000, 40, 1, 0));       /* one symbol: only lengths differ */
+	/* lengths around a key's four and two elements */
+	for (uint32_t len = 1; len <= 9; len++)
+		CHECK(one_case(2000, len, 3, len > 2 ? len - 2 : 0));
+	CHECK(one_case(5000, 30, 65534, 20));  /* the largest with four a key */
+	CHECK(one_case(5000, 30, 65535, 20));
 }
 
 TEST(large_values_and_equal_groups)
@@ -89,7 +103,7 @@ TEST(large_values_and_equal_groups)
 	struct seqsort_item a[200];
 	for (uint32_t i = 0; i < 200; i++)
 		a[i] = (struct seqsort_item){ i % 4, 1, 199 - i, 0 };
-	seqsort(a, 200, syms);
+	seqsort(a, 200, syms, UINT32_MAX);
 	int ok = 1;
 	for (uint32_t i = 1; i < 200; i++) {
 		uint32_t x = syms[a[i - 1].off], y = syms[a[i].off];
