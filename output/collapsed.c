@@ -9,6 +9,10 @@
  * With --base, each line is flamegraph.pl's differential form
  * "stack BEFORE AFTER" (base value, then base plus the change), so that
  * negative changes need no negative number.
+ *
+ * A million stacks make 725 MB of lines (make bench): they are written in
+ * chunks by two threads (output/parwrite.h), each line made from the
+ * previous one's bytes up to the frames they share.
  */
 #include <math.h>
 #include <stdlib.h>
