@@ -88,7 +88,12 @@ static int spawn_detached(char **argv)
 				if (null > 2)
 					close(null);
 			}
+			/* nor the signals jheap blocks (the web UI waits
+			 * for Ctrl-C with them blocked) */
 			signal(SIGPIPE, SIG_DFL);
+			sigset_t none;
+			sigemptyset(&none);
+			sigprocmask(SIG_SETMASK, &none, NULL);
 			execvp(argv[0], argv);
 			int e = errno;
 			ssize_t unused = write(pexec[1], &e, sizeof(e));

@@ -685,6 +685,14 @@ int webui_run(struct driver *d, const char *binary, const char *const *paths, si
 	httpd_stop(h);
 	if (!c->quiet)
 		fprintf(stderr, "jheap: the web UI stopped\n");
+	/* the signals stay blocked until jheap exits: a second one (a
+	 * second Ctrl-C, or timeout(1) passing one on to the process group
+	 * as well as to jheap) must not turn the clean stop into death by
+	 * signal once the mask is restored */
+	answers_drop(&w);
+	pthread_mutex_destroy(&w.lock);
+	webseries_release(&w.ser);
+	return rc;
 out:
 	answers_drop(&w);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);

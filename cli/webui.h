@@ -29,8 +29,9 @@
 #include "cli/driver.h"
 
 /* Loads PATHS (NPATHS profiles, or with --pid the process's dumps) with
- * BINARY and serves the UI until SIGINT or SIGTERM.  Prints what goes
- * wrong; returns an exit status. */
+ * BINARY and serves the UI until SIGINT, SIGTERM or SIGHUP.  Prints what
+ * goes wrong; returns an exit status.  After a served session those
+ * signals stay blocked: the caller is expected to exit. */
 int webui_run(struct driver *d, const char *binary, const char *const *paths, size_t npaths);
 
 #endif

@@ -289,6 +289,18 @@ test_expect_success HTTPD 'Ctrl-C ends the server cleanly' '
 	stop s
 '
 
+# two signals of different kinds are never merged: the first stops the
+# server, the second is still pending when it has stopped (timeout(1)
+# passes a Ctrl-C on to the process and to its group: two of them)
+test_expect_success HTTPD 'a second signal while the server stops: still a clean stop, status 0' '
+	serve twice "$D" "$H" &&
+	pid=$(cat twice.pid) &&
+	kill -HUP "$pid" && kill -TERM "$pid" 2>/dev/null;
+	wait "$pid"; st=$? &&
+	echo "status $st" && test "$st" = 0 &&
+	grep -q "the web UI stopped" twice.err
+'
+
 # --- a diff (--base) ----------------------------------------------------
 test_expect_success 'build the workloads of the diff and the series' '
 	cc -O0 -g -o w_phases "$SRCDIR/testdata/w_phases.c" &&
