@@ -488,6 +488,28 @@ static bool stack_dropped(const struct aggregate *a, const struct profile *p,
 	return aggregate_drops(a, seen);
 }
 
+/* aggregate_stack_begin(), inlined where a stack of every sample is
+ * walked. */
+static inline uint32_t stack_begin(const struct aggregate *a, const struct profile *p,
+				   uint32_t sample, uint32_t *skip)
+{
+	const struct pf_sample *s = &p->samples[sample];
+	uint32_t i = aggregate_stack_start(a, p, sample, skip);
+	if (a->filtered && i < s->depth && stack_dropped(a, p, s, i, *skip))
+		return s->depth;
+	return i;
+}
+
+uint32_t aggregate_stack_begin(const struct aggregate *a, const struct profile *p,
+			       uint32_t sample, uint32_t *skip)
+{
+	uint32_t cut;
+	uint32_t i = stack_begin(a, p, sample, &cut);
+	if (skip)
+		*skip = cut;
+	return i;
+}
+
 int64_t aggregate_stack_keys(const struct aggregate *a, const struct profile *p,
 			     uint32_t sample, uint32_t **out, size_t *cap)
 {
@@ -498,10 +520,7 @@ int64_t aggregate_stack_keys(const struct aggregate *a, const struct profile *p,
 		return JH_ENOMEM;
 	uint32_t *o = *out;
 	uint32_t skip;
-	uint32_t i = aggregate_stack_start(a, p, sample, &skip);
-	if (a->filtered && i < s->depth && stack_dropped(a, p, s, i, skip))
-		return 0;
-	for (; i < s->depth; i++, skip = 0) {
+	for (uint32_t i = stack_begin(a, p, sample, &skip); i < s->depth; i++, skip = 0) {
 		uint32_t loc = p->stacks[s->stack0 + i];
 		const struct agg_locinfo *li = &a->locinfo[loc];
 		if (!a->filtered || !(a->locflags[loc] & AGG_F_DROP)) {
@@ -528,10 +547,7 @@ int64_t aggregate_stack_entries(const struct aggregate *a, const struct profile 
 		return JH_ENOMEM;
 	uint32_t *o = *out;
 	uint32_t skip;
-	uint32_t i = aggregate_stack_start(a, p, sample, &skip);
-	if (a->filtered && i < s->depth && stack_dropped(a, p, s, i, skip))
-		return 0;
-	for (; i < s->depth; i++, skip = 0) {
+	for (uint32_t i = stack_begin(a, p, sample, &skip); i < s->depth; i++, skip = 0) {
 		uint32_t loc = p->stacks[s->stack0 + i];
 		const struct agg_locinfo *li = &a->locinfo[loc];
 		bool some = a->filtered && (a->locflags[loc] & AGG_F_DROP);
@@ -667,10 +683,9 @@ static void *sum_part(void *arg)
 		if (sp->locword) {
 			/* --focus and --ignore only leave out whole stacks */
 			const struct pf_sample *s = &sp->p->samples[si];
-			uint32_t skip, start;
+			uint32_t skip;
 			if (sp->a->filtered &&
-			    ((start = aggregate_stack_start(sp->a, sp->p, (uint32_t)si, &skip)) == s->depth ||
-			     stack_dropped(sp->a, sp->p, s, start, skip)))
+			    stack_begin(sp->a, sp->p, (uint32_t)si, &skip) == s->depth)
 				continue;
 			size_t need = (size_t)sp->p->samples[si].depth * sp->a->max_nkeys + KEY_CHUNK;
 			if (jh_grow(&keys, &cap, need, sizeof(*keys))) {

@@ -212,6 +212,14 @@ static inline bool aggregate_drops(const struct aggregate *a, uint8_t seen)
 	return (a->want_focus && !(seen & AGG_F_FOCUS)) || (seen & AGG_F_IGNORE);
 }
 
+/* Where the report of sample SAMPLE starts: aggregate_stack_start(),
+ * and *SKIP (when not NULL) with it, unless --focus/--ignore drop the
+ * stack; then, as when every frame is the allocator's, the stack's depth
+ * (nothing of it is shown).  A writer that walks locations itself and
+ * applies the filters starts there. */
+uint32_t aggregate_stack_begin(const struct aggregate *a, const struct profile *p,
+			       uint32_t sample, uint32_t *skip);
+
 /* Keys of sample S after allocator frames are cut and the filters applied,
  * leaf first, into *out (grown as needed); returns their count (0 when the
  * filters drop the whole stack) or a negative code. */

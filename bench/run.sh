@@ -507,7 +507,7 @@ if [ -n "$PERF" ]; then
 		awk '$1 + 0 >= 4' "$PROFILE_CHILDREN.all" | head -n 30 >"$PROFILE_CHILDREN"
 	fi
 fi
-# The pipeline's stages (cli/driver.c), inclusive time; names that perf
+# The pipeline's stages (cli/load.c, cli/driver.c), inclusive time; names that perf
 # does not show (renamed, inlined away) are left out.
 STAGES=
 for f in load symbolize_profile profile_fold_by_symbol report_one symcache_free profile_release; do

@@ -5,8 +5,8 @@
 # adds it to the report); alone, once the inputs exist:
 #   bash bench/run.sh build inputs; bash bench/run.sh build scale
 #
-# Each format: wall time (median of SCALE_ROUNDS runs, 3), peak RSS (GNU
-# time), the RSS against the dump's size, the size of what it wrote, and
+# Each format: wall time (median of SCALE_ROUNDS runs, 3; bench/lib.sh
+# times them as bench/second.sh does), CPU time and peak RSS (GNU time), the RSS against the dump's size, the size of what it wrote, and
 # where the time goes (JHEAP_DEBUG=time of the last run: parse,
 # symbolize, aggregate, write), cold (--no-cache), one run at a time.
 # The targets: under 2 s and under twice the dump's size in RSS.  Never
@@ -14,11 +14,8 @@
 set -u
 
 SRCDIR=$(cd "$(dirname "$0")/.." && pwd) || exit 1
-BUILD=${1:-build}
-BUILD=$(cd "$BUILD" && pwd) || exit 1
-JHEAP=${JHEAP:-$BUILD/jheap}
-B=$BUILD/bench
-PROG=$B/prog/benchprog
+. "$SRCDIR/bench/lib.sh"
+bench_paths "${1:-build}" || exit 1
 ROUNDS=${SCALE_ROUNDS:-3}
 OUT=$B/out/scale
 FORMATS="text collapsed flamegraph speedscope proto callgrind dot traces tree raw"
@@ -26,33 +23,27 @@ mkdir -p "$OUT" && rm -f "$OUT/summary" || exit 1
 
 echo "### Every output at scale"
 echo ""
-for f in "$JHEAP" "$PROG" "$B/dumps/synth1m.heap" "$B/dumps/s200k.heap"; do
-	if [ ! -s "$f" ]; then
-		echo "not measured: $f is missing (make; bash bench/run.sh $BUILD inputs)"
-		exit 0
-	fi
-done
+bench_need "$BUILD" "$JHEAP" "$PROG" "$B/dumps/synth1m.heap" "$B/dumps/s200k.heap" || exit 0
 
 # one DUMP FORMAT: "seconds MB bytes stages" of ROUNDS runs (median time,
 # largest RSS), stages from the last run's JHEAP_DEBUG=time
 one() {
-	local dump=$1 fmt=$2 k times=() cpus=() rss=0 t m u sy o
-	o=$OUT/$(basename "$dump" .heap).$fmt
+	local dump=$1 fmt=$2 k id o t
+	id=$(basename "$dump" .heap).$fmt
+	o=$OUT/$id
 	for ((k = 0; k < ROUNDS; k++)); do
-		if ! JHEAP_DEBUG=time /usr/bin/time -f '%e %M %U %S' -o "$OUT/time" \
-			"$JHEAP" --no-cache --"$fmt" "$PROG" "$dump" >"$o.out" 2>"$o.err"; then
+		if ! bench_time "$id" "$o" env JHEAP_DEBUG=time "$JHEAP" --no-cache --"$fmt" "$PROG" "$dump"; then
 			echo "failed - - - - - -"
 			return
 		fi
-		read -r t m u sy <"$OUT/time"
-		times+=("$t")
-		cpus+=("$(awk -v u="$u" -v s="$sy" 'BEGIN { printf "%.2f", u + s }')")
-		[ "$m" -gt "$rss" ] && rss=$m
 	done
-	t=$(printf '%s\n' "${times[@]}" | sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }')
-	u=$(printf '%s\n' "${cpus[@]}" | sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }')
-	st() { awk -v k="$1" '$1 == "jheap:" && $2 == "time:" && $3 == k { print $4 }' "$o.err" | tail -n 1; }
-	echo "$t $u $(awk -v k="$rss" 'BEGIN { printf "%.0f", k / 1024 }') $(stat -c %s "$o.out") $(st parse) $(st symbolize) $(st aggregate) $(st write)"
+	# shellcheck disable=SC2086  # space-separated numbers
+	t=$(bench_median ${BENCH_WALL[$id]})
+	# shellcheck disable=SC2086
+	echo "$(awk -v t="$t" 'BEGIN { printf "%.2f", t }') $(bench_median ${BENCH_CPU[$id]})" \
+		"$(awk -v k="$(bench_largest ${BENCH_RSS[$id]})" 'BEGIN { printf "%.0f", k / 1024 }')" \
+		"$(stat -c %s "$o.out") $(bench_stage "$o.err" parse) $(bench_stage "$o.err" symbolize)" \
+		"$(bench_stage "$o.err" aggregate) $(bench_stage "$o.err" write)"
 }
 
 for dump in synth1m s200k; do

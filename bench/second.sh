@@ -20,73 +20,45 @@
 # Environment: SECOND_ROUNDS (15), SECOND_PROFILE_RUNS (10), JHEAP.
 set -u
 
-BUILD=${1:-build}
-BUILD=$(cd "$BUILD" && pwd) || exit 1
-JHEAP=${JHEAP:-$BUILD/jheap}
-B=$BUILD/bench
-PROG=$B/prog/benchprog
+SRCDIR=$(cd "$(dirname "$0")/.." && pwd) || exit 1
+. "$SRCDIR/bench/lib.sh"
+bench_paths "${1:-build}" || exit 1
 D100=$B/dumps/s100k.heap D2ND=$B/dumps/second.heap
 ROUNDS=${SECOND_ROUNDS:-15}
 PRUNS=${SECOND_PROFILE_RUNS:-10}
 OUT=$B/out/second
 CACHE_DIR=$B/cache
 mkdir -p "$OUT" && rm -f "$OUT/summary" || exit 1
-TIME=/usr/bin/time
-"$TIME" -f %M true >/dev/null 2>&1 || TIME=
 PERF=$(command -v perf 2>/dev/null)
 
 echo "### Second run: another dump of the same binary"
 echo ""
-for f in "$JHEAP" "$PROG" "$D100" "$D2ND"; do
-	if [ ! -s "$f" ]; then
-		echo "not measured: $f is missing (make; bash bench/run.sh $BUILD inputs)"
-		exit 0
-	fi
-done
+bench_need "$BUILD" "$JHEAP" "$PROG" "$D100" "$D2ND" || exit 0
 
-# one ID CMD...: one run, its output to $OUT/ID.out and ID.err; sets SECS,
-# RSS (KiB, empty without GNU time), OK
-one() {
-	local id=$1 t0 t1 pre=()
-	shift
-	[ -n "$TIME" ] && pre=("$TIME" -o "$OUT/$id.time" -f "%M")
-	t0=$EPOCHREALTIME
-	"${pre[@]}" "$@" >"$OUT/$id.out" 2>"$OUT/$id.err"
-	OK=$?
-	t1=$EPOCHREALTIME
-	SECS=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.4f", b - a }')
-	RSS=$([ -n "$TIME" ] && tail -n 1 "$OUT/$id.time")
-}
-median() { printf '%s\n' "$@" | sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
-# the largest of its arguments
-largest() { printf '%s\n' "$@" | sort -n | tail -n 1; }
+# one ID CMD...: one run (bench_time), its output to $OUT/ID.out and ID.err
+one() { bench_time "$1" "$OUT/$1" "${@:2}"; }
 
-declare -A T R
 for ((round = 0; round < ROUNDS; round++)); do
 	rm -rf "$CACHE_DIR"
 	for id in first second again; do
 		dump=$D2ND
 		[ $id = first ] && dump=$D100
-		one $id env XDG_CACHE_HOME="$CACHE_DIR" JHEAP_DEBUG=time "$JHEAP" --quiet --text "$PROG" "$dump"
-		if [ "$OK" != 0 ]; then
+		if ! one $id env XDG_CACHE_HOME="$CACHE_DIR" JHEAP_DEBUG=time "$JHEAP" --quiet --text "$PROG" "$dump"; then
 			echo "jheap failed in the second-run rounds ($id): $(head -n 3 "$OUT/$id.err")"
 			exit 0
 		fi
-		T[$id]+="$SECS " R[$id]+="${RSS:-0} "
 	done
 done
 for k in 1 2 3; do
 	one nocache env XDG_CACHE_HOME="$CACHE_DIR" JHEAP_DEBUG=time "$JHEAP" --quiet --text --no-cache "$PROG" "$D2ND"
-	T[nocache]+="$SECS " R[nocache]+="${RSS:-0} "
 	one nosym env JHEAP_DEBUG=time "$JHEAP" --quiet --text --no-symbolize "$PROG" "$D2ND"
-	T[nosym]+="$SECS " R[nosym]+="${RSS:-0} "
 done
 declare -A S M
 for id in first second again nocache nosym; do
 	# shellcheck disable=SC2086  # space-separated numbers
-	S[$id]=$(median ${T[$id]})
+	S[$id]=$(bench_median ${BENCH_WALL[$id]})
 	# shellcheck disable=SC2086
-	M[$id]=$(largest ${R[$id]})
+	M[$id]=$(bench_largest ${BENCH_RSS[$id]})
 done
 printf 'first %s\nsecond %s\nagain %s\nnocache %s\nnosym %s\n' "${S[first]}" "${S[second]}" \
 	"${S[again]}" "${S[nocache]}" "${S[nosym]}" >"$OUT/summary"
@@ -113,7 +85,7 @@ echo "| run | parse | symbolize | aggregate | write | in all |"
 echo "|---|---:|---:|---:|---:|---:|"
 for id in first second again nocache nosym; do
 	f=$OUT/$id.err
-	st() { awk -v k="$1" '$1 == "jheap:" && $2 == "time:" && $3 == k { print $4 }' "$f" 2>/dev/null | tail -n 1; }
+	st() { bench_stage "$f" "$1"; }
 	case $id in
 	first) label="first (s100k.heap)" ;;
 	second) label="second (second.heap)" ;;
@@ -137,7 +109,6 @@ rm -rf "$CACHE_DIR" "$CACHE_DIR.first"
 XDG_CACHE_HOME="$CACHE_DIR" "$JHEAP" --quiet --text "$PROG" "$D100" >/dev/null 2>&1
 mv "$CACHE_DIR" "$CACHE_DIR.first" || exit 0
 : >"$OUT/perf.script"
-cpu=0
 for ((k = 0; k < PRUNS; k++)); do
 	rm -rf "$CACHE_DIR" && cp -a "$CACHE_DIR.first" "$CACHE_DIR" || exit 0
 	if ! XDG_CACHE_HOME="$CACHE_DIR" "$PERF" record -q -F 4999 --call-graph dwarf,16384 \

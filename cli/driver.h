@@ -3,18 +3,20 @@
  * (cli/main.c) and the interactive shell (cli/shell.c), so that a shell
  * command and the option it stands for give the same bytes:
  *
- *   driver_load()   parse every profile (each into a model of its own,
- *                   fetched first when it is a URL: cli/remote.h), label
- *                   it (cli/inlabels.h), merge them (--base with a
- *                   negative sign), take a server's /pprof/symbol names,
- *                   symbolize and fold by symbol: the model, once; many
- *                   profiles (a fleet's) are streamed instead, each
- *                   symbolized and folded in by symbol, then released
- *                   (cli/fleet.h);
- *   driver_write()  aggregate with the options of one report (value,
- *                   granularity, filters, thread, ...) and write it with
- *                   report_write() (output/report.h), the one entry point
- *                   of every format.
+ *   driver_load()   (cli/load.c) parse every profile (each into a model
+ *                   of its own, fetched first when it is a URL:
+ *                   cli/remote.h), label it (cli/inlabels.h), merge them
+ *                   (--base with a negative sign), take a server's
+ *                   /pprof/symbol names, symbolize and fold by symbol:
+ *                   the model, once; many profiles (a fleet's) are
+ *                   streamed instead, each symbolized and folded in by
+ *                   symbol, then released (cli/fleet.h);
+ *   driver_write()  (cli/driver.c) aggregate with the options of one
+ *                   report (value, granularity, filters, thread, ...) and
+ *                   write it with report_write() (output/report.h), the
+ *                   one entry point of every format.
+ *
+ * The two files share a private header, cli/load.h.
  *
  * The driver is where messages are printed (errors here; warnings,
  * notes, the progress line and stage times through its console,
@@ -132,6 +134,8 @@ void driver_init(struct driver *d);
 /* Frees the model and the caches; d->cli stays (cli_release frees it). */
 void driver_release(struct driver *d);
 
+/* ---- the load stage: cli/load.c ---- */
+
 /* Parses PATHS (NPATHS profiles, NULL-terminated) and O's --base
  * profiles, merges and symbolizes them with BINARY (or NULL) and the load
  * options of O (--no-symbolize, --lib_prefix, --debuginfo-dir, --growth,
@@ -172,6 +176,12 @@ bool driver_value_missing(const struct profile *p, enum pf_value v, char *msg, s
  * driver_load() again with O first. */
 bool driver_loaded_for(const struct driver *d, const struct cli *o);
 
+/* The persistent symbol cache for --symbols, or NULL (with a warning when
+ * it cannot be used). */
+struct diskcache *driver_open_cache(struct driver *d, const struct symcache *sc);
+
+/* ---- the write stage: cli/driver.c ---- */
+
 /* Writes the report O asks for (o->mode, with every --thread in turn) to
  * OUT.  Prints what goes wrong; returns an exit status.  O may be any
  * struct cli, not D's own (the shell's settings, a web request's copy):
@@ -188,13 +198,12 @@ int driver_write_file(struct driver *d, const struct cli *o, const char *path);
  * (cli/browser.h).  Returns an exit status. */
 int driver_show(struct driver *d, const struct cli *o, const char *path);
 
-/* The persistent symbol cache for --symbols, or NULL (with a warning when
- * it cannot be used). */
-struct diskcache *driver_open_cache(struct driver *d, const struct symcache *sc);
+/* ---- the console, for both stages ---- */
 
 /* Callbacks for the stages below (a warn or note function and its ctx):
- * console_warn() and "jheap: cache: MSG" (JHEAP_DEBUG=cache) on D's
- * console; CTX is the driver. */
+ * console_warn() and "jheap: cache: MSG" (JHEAP_DEBUG=cache; in
+ * cli/load.c, beside the symbol caches) on D's console; CTX is the
+ * driver. */
 void driver_warn(void *ctx, const char *msg);
 void driver_note(void *ctx, const char *msg);
 

@@ -1,10 +1,10 @@
-/* jheap's entry point: the command line, then the stages of cli/driver.c
- * (load once, write the report); the only place with main() and the exit
- * status (0 ok, 1 data error or degraded result, 2 usage error).  The
- * command line goes to cli/subcmd.c first (jheap record, dump, ctl);
- * otherwise it names a BINARY or a profile, and after the load either the
- * one report asked for is written or the model is handed to the shell
- * (cli/shell.h). */
+/* jheap's entry point: the command line, then the driver's stages (load
+ * once: cli/load.c; write the report: cli/driver.c); the only place with
+ * main() and the exit status (0 ok, 1 data error or degraded result, 2
+ * usage error).  The command line goes to cli/subcmd.c first (jheap
+ * record, dump, ctl); otherwise it names a BINARY or a profile, and after
+ * the load either the one report asked for is written or the model is
+ * handed to the shell (cli/shell.h). */
 #include <errno.h>
 #include <fcntl.h>
 #include <unistd.h>

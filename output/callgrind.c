@@ -453,7 +453,6 @@ int output_callgrind(FILE *out, const struct report *r, char *err, size_t errlen
 	free(c.fns);
 	free(c.t.ents);
 	free(c.lf);
-	free(c.t.slots);
 	free(c.srank);
 	idmap_release(&c.fn_index);
 	idmap_release(&c.frame_index);

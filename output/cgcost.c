@@ -4,57 +4,24 @@
 #include "lib/array.h"
 #include "lib/errors.h"
 #include "lib/hash.h"
+#include "lib/pairtab.h"
 #include "lib/threads.h"
 #include "output/cgcost.h"
 
-static size_t slot_of(uint32_t frame, uint32_t callee, size_t mask)
-{
-	return (size_t)(jh_mix64((uint64_t)frame << 32 | callee) & mask);
-}
-
-static int grow_slots(struct cg_table *t)
-{
-	size_t ncap = t->nslots ? 2 * t->nslots : 4096;
-	struct cg_slot *ns = ncap <= SIZE_MAX / 4 ? jh_zalloc(ncap, sizeof(*ns)) : NULL;
-	if (!ns)
-		return JH_ENOMEM;
-	for (size_t i = 0; i < t->nslots; i++) {
-		const struct cg_slot *e = &t->slots[i];
-		if (!e->id)
-			continue;
-		size_t j = slot_of(e->frame, e->callee, ncap - 1);
-		while (ns[j].id)
-			j = (j + 1) & (ncap - 1);
-		ns[j] = *e;
-	}
-	free(t->slots);
-	t->slots = ns;
-	t->nslots = ncap;
-	return 0;
-}
-
 /* The id of the entry of T at position FRAME (an id in c->frames) for
- * the call to CALLEE, or of its self cost when CALLEE is CG_SELF; added
- * when new.  Returns the id or JH_ENOMEM. */
-static int64_t find_ent(const struct cg *c, struct cg_table *t, uint32_t frame, uint32_t callee)
+ * the call to CALLEE, or of its self cost when CALLEE is CG_SELF, found
+ * through INDEX; added when new.  Returns the id or JH_ENOMEM. */
+static int64_t find_ent(const struct cg *c, struct cg_table *t, struct pairtab *index,
+			uint32_t frame, uint32_t callee)
 {
-	if (!t->nslots && grow_slots(t))
-		return JH_ENOMEM;
-	size_t mask = t->nslots - 1, i = slot_of(frame, callee, mask);
-	struct cg_slot *sl;
-	for (;; i = (i + 1) & mask) {
-		sl = &t->slots[i];
-		if (!sl->id || (sl->frame == frame && sl->callee == callee))
-			break;
-	}
+	struct pairtab_key *sl = pairtab_probe(index, frame, callee);
 	if (sl->id)
 		return sl->id - 1;
 	const struct cg_frame *fr = &c->frames[frame];
 	struct cg_ent e = { fr->fn, fr->file, fr->line, callee, { 0, 0 }, 0 };
 	if (t->nents >= UINT32_MAX - 1 || JH_PUSH(t->ents, t->nents, t->cap_ents, e))
 		return JH_ENOMEM;
-	*sl = (struct cg_slot){ frame, callee, (uint32_t)t->nents };
-	if (2 * t->nents >= t->nslots && grow_slots(t))
+	if (pairtab_put(index, sl, frame, callee, (uint32_t)t->nents - 1))
 		return JH_ENOMEM;
 	return (int64_t)t->nents - 1;
 }
@@ -401,6 +368,7 @@ struct cg_walk {
 	const struct cg_paths *ps;
 	uint32_t part, mask;
 	struct cg_table t;
+	struct pairtab index;        /* t's entries by (position, callee) */
 	double (*self)[2];           /* per position */
 	uint8_t *has_self;
 	struct cg_pend (*pend)[2];   /* per position */
@@ -429,7 +397,7 @@ static struct cg_pend *pending(struct cg_walk *w, uint32_t pos, uint32_t fn)
 	if (k < 0) {
 		k = w->older[at];
 		store_pend(w, &d[k]);
-		int64_t id = find_ent(w->c, &w->t, pos, fn);
+		int64_t id = find_ent(w->c, &w->t, &w->index, pos, fn);
 		if (id < 0)
 			return NULL;
 		const struct cg_ent *e = &w->t.ents[id];
@@ -492,7 +460,8 @@ static void *walk(void *arg)
 	w->pend = malloc(nf * sizeof(*w->pend));
 	w->older = calloc(nf, 1);
 	w->seen = calloc(c->nfns + 1, sizeof(*w->seen));
-	if (!w->self || !w->has_self || !w->pend || !w->older || !w->seen) {
+	if (!w->self || !w->has_self || !w->pend || !w->older || !w->seen ||
+	    pairtab_init(&w->index, sizeof(struct pairtab_key))) {
 		w->rc = JH_ENOMEM;
 		return NULL;
 	}
@@ -507,7 +476,7 @@ static void *walk(void *arg)
 		for (int k = 0; k < 2; k++)
 			store_pend(w, &w->pend[at][k]);
 		if (w->has_self[at]) {
-			int64_t id = find_ent(c, &w->t, (uint32_t)pos, CG_SELF);
+			int64_t id = find_ent(c, &w->t, &w->index, (uint32_t)pos, CG_SELF);
 			if (id < 0)
 				w->rc = (int)id;
 			else {
@@ -526,7 +495,7 @@ static void walk_release(struct cg_walk *w)
 	free(w->pend);
 	free(w->older);
 	free(w->seen);
-	free(w->t.slots);
+	pairtab_release(&w->index);
 	free(w->t.ents);
 	memset(&w->t, 0, sizeof(w->t));
 }
@@ -550,7 +519,7 @@ int cgcost_sum(struct cg *c)
 		memcpy(w[0].t.ents + w[0].t.nents, w[1].t.ents, w[1].t.nents * sizeof(*w[1].t.ents));
 		w[0].t.nents += w[1].t.nents;
 	}
-	c->t = (struct cg_table){ w[0].t.ents, w[0].t.nents, w[0].t.cap_ents, NULL, 0 };
+	c->t = (struct cg_table){ w[0].t.ents, w[0].t.nents, w[0].t.cap_ents };
 	w[0].t.ents = NULL;
 	for (int k = 0; k < 2; k++)
 		walk_release(&w[k]);

@@ -47,15 +47,6 @@ struct cg_ent {
 	double calls;
 };
 
-/* A slot of the entry table: open addressing on (position, callee),
- * at most half full, the key beside the entry's id so that a lookup
- * reads one slot (tens of millions of lookups on a large profile). */
-struct cg_slot {
-	uint32_t frame;          /* the position: an id in cg.frames */
-	uint32_t callee;
-	uint32_t id;             /* + 1; 0: an empty slot */
-};
-
 /* A position of a location, with its function. */
 struct cg_lp {
 	uint32_t pos, fn;
@@ -65,8 +56,6 @@ struct cg_lp {
 struct cg_table {
 	struct cg_ent *ents;
 	size_t nents, cap_ents;
-	struct cg_slot *slots;   /* nslots, a power of two */
-	size_t nslots;
 };
 
 struct cg {

@@ -206,23 +206,6 @@ struct active {
 	uint32_t *one;             /* one_keys() */
 };
 
-/* Whether the filters drop sample S, whose report starts at its location
- * START with SKIP frames cut (aggregate_stack_keys()'s rule: the flags of
- * the keys kept, or'ed). */
-static bool stack_dropped(const struct aggregate *a, const struct profile *p,
-			  const struct pf_sample *s, uint32_t start, uint32_t skip)
-{
-	const uint32_t *st = p->stacks + s->stack0;
-	const struct agg_locinfo *li = &a->locinfo[st[start]];
-	uint8_t seen = 0;
-	for (uint32_t k = li->key0 + skip; k < li->key0 + li->nkeys; k++)
-		if (!(a->keyflags[k] & AGG_F_DROP))
-			seen |= a->keyflags[k];
-	for (uint32_t i = start + 1; i < s->depth; i++)
-		seen |= a->locflags[st[i]];
-	return aggregate_drops(a, seen);
-}
-
 /* The keys of sample SI that aggregate_stack_keys() gives, but from the
  * root end and only the first ROOT_KEYS of them, into ROOT[D * STRIDE]
  * for depth D (ONE: one_keys()): the rest of a stack is read only if a
@@ -234,10 +217,8 @@ static uint32_t root_keys(const struct aggregate *a, const struct profile *p,
 {
 	const struct pf_sample *s = &p->samples[si];
 	uint32_t skip;
-	uint32_t start = aggregate_stack_start(a, p, si, &skip);
+	uint32_t start = aggregate_stack_begin(a, p, si, &skip);
 	if (start >= s->depth)
-		return 0;
-	if (a->filtered && stack_dropped(a, p, s, start, skip))
 		return 0;
 	const uint32_t *st = p->stacks + s->stack0;
 	uint32_t n = 0;

@@ -3,8 +3,8 @@
  * (output/report.h, the one entry point for callers outside output/)
  * picks from.  Every format reads the same model and aggregate.
  *
- * The driver (cli/driver.c) parses, merges, symbolizes and aggregates,
- * then hands a struct report to report_write().  A writer never
+ * The driver parses, merges and symbolizes (cli/load.c), aggregates
+ * (cli/driver.c), then hands a struct report to report_write().  A writer never
  * symbolizes and never changes the model.  Each returns 0, or a negative
  * JH_ code with a message in err (for example graphviz missing); the
  * caller prints it.

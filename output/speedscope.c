@@ -222,9 +222,7 @@ struct sshalf {
 	const int *list;         /* the value types written */
 	int nlist;
 	size_t from, to;         /* samples */
-	uint32_t *stk;           /* the whole array */
-	size_t nstk, cap_stk;    /* the next frame, the end of the stretch */
-	bool fixed;
+	struct stacks_stretch stk;
 	struct ssstack *stacks;
 	size_t n, cap;
 	uint8_t *used;           /* per frame */
@@ -245,19 +243,17 @@ static int add_stack(struct sshalf *h, uint32_t si, uint32_t **ents, size_t *cap
 		return (int)n;
 	if (n == 0 && aggregate_stack_start(s->a, p, si, NULL) < sm->depth)
 		return 0;   /* a filter dropped the stack */
-	size_t need = h->nstk + (size_t)(n ? n : 1);
-	if (need >= UINT32_MAX || (need > h->cap_stk && (h->fixed ||
-	    jh_grow(&h->stk, &h->cap_stk, need, sizeof(*h->stk)))))
+	if (stacks_stretch_need(&h->stk, h->stk.n + (size_t)(n ? n : 1)))
 		return JH_ENOMEM;
-	struct ssstack st = { (uint32_t)h->nstk, n ? (uint32_t)n : 1, si };
-	uint32_t *out = h->stk + h->nstk + st.n - 1;
+	struct ssstack st = { (uint32_t)h->stk.n, n ? (uint32_t)n : 1, si };
+	uint32_t *out = h->stk.frames + h->stk.n + st.n - 1;
 	if (n == 0)
 		*out = sm->depth ? s->fr_alloc : s->fr_none;
 	for (int64_t k = 0; k < n; k++)
 		*out-- = s->entframe[(*ents)[k]];
 	for (uint32_t k = 0; k < st.n; k++)
-		h->used[h->stk[h->nstk + k]] = 1;
-	h->nstk += st.n;
+		h->used[h->stk.frames[h->stk.n + k]] = 1;
+	h->stk.n += st.n;
 	return JH_PUSH(h->stacks, h->n, h->cap, st);
 }
 
@@ -279,50 +275,23 @@ static void *build_half(void *arg)
 	return NULL;
 }
 
-/* Profiles of this many samples or more are made into stacks in two
- * halves, the second in a thread of its own when there are two cores. */
-#define SS_SPLIT_MIN 65536
-
 /* The stacks of the samples that have a value of a type in LIST, in
  * sample order, into s->stk and s->stacks; s->used says which frames
  * they have. */
 static int build_stacks(struct ss *s, const int *list, int nlist)
 {
-	const struct profile *p = s->p;
-	size_t ns = p->nsamples;
-	bool two = (ns >= SS_SPLIT_MIN || jh_threads_forced()) && jh_threads() > 1;
+	size_t ns = s->p->nsamples, mid;
+	struct stacks_stretch stk[2];
+	bool two = stacks_halves(s->a, s->p, &mid, stk);
 	struct sshalf h[2];
 	for (int k = 0; k < 2; k++) {
-		h[k] = (struct sshalf){ .s = s, .list = list, .nlist = nlist, .from = ns, .to = ns,
+		h[k] = (struct sshalf){ .s = s, .list = list, .nlist = nlist, .from = k ? mid : 0,
+					.to = k ? ns : mid, .stk = stk[k],
 					.used = calloc(s->nframes + 1, 1) };
 		if (!h[k].used) {
 			free(h[0].used);
+			free(stk[0].frames);
 			return JH_ENOMEM;
-		}
-	}
-	h[0].from = 0;
-	h[0].to = h[1].from = two ? ns / 2 : ns;
-	if (two) {
-		/* each half's stretch: at most max_nkeys frames a location,
-		 * or one pseudo frame; else one thread and an array that grows */
-		size_t room[2] = { 0, 0 };
-		for (int k = 0; k < 2; k++)
-			for (size_t i = h[k].from; i < h[k].to; i++) {
-				size_t d = p->samples[i].depth;
-				room[k] += d ? d * s->a->max_nkeys + 1 : 1;
-			}
-		uint32_t *stk = room[0] + room[1] + 1 < UINT32_MAX
-			? malloc((room[0] + room[1] + 1) * sizeof(*stk)) : NULL;
-		if (stk) {
-			for (int k = 0; k < 2; k++) {
-				h[k].stk = stk;
-				h[k].fixed = true;
-			}
-			h[0].cap_stk = h[1].nstk = room[0] + 1;
-			h[1].cap_stk = room[0] + room[1] + 1;
-		} else {
-			two = false;
-			h[0].to = h[1].from = ns;
 		}
 	}
 	jh_run_two(build_half, &h[0], two ? build_half : NULL, &h[1], two);
@@ -339,9 +308,7 @@ static int build_stacks(struct ss *s, const int *list, int nlist)
 	}
 	free(h[1].stacks);
 	free(h[1].used);
-	s->stk = h[0].stk;
-	s->nstk = two ? h[1].nstk : h[0].nstk;
-	s->cap_stk = two ? h[1].cap_stk : h[0].cap_stk;
+	stacks_stretch_join(&h[0].stk, &h[1].stk, two, &s->stk, &s->nstk, &s->cap_stk);
 	s->stacks = h[0].stacks;
 	s->nstacks = h[0].n;
 	s->used = h[0].used;
@@ -489,6 +456,11 @@ static void *sum_weights(void *arg)
 	}
 	return NULL;
 }
+
+/* Profiles of this many groups of stacks or more have their weights
+ * summed in two halves, the second in a thread of its own when there are
+ * two cores. */
+#define SS_SPLIT_MIN 65536
 
 static void all_weights(const struct ss *s, const int *list, int nlist, double **w)
 {

@@ -75,9 +75,7 @@ struct half {
 	                                 frames after it, and as the last one */
 	uint32_t allocator_only, no_frames;
 	size_t from, to;            /* samples */
-	uint32_t *frames;           /* the whole array */
-	size_t nframes, cap_frames; /* the next frame, the end of the stretch */
-	bool fixed;                 /* the stretch cannot grow */
+	struct stacks_stretch fr;
 	struct stack *s;
 	size_t n, cap;
 	int rc;
@@ -96,20 +94,18 @@ static int add_sample(struct half *h, uint32_t si, uint32_t **keys, size_t *cap)
 		return (int)n;
 	if (n == 0 && r->a->filtered)
 		return 0;   /* the filters dropped it, or left it no frame */
-	size_t need = h->nframes + (size_t)n + 1;
-	if (need >= UINT32_MAX || (need > h->cap_frames && (h->fixed ||
-	    jh_grow(&h->frames, &h->cap_frames, need, sizeof(*h->frames)))))
+	if (stacks_stretch_need(&h->fr, h->fr.n + (size_t)n + 1))
 		return JH_ENOMEM;
-	struct stack e = { (uint32_t)h->nframes, 0, value, before };
+	struct stack e = { (uint32_t)h->fr.n, 0, value, before };
 	if (n == 0) {
-		h->frames[h->nframes++] = s->depth ? h->allocator_only : h->no_frames;
+		h->fr.frames[h->fr.n++] = s->depth ? h->allocator_only : h->no_frames;
 		e.nframes = 1;
 	} else {
-		uint32_t *f = h->frames + h->nframes;
+		uint32_t *f = h->fr.frames + h->fr.n;
 		for (int64_t k = n - 1; k > 0; k--)
 			*f++ = h->more[(*keys)[k]];
 		*f = h->last[(*keys)[0]];
-		h->nframes += (size_t)n;
+		h->fr.n += (size_t)n;
 		e.nframes = (uint32_t)n;
 	}
 	return JH_PUSH(h->s, h->n, h->cap, e);
@@ -129,6 +125,29 @@ static void *build_half(void *arg)
 /* Profiles of this many samples or more are made into stacks in two
  * halves, the second in a thread of its own when there are two cores. */
 #define STACKS_SPLIT_MIN 65536
+
+bool stacks_halves(const struct aggregate *a, const struct profile *p, size_t *mid,
+		   struct stacks_stretch st[2])
+{
+	size_t ns = p->nsamples;
+	st[0] = st[1] = (struct stacks_stretch){ 0 };
+	*mid = ns;
+	if (!((ns >= STACKS_SPLIT_MIN || jh_threads_forced()) && jh_threads() > 1))
+		return false;
+	size_t half = ns / 2, room[2] = { 0, 0 };
+	for (size_t i = 0; i < ns; i++) {
+		size_t d = p->samples[i].depth;
+		room[i >= half] += d ? d * a->max_nkeys + 1 : 1;
+	}
+	size_t all = room[0] + room[1] + 1;
+	uint32_t *frames = all < UINT32_MAX ? malloc(all * sizeof(*frames)) : NULL;
+	if (!frames)
+		return false;
+	st[0] = (struct stacks_stretch){ frames, 0, room[0] + 1, true };
+	st[1] = (struct stacks_stretch){ frames, room[0] + 1, all, true };
+	*mid = half;
+	return true;
+}
 
 /* Whether name A followed by the byte TA sorts before name B followed by
  * TB (TA and TB: ';' or '\0', neither of which a sanitized name holds). */
@@ -227,40 +246,14 @@ static int build_all(struct stacks *st, const struct report *r, enum stacks_orde
 	uint32_t sym_ao = rank[text ? 2 * (uint32_t)ao : (uint32_t)ao];
 	uint32_t sym_nf = rank[text ? 2 * (uint32_t)nf : (uint32_t)nf];
 	free(rank);
-	size_t ns = r->p->nsamples;
-	bool two = (ns >= STACKS_SPLIT_MIN || jh_threads_forced()) && jh_threads() > 1;
+	size_t ns = r->p->nsamples, mid;
+	struct stacks_stretch fr[2];
+	bool two = stacks_halves(r->a, r->p, &mid, fr);
 	struct half h[2];
 	for (int k = 0; k < 2; k++)
 		h[k] = (struct half){ .r = r, .more = more, .last = last, .allocator_only = sym_ao,
-				      .no_frames = sym_nf, .from = ns, .to = ns };
-	h[0].from = 0;
-	h[0].to = h[1].from = two ? ns / 2 : ns;
-	if (two) {
-		/* each half's stretch: at most max_nkeys keys a location, or
-		 * one pseudo frame; else one thread and an array that grows */
-		size_t room[2] = { 0, 0 };
-		for (int k = 0; k < 2; k++)
-			for (size_t i = h[k].from; i < h[k].to; i++) {
-				size_t d = r->p->samples[i].depth;
-				room[k] += d ? d * r->a->max_nkeys + 1 : 1;
-			}
-		uint32_t *frames = room[0] + room[1] + 1 < UINT32_MAX
-			? malloc((room[0] + room[1] + 1) * sizeof(*frames)) : NULL;
-		if (frames) {
-			h[0] = (struct half){ .r = r, .more = more, .last = last,
-					      .allocator_only = sym_ao, .no_frames = sym_nf,
-					      .from = 0, .to = h[0].to, .frames = frames,
-					      .cap_frames = room[0] + 1, .fixed = true };
-			h[1] = h[0];
-			h[1].from = h[0].to;
-			h[1].to = ns;
-			h[1].nframes = room[0] + 1;
-			h[1].cap_frames = room[0] + room[1] + 1;
-		} else {
-			two = false;
-			h[0].to = h[1].from = ns;
-		}
-	}
+				      .no_frames = sym_nf, .from = k ? mid : 0, .to = k ? ns : mid,
+				      .fr = fr[k] };
 	jh_run_two(build_half, &h[0], two ? build_half : NULL, &h[1], two);
 	free(more);
 	free(last);
@@ -274,9 +267,7 @@ static int build_all(struct stacks *st, const struct report *r, enum stacks_orde
 		h[0].n += rc ? 0 : h[1].n;
 	}
 	free(h[1].s);
-	st->frames = h[0].frames;
-	st->nframes = two ? h[1].nframes : h[0].nframes;
-	st->cap_frames = two ? h[1].cap_frames : h[0].cap_frames;
+	stacks_stretch_join(&h[0].fr, &h[1].fr, two, &st->frames, &st->nframes, &st->cap_frames);
 	st->s = h[0].s;
 	st->n = h[0].n;
 	st->cap = h[0].cap;

@@ -17,9 +17,12 @@
 #ifndef JHEAP_STACKS_H
 #define JHEAP_STACKS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include "analyzer/strtab.h"
+#include "lib/array.h"
+#include "lib/errors.h"
 #include "output/output.h"
 
 /* Frame names of stacks that have no frame of their own after the cut:
@@ -65,6 +68,50 @@ void stacks_release(struct stacks *st);
 static inline const char *stacks_name(const struct stacks *st, uint32_t sym)
 {
 	return strtab_get(&st->names, st->symname[sym]);
+}
+
+/* The frames one of two threads writes when a profile's samples are
+ * made into stacks in two halves (stacks_build(), and --speedscope's
+ * own stacks): both halves write into one array, each into a stretch
+ * sized beforehand, so that joining them copies nothing.  With one
+ * half, its stretch is an array that grows. */
+struct stacks_stretch {
+	uint32_t *frames;           /* the whole array */
+	size_t n, cap;              /* the next frame, the end of the stretch */
+	bool fixed;                 /* the stretch cannot grow */
+};
+
+/* Room for NEED frames in all in S: grown when it may, JH_ENOMEM past
+ * its fixed end or at UINT32_MAX frames; else 0. */
+static inline int stacks_stretch_need(struct stacks_stretch *s, size_t need)
+{
+	if (need >= UINT32_MAX || (need > s->cap && (s->fixed ||
+	    jh_grow(&s->frames, &s->cap, need, sizeof(*s->frames)))))
+		return JH_ENOMEM;
+	return 0;
+}
+
+/* How two threads share making the stacks of P's samples: returns
+ * whether two do, the first taking samples [0, *MID) and the second
+ * [*MID, nsamples), each writing into ST[k], two stretches of one array
+ * with room for every frame (at most A->max_nkeys a location, or one
+ * pseudo frame a sample).  Two do when there are two cores and 65,536
+ * samples or more (any number with JHEAP_THREADS set) and the array
+ * could be had; else *MID is nsamples and both ST are empty (all zeros).
+ * Afterwards stacks_stretch_join() gives the frames of both. */
+bool stacks_halves(const struct aggregate *a, const struct profile *p, size_t *mid,
+		   struct stacks_stretch st[2]);
+
+/* The frames of both halves (FIRST, SECOND) as one array, now the
+ * caller's: into *FRAMES, *N (the next frame) and *CAP, FIRST's array up
+ * to the end of SECOND's stretch when TWO, else FIRST's. */
+static inline void stacks_stretch_join(const struct stacks_stretch *first,
+				       const struct stacks_stretch *second, bool two,
+				       uint32_t **frames, size_t *n, size_t *cap)
+{
+	*frames = first->frames;
+	*n = two ? second->n : first->n;
+	*cap = two ? second->cap : first->cap;
 }
 
 /* Writes NAME made safe for folded stacks into OUT (OUTLEN > 0 bytes,

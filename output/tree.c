@@ -47,8 +47,8 @@
 #include <pcre2.h>
 #include "lib/array.h"
 #include "lib/errors.h"
-#include "lib/hash.h"
 #include "lib/idmap.h"
+#include "lib/pairtab.h"
 #include "lib/threads.h"
 #include "output/obuf.h"
 #include "output/output.h"
@@ -71,14 +71,13 @@ struct tree {
 	double *sum;                      /* per entry: sum% of the entries shown up to it */
 };
 
-/* The edge table: open addressing on (caller, callee), each slot holding
+/* The edge table (lib/pairtab.h): keyed by (caller, callee), each slot holding
  * the edge's sums itself, so that a lookup reads one slot (a large
  * profile has hundreds of thousands of edges, looked up tens of millions
  * of times, mostly cache misses).  At most half full. */
 struct eslot {
-	uint32_t caller, callee;
+	struct pairtab_key k;       /* (caller, callee) and the edge's id + 1 */
 	uint32_t last;              /* the last sample that added to it, + 1 */
-	uint32_t id;                /* + 1; 0: an empty slot */
 	double w;
 };
 
@@ -88,54 +87,20 @@ struct eslot {
 struct tpart {
 	const struct tree *t;
 	uint32_t part, mask;
-	struct eslot *slots;        /* nslots, a power of two */
-	size_t nslots;
+	struct pairtab slots;       /* struct eslot */
 	struct edge *e;
 	size_t n, cap;
 	int rc;
 };
 
-static size_t eslot_of(uint32_t caller, uint32_t callee, size_t mask)
-{
-	return (size_t)(jh_mix64(((uint64_t)caller << 32) | callee) & mask);
-}
-
-static int grow_slots(struct tpart *t)
-{
-	size_t ncap = t->nslots ? 2 * t->nslots : 4096;
-	struct eslot *ns = ncap <= SIZE_MAX / 4 ? jh_zalloc(ncap, sizeof(*ns)) : NULL;
-	if (!ns)
-		return JH_ENOMEM;
-	for (size_t i = 0; i < t->nslots; i++) {
-		const struct eslot *e = &t->slots[i];
-		if (!e->id)
-			continue;
-		size_t j = eslot_of(e->caller, e->callee, ncap - 1);
-		while (ns[j].id)
-			j = (j + 1) & (ncap - 1);
-		ns[j] = *e;
-	}
-	free(t->slots);
-	t->slots = ns;
-	t->nslots = ncap;
-	return 0;
-}
-
 static int add_edge(struct tpart *t, uint32_t caller, uint32_t callee, uint32_t sample, double w)
 {
-	size_t mask = t->nslots - 1, i = eslot_of(caller, callee, mask);
-	struct eslot *e;
-	for (;; i = (i + 1) & mask) {
-		e = &t->slots[i];
-		if (!e->id || (e->caller == caller && e->callee == callee))
-			break;
-	}
-	if (!e->id) {
+	struct eslot *e = pairtab_probe(&t->slots, caller, callee);
+	if (!e->k.id) {
 		struct edge ne = { caller, callee, 0, 0 };
 		if (t->n >= UINT32_MAX - 1 || JH_PUSH(t->e, t->n, t->cap, ne))
 			return JH_ENOMEM;
-		*e = (struct eslot){ caller, callee, 0, (uint32_t)t->n, 0 };
-		if (2 * t->n >= t->nslots && grow_slots(t))
+		if (pairtab_put(&t->slots, e, caller, callee, (uint32_t)t->n - 1))
 			return JH_ENOMEM;
 		/* the table may have moved: find the slot again */
 		return add_edge(t, caller, callee, sample, w);
@@ -156,7 +121,7 @@ static int add_stack(struct tpart *t, uint32_t sample, const uint32_t *keys, siz
 	/* the stack's slots first, so that their cache misses overlap */
 	for (size_t i = 0; i + 1 < n; i++)
 		if ((keys[i + 1] & t->mask) == t->part)
-			__builtin_prefetch(&t->slots[eslot_of(keys[i + 1], keys[i], t->nslots - 1)]);
+			pairtab_prefetch(&t->slots, keys[i + 1], keys[i]);
 	for (size_t i = 0; i + 1 < n; i++)
 		if ((keys[i + 1] & t->mask) == t->part && keys[i] != keys[i + 1] &&
 		    (shown[keys[i]] | shown[keys[i + 1]]) &&
@@ -173,14 +138,9 @@ static int64_t edge_id(struct tpart *t, uint32_t caller, uint32_t callee)
 	const uint8_t *shown = t->t->shown;
 	if ((caller & t->mask) != t->part || caller == callee || !(shown[caller] | shown[callee]))
 		return UINT32_MAX;
-	size_t i = eslot_of(caller, callee, t->nslots - 1);
-	for (;; i = (i + 1) & (t->nslots - 1)) {
-		const struct eslot *e = &t->slots[i];
-		if (!e->id)
-			break;
-		if (e->caller == caller && e->callee == callee)
-			return e->id - 1;
-	}
+	const struct pairtab_key *e = pairtab_probe(&t->slots, caller, callee);
+	if (e->id)
+		return e->id - 1;
 	if (add_edge(t, caller, callee, UINT32_MAX - 1, 0))
 		return JH_ENOMEM;
 	return (int64_t)t->n - 1;
@@ -270,14 +230,13 @@ static void *sum_part(void *arg)
 	const struct report *r = t->t->r;
 	uint32_t *keys = NULL;
 	size_t cap = 0;
-	if (grow_slots(t)) {
+	if (pairtab_init(&t->slots, sizeof(struct eslot))) {
 		t->rc = JH_ENOMEM;
 		return NULL;
 	}
 	if (!r->a->filtered) {
 		t->rc = by_locations(t);
-		free(t->slots);
-		t->slots = NULL;
+		pairtab_release(&t->slots);
 		return NULL;
 	}
 	for (size_t si = 0; si < r->p->nsamples && !t->rc; si++) {
@@ -288,11 +247,12 @@ static void *sum_part(void *arg)
 		t->rc = n < 0 ? (int)n : add_stack(t, (uint32_t)si, keys, (size_t)n, v);
 	}
 	free(keys);
-	for (size_t i = 0; !t->rc && i < t->nslots; i++)
-		if (t->slots[i].id)
-			t->e[t->slots[i].id - 1].w = t->slots[i].w;
-	free(t->slots);
-	t->slots = NULL;
+	for (size_t i = 0; !t->rc && i < t->slots.cap; i++) {
+		const struct eslot *e = pairtab_at(&t->slots, i);
+		if (e->k.id)
+			t->e[e->k.id - 1].w = e->w;
+	}
+	pairtab_release(&t->slots);
 	return NULL;
 }
 

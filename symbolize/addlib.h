@@ -4,7 +4,7 @@
  * addresses of the profile that no executable mapping covers and that lie
  * in FILE's executable segments are looked up in FILE as they are.  This
  * file reads FILE's program headers (libelf) and adds its mappings to
- * the model; the option itself is the driver's (cli/driver.c).
+ * the model; the option itself is the driver's (cli/load.c).
  */
 #ifndef JHEAP_ADDLIB_H
 #define JHEAP_ADDLIB_H
