@@ -31,6 +31,7 @@
  * each value in a unit of its own (kB, MB), and a sample per thread label.
  */
 #include "lib/array.h"
+#include "lib/bigarray.h"
 #include "lib/errors.h"
 #include "lib/seqsort.h"
 #include "lib/threads.h"
@@ -145,8 +146,8 @@ static int add_sample(struct half *h, uint32_t si, uint32_t **keys, size_t *cap)
 		return 0;   /* the filters dropped it */
 	size_t need = h->nsyms + (size_t)n + 1;
 	if (need >= UINT32_MAX || h->n >= UINT32_MAX - 1 ||
-	    (need > h->cap_syms &&
-	     (h->fixed || jh_grow(&h->syms, &h->cap_syms, need, sizeof(*h->syms)))))
+	    (need > h->cap_syms && (h->fixed || jh_big_grow(&h->syms, &h->cap_syms, h->nsyms, need,
+							     sizeof(*h->syms)))))
 		return JH_ENOMEM;
 	uint32_t *o = h->syms + h->nsyms;
 	uint64_t hash = 0;
@@ -171,6 +172,12 @@ static void *collect_half(void *arg)
 	struct half *h = arg;
 	uint32_t *keys = NULL;
 	size_t cap = 0;
+	/* a stack a sample at most: no growth (the pages never used are
+	 * never touched) */
+	if (jh_grow(&h->t, &h->cap, h->to - h->from + 1, sizeof(*h->t))) {
+		h->rc = JH_ENOMEM;
+		return NULL;
+	}
 	for (size_t si = h->from; si < h->to && !h->rc; si++)
 		h->rc = add_sample(h, (uint32_t)si, &keys, &cap);
 	free(keys);
@@ -201,9 +208,10 @@ static int collect_stacks(struct traces *ts, const struct report *r)
 				size_t d = r->p->samples[i].depth;
 				room[k] += d ? d * r->a->max_nkeys + 1 : 1;
 			}
-		uint32_t *syms = room[0] + room[1] + 1 < UINT32_MAX
-			? malloc((room[0] + room[1] + 1) * sizeof(*syms)) : NULL;
-		if (syms) {
+		uint32_t *syms = NULL;
+		size_t cap = 0;
+		if (room[0] + room[1] + 1 < UINT32_MAX &&
+		    !jh_big_grow(&syms, &cap, 0, room[0] + room[1] + 1, sizeof(*syms))) {
 			for (int k = 0; k < 2; k++) {
 				h[k].syms = syms;
 				h[k].fixed = true;
@@ -437,7 +445,7 @@ int output_traces(FILE *out, const struct report *r, char *err, size_t errlen)
 		if (!rc)
 			fprintf(out, "%s\n", separator);
 	}
-	free(ts.syms);
+	jh_big_free(ts.syms);
 	free(ts.t);
 	free(ts.rank);
 	free(ts.key_of);
