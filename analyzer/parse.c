@@ -740,10 +740,12 @@ static int parse_v2(struct parser *ps, const char *hdr, size_t hlen)
 	p->period = period;
 	ps->uk = UNSAMPLE_V2;
 	ps->rate = (double)period;
-	reserve_body(p, (size_t)(ps->end - ps->pos));
 	const char *cut = split_point(ps);
+	/* a split body is reserved for in the first half's thread, while the
+	 * second half reserves its own */
 	if (cut)
 		return parse_v2_split(ps, cut);
+	reserve_body(p, (size_t)(ps->end - ps->pos));
 	return v2_body(ps);
 }
 
