@@ -198,6 +198,7 @@ const char *split_point(const struct parser *ps)
  * finds the maps before the split, the second half is cancelled. */
 struct first_half {
 	struct parser *ps;
+	size_t body;            /* bytes of the whole body, reserved for first */
 	int rc;
 	bool whole;             /* the split stands: the second half is used */
 };
@@ -207,6 +208,8 @@ static void *first_half(void *arg)
 	struct first_half *h = arg;
 	struct parser *ps = h->ps;
 	struct split *sp = ps->sp;
+	/* room for both halves: the second is replayed into this profile */
+	reserve_body(ps->p, h->body);
 	h->rc = v2_body(ps);
 	split_half_done(sp);
 	/* v2_body() drops the split (split_drop) when the maps begin before
@@ -378,12 +381,13 @@ out:
  * its own, which is then replayed into ours. */
 int parse_v2_split(struct parser *ps, const char *cut)
 {
+	size_t body = (size_t)(ps->end - ps->pos);
 	struct split *sp = calloc(1, sizeof(*sp));
-	if (!sp)
-		return v2_body(ps);
-	if (profile_init(&sp->p)) {
-		profile_release(&sp->p);
+	if (!sp || profile_init(&sp->p)) {
+		if (sp)
+			profile_release(&sp->p);
 		free(sp);
+		reserve_body(ps->p, body);
 		return v2_body(ps);
 	}
 	sp->end = ps->end;
@@ -412,7 +416,7 @@ int parse_v2_split(struct parser *ps, const char *cut)
 	ps->end = cut;
 	ps->sp = sp;
 	ps->sink = &sp->first_sink;
-	struct first_half first = { .ps = ps };
+	struct first_half first = { .ps = ps, .body = body };
 	jh_run_two(first_half, &first, second_half, sp, true);
 	int rc = first.rc;
 	bool whole = first.whole;

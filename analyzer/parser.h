@@ -7,6 +7,7 @@
  *   analyzer/parse_gperf.c  gperftools' "heap profile:" format
  *   analyzer/parse_split.c  a large heap_v2 body in two threads, and the
  *                           replay that makes the result that of one
+ *   analyzer/parse_addr.h   one address of a stack line (read_addr)
  *
  * A parser reads a buffer line by line (next_line) and reports through
  * its sink (struct parse_sink): an error (perr), a warning (pwarn), a
@@ -79,6 +80,17 @@ struct parser {
 	struct loc_cache { uint64_t addr; uint32_t tag, id; } *lcache;
 	int lcache_bits;        /* it has 1 << lcache_bits slots */
 	int64_t cur;            /* current sample, -1 before the first stack */
+	/* heap_v2 (late set): a stack's sample is looked up one record
+	 * late, once the next stack's text is read, so that its slot of the
+	 * model's sample index (a cache miss, the parse's largest single
+	 * cost) is on its way meanwhile.  Until then (pending) ps->cur is
+	 * PARSE_CUR_PENDING and its counts lines are queued, to be applied
+	 * in order by resolve_stack().  The pending stack is
+	 * stk[!cur_stk]. */
+	bool late, pending;
+	uint64_t pending_hash;   /* its stack's (profile_stack_hash()) */
+	struct pending_counts { uint32_t thread; double v[PF_NVALUES]; } *queued;
+	size_t nqueued, cap_queued;
 	unsigned long cur_line; /* line of the current stack's '@' */
 	bool cur_has_counts;
 	bool symbolized;        /* a "--- symbol" section came first */
@@ -134,8 +146,15 @@ int adjust(struct parser *ps, double v[PF_NVALUES]);
  * PARSE_MAX_VALUE. */
 int add_sums(struct parser *ps, const double v[PF_NVALUES]);
 /* The addresses of the stack in S[0..e) into a new or found sample,
- * which becomes the current one (ps->cur). */
+ * which becomes the current one (ps->cur); with ps->late, the one before
+ * it gets its sample now and this one is pending. */
 int read_stack(struct parser *ps, const char *s, const char *e);
+/* ps->cur while the current stack's sample is pending (ps->late). */
+#define PARSE_CUR_PENDING INT64_MAX
+/* The pending stack's sample, and its queued counts applied: called
+ * where a body ends (whatever the outcome).  0 or JH_ENOMEM (with a
+ * message). */
+int resolve_stack(struct parser *ps);
 /* The maps section, from the line after its header to the end. */
 int read_maps(struct parser *ps);
 /* The stack records and the maps of a heap_v2 dump, from ps->pos. */

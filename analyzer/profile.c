@@ -174,13 +174,13 @@ int64_t profile_sample_append(struct profile *p, const uint32_t *locs, size_t n)
 	return id;
 }
 
-int64_t profile_sample_labeled(struct profile *p, const uint32_t *locs, size_t n,
-			       uint32_t labels)
+/* profile_sample_labeled() with the sample's hash H (sample_hash()). */
+static int64_t sample_with_hash(struct profile *p, const uint32_t *locs, size_t n,
+				uint32_t labels, uint64_t h)
 {
 	/* the index holds samples 0 .. len-1, in order */
 	if (p->sample_index.len < p->nsamples && index_samples(p))
 		return JH_ENOMEM;
-	uint64_t h = sample_hash(locs, n, labels);
 	struct sample_key k = { p, locs, n, labels };
 	uint32_t found = idmap_find(&p->sample_index, h, sample_eq, &k);
 	if (found != UINT32_MAX)
@@ -194,9 +194,21 @@ int64_t profile_sample_labeled(struct profile *p, const uint32_t *locs, size_t n
 	return id;
 }
 
+int64_t profile_sample_labeled(struct profile *p, const uint32_t *locs, size_t n,
+			       uint32_t labels)
+{
+	return sample_with_hash(p, locs, n, labels, sample_hash(locs, n, labels));
+}
+
 int64_t profile_sample(struct profile *p, const uint32_t *locs, size_t n)
 {
 	return profile_sample_labeled(p, locs, n, 0);
+}
+
+int64_t profile_sample_hashed(struct profile *p, const uint32_t *locs, size_t n, uint64_t hash)
+{
+	/* a sample without labels hashes as its stack */
+	return sample_with_hash(p, locs, n, 0, hash);
 }
 
 int profile_reserve(struct profile *p, size_t nlocs, size_t nsamples, size_t nstacks,

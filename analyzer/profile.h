@@ -204,6 +204,9 @@ int64_t profile_location(struct profile *p, uint64_t addr, bool leaf, uint32_t m
 /* Id of the sample whose stack is LOCS[0..n), adding it with zero values
  * when new. */
 int64_t profile_sample(struct profile *p, const uint32_t *locs, size_t n);
+/* profile_sample() for a caller that has the stack's hash already
+ * (profile_stack_hash(LOCS, N), as HASH). */
+int64_t profile_sample_hashed(struct profile *p, const uint32_t *locs, size_t n, uint64_t hash);
 /* The same for the sample with label set LABELS (0: none). */
 int64_t profile_sample_labeled(struct profile *p, const uint32_t *locs, size_t n,
 			       uint32_t labels);

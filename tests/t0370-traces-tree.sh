@@ -140,4 +140,43 @@ test_expect_success '--thread=* writes a --traces and a --tree per thread' '
 	test $(grep -c "^Type: " out) -gt 1
 '
 
+test_expect_success '--traces: [allocator] and [no frames] blocks, one thread or two' '
+	write_symbolized &&
+	printf "@\n  t*: 1: 48 [0: 0]\n" >>prof.heap &&
+	JHEAP_THREADS=1 "$JHEAP" --traces --show_bytes prof.heap >one &&
+	JHEAP_THREADS=2 "$JHEAP" --traces --show_bytes prof.heap >two &&
+	test_cmp one two &&
+	sep="-----------+-------------------------------------------------------" &&
+	{
+		printf "File: prog\nType: inuse_space\n%s\n" "$sep" &&
+		printf "%10s   %s\n%s\n" 1000 "[allocator]" "$sep" &&
+		printf "%10s   %s\n" 128 "it'"'"'s&\"q\"" &&
+		printf "%13s%s\n" "" "semi;colon 12" "" tmpl::f "" main &&
+		printf "%s\n%10s   %s\n%13s%s\n%s\n" "$sep" 96 "operator>" "" main "$sep" &&
+		printf "%10s   %s\n" 64 "operator<" &&
+		printf "%13s%s\n" "" main "" "inner (inline)" "" outer &&
+		printf "%s\n%10s   %s\n%s\n" "$sep" 48 "[no frames]" "$sep" &&
+		printf "%10s   %s\n%s\n" 32 main::run "$sep"
+	} >expect &&
+	test_cmp expect one
+'
+
+# Samples that show the same frames (here two addresses of one file) are
+# one block even when the two threads that gather the stacks each see one
+test_expect_success '--traces: one thread or two give the same bytes, stacks merged across them' '
+	for heap in "$P"/*.exact.heap "$P"/*.accum.heap; do
+		for opt in --lines --files "--focus=main --show_bytes"; do
+			JHEAP_THREADS=1 "$JHEAP" --traces $opt "$heap" >one &&
+			JHEAP_THREADS=2 "$JHEAP" --traces $opt "$heap" >two &&
+			test_cmp one two || return 1
+		done
+	done &&
+	JHEAP_THREADS=2 "$JHEAP" --traces --show_bytes --files "$P/w_basic.exact.heap" >files &&
+	JHEAP_THREADS=2 "$JHEAP" --traces --show_bytes "$P/w_basic.exact.heap" >out &&
+	test $(grep -c "^-----------+" files) -lt $(grep -c "^-----------+" out) &&
+	"$JHEAP" --text --show_bytes --files "$P/w_basic.exact.heap" | sed -n "s/^Total: \([0-9]*\) B\$/\1/p" >total &&
+	awk "/^ *[0-9-]+   / { s += \$1 } END { print s }" files >sum &&
+	test_cmp total sum
+'
+
 test_done

@@ -1,11 +1,12 @@
 /*
  * The parser's fast paths against plain versions of the same thing:
- * read_addr()'s table-driven hex against jh_hexval() byte by byte (every
- * token shape, every bad byte at every place, tokens that end the buffer:
- * the buffers are allocated to the byte, so ASan sees any read past
- * them), the location cache and the previous stack's frames against the
- * model's own lookups, and profile.c's unindexed appends.  parse.c is
- * included for its static functions.
+ * read_addr()'s hex (eight bytes at a time, else a table) against
+ * jh_hexval() byte by byte (every token shape, every bad byte at every
+ * place, tokens that end the buffer: the buffers are allocated to the
+ * byte, so ASan sees any read past them), the location cache and the
+ * previous stack's frames against the model's own lookups, and
+ * profile.c's unindexed appends.  parse.c is included for its static
+ * functions.
  */
 #include <errno.h>
 #include <math.h>
