@@ -25,7 +25,7 @@
  * settings are the server's first page instead: webparams_initial() turns
  * them into the query a URL without parameters is sent to (cli/webui.c),
  * so that reload, back and a bookmark show what the URL says and each
- * setting can be cleared.
+ * setting can be cleared (cli/webui.c adds d for --peak with a series).
  */
 #ifndef JHEAP_WEBPARAMS_H
 #define JHEAP_WEBPARAMS_H

@@ -43,6 +43,7 @@ struct webui {
 	 * and where a page without parameters is sent: each page with it */
 	char *initial;
 	char *redirect[NPAGES];
+	long first_dump;           /* --peak: the dump shown first, or -1 */
 	/* the last answers, so that going back to a view costs nothing:
 	 * the most recent first, dropped when the model changes */
 	struct answer {
@@ -628,18 +629,50 @@ static bool has_display(void)
 
 /* The command line's view settings as the first page's query, and the
  * page each URL without parameters is sent to. */
-static int initial_view(struct webui *w, char *err, size_t errlen)
+static int set_redirects(struct webui *w)
 {
-	int rc = webparams_initial(&w->d->cli, &w->initial, err, errlen);
-	if (rc)
-		return rc;
-	for (size_t i = 0; i < NPAGES; i++)
+	for (size_t i = 0; i < NPAGES; i++) {
+		free(w->redirect[i]);
 		if (asprintf(&w->redirect[i], "/ui/%s%s%s", pages[i], w->initial[0] ? "?" : "",
 			     w->initial) < 0) {
 			w->redirect[i] = NULL;
 			return JH_ENOMEM;
 		}
+	}
 	return 0;
+}
+
+static int initial_view(struct webui *w, char *err, size_t errlen)
+{
+	w->first_dump = -1;
+	int rc = webparams_initial(&w->d->cli, &w->initial, err, errlen);
+	return rc ? rc : set_redirects(w);
+}
+
+/* --peak with a series: the first page shows the dump with the most bytes
+ * in use (objects with --inuse_objects), as --peak reports it: d=K. */
+static int initial_peak(struct webui *w)
+{
+	const struct driver *d = w->d;
+	enum pf_value v = d->cli.value == PF_INUSE_OBJECTS ? PF_INUSE_OBJECTS : PF_INUSE_SPACE;
+	double best = 0;
+	size_t k = 0;
+	for (size_t i = 0; i < w->ser.n && i < d->model.g.ndumps; i++) {
+		double tot = 0;
+		for (size_t s = 0; s < d->model.g.nsamples; s++)
+			tot += growth_value(&d->model.g, s, i, v);
+		if (i == 0 || tot > best) {
+			best = tot;
+			k = i;
+		}
+	}
+	char *q;
+	if (asprintf(&q, "%s%sd=%zu", w->initial, w->initial[0] ? "&" : "", k) < 0)
+		return JH_ENOMEM;
+	free(w->initial);
+	w->initial = q;
+	w->first_dump = (long)k;
+	return set_redirects(w);
 }
 
 /* The first view (Top with the command line's settings, of the last dump
@@ -655,7 +688,7 @@ static int first_view(struct webui *w)
 	char err[2048];
 	o.mode = MODE_JSON_TOP;
 	o.output = NULL;
-	struct web_params wp = { .si = -1, .g = -1, .d = -1, .b = -1, .t = o.thread };
+	struct web_params wp = { .si = -1, .g = -1, .d = w->first_dump, .b = -1, .t = o.thread };
 	long dmp = -1;
 	if (w->series && !w->ser.n)
 		return EXIT_OK;
@@ -741,6 +774,10 @@ int webui_run(struct driver *d, const char *binary, const char *const *paths, si
 		rc = driver_load(d, binary, w.ser.paths, w.ser.n, &w.load);
 	else
 		rc = driver_load(d, binary, paths, npaths, &w.load);
+	if (!rc && c->peak && w.series && w.ser.n && initial_peak(&w)) {
+		print_error("out of memory");
+		rc = EXIT_DATA;
+	}
 	if (!rc)
 		rc = first_view(&w);
 	if (rc) {

@@ -546,6 +546,17 @@ test_expect_success HTTPD 'a dump folder is a series too' '
 	stop fold
 '
 
+test_expect_success HTTPD 'a series with --peak: the first page is the dump --peak reports' '
+	"$JHEAP" --text --peak ./w_growth g.*.m*.heap >cli.txt 2>err &&
+	k=$(sed -n "s/.*(dump \([0-9]*\) in order).*/\1/p" err) && test -n "$k" && k=$((k - 1)) &&
+	serve pk --peak ./w_growth g.*.m*.heap &&
+	curl -s -o /dev/null -D h "$(cat pk.base)/ui/top" && tr -d "\r" <h >hh &&
+	grep -x "Location: /ui/top?d=$k" hh &&
+	get pk "/data/top?d=$k" && /usr/bin/python3 top2text.py <body >web.txt && test_cmp cli.txt web.txt &&
+	get pk "/data/top" && /usr/bin/python3 top2text.py <body >web.txt && ! test_cmp cli.txt web.txt >/dev/null &&
+	stop pk
+'
+
 # --- live: a program under jheap record ------------------------------------
 test_expect_success HTTPD,BROWSER 'live: the timeline grows with Dump now and with jheap dump' '
 	cc -O0 -g -o w_ctl "$SRCDIR/testdata/w_ctl.c" &&

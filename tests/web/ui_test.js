@@ -95,7 +95,7 @@ const scenarios = {
     const top = await topText(page);
     out(tag + '-top.txt', top);
     out(tag + '-cmd.txt', await copy() + '\n');
-    out(tag + '-every.txt', await page.eval("document.getElementById('every').hidden ? '' : document.getElementById('every').textContent") + '\n');
+    out(tag + '-every.txt', await page.eval("(e => !e || e.hidden ? '' : e.textContent)(document.getElementById('every'))") + '\n');
     // the settings go with the page to every view
     await page.click('#nav a[data-view=flamegraph]');
     await page.waitFor("location.pathname === '/ui/flamegraph' && " + ready, 'the flame graph');
