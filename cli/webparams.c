@@ -10,6 +10,13 @@
 
 #define MAX_VALUE 4096
 
+static const char *const si_names[] = {
+	[PF_INUSE_OBJECTS] = "inuse_objects", [PF_INUSE_SPACE] = "inuse_space",
+	[PF_ALLOC_OBJECTS] = "alloc_objects", [PF_ALLOC_SPACE] = "alloc_space",
+	[PF_CHURN_OBJECTS] = "churn_objects", [PF_CHURN_SPACE] = "churn_space",
+};
+static const char *const g_names[] = { "functions", "lines", "files", "addresses" };
+
 struct parse {
 	struct web_params *wp;
 	char *err;
@@ -83,20 +90,20 @@ static int one(void *ctx, const char *key, const char *value)
 	if (!strcmp(key, "ti"))
 		return tag(ps, key, "tagignore", value, &wp->ti);
 	if (!strcmp(key, "si")) {
-		static const char *names[] = { [PF_INUSE_OBJECTS] = "inuse_objects", [PF_INUSE_SPACE] = "inuse_space",
-					       [PF_ALLOC_OBJECTS] = "alloc_objects", [PF_ALLOC_SPACE] = "alloc_space",
-					       [PF_CHURN_OBJECTS] = "churn_objects", [PF_CHURN_SPACE] = "churn_space" };
+		if (!*value)
+			return 0;   /* the default, inuse_space */
 		for (int k = 0; k < PF_NALL_VALUES; k++)
-			if (!strcmp(value, names[k])) {
+			if (!strcmp(value, si_names[k])) {
 				wp->si = k;
 				return 0;
 			}
 		return bad(ps, key, value, "expects inuse_space, inuse_objects, alloc_space, alloc_objects, churn_space or churn_objects");
 	}
 	if (!strcmp(key, "g")) {
-		static const char *names[] = { "functions", "lines", "files", "addresses" };
+		if (!*value)
+			return 0;   /* the default, functions */
 		for (int k = 0; k < 4; k++)
-			if (!strcmp(value, names[k])) {
+			if (!strcmp(value, g_names[k])) {
 				wp->g = k;
 				return 0;
 			}
@@ -118,7 +125,7 @@ static int one(void *ctx, const char *key, const char *value)
 	if (!strcmp(key, "b"))
 		return index_param(ps, key, value, &wp->b);
 	if (!strcmp(key, "sort")) {
-		if (strcmp(value, "flat") && strcmp(value, "cum") && strcmp(value, "name"))
+		if (*value && strcmp(value, "flat") && strcmp(value, "cum") && strcmp(value, "name"))
 			return bad(ps, key, value, "expects flat, cum or name");
 		wp->cum = !strcmp(value, "cum");
 		return 0;
@@ -146,20 +153,73 @@ int webparams_parse(const struct httpd_request *req, struct web_params *wp, char
 
 void webparams_apply(const struct web_params *wp, struct cli *o)
 {
+	/* every setting a parameter names is the URL's, given or not: the
+	 * command line's are the first page's parameters (webparams_initial) */
 	o->focus = wp->f;
 	o->ignore = wp->i;
 	o->exclude = wp->h;
 	o->retain = wp->s;
-	if (wp->a)
-		o->allocator = wp->a;
-	if (wp->si >= 0)
-		o->value = (enum pf_value)wp->si;
-	if (wp->g >= 0)
-		o->gran = (enum granularity)wp->g;
+	o->allocator = wp->a;
+	o->value = wp->si >= 0 ? (enum pf_value)wp->si : PF_INUSE_SPACE;
+	o->gran = wp->g >= 0 ? (enum granularity)wp->g : GRAN_FUNCTIONS;
 	o->thread = wp->t;
-	if (wp->tf)
-		o->tagfocus = wp->tf;
-	if (wp->ti)
-		o->tagignore = wp->ti;
+	o->tagfocus = wp->tf;
+	o->tagignore = wp->ti;
 	o->cum = wp->cum;
+}
+
+/* KEY=VALUE appended to F, VALUE percent-encoded but for the characters
+ * RFC 3986 leaves as they are. */
+static void put_param(FILE *f, bool *first, const char *key, const char *value)
+{
+	if (!value)
+		return;
+	fprintf(f, "%s%s=", *first ? "" : "&", key);
+	*first = false;
+	for (const unsigned char *c = (const unsigned char *)value; *c; c++) {
+		if ((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ||
+		    *c == '-' || *c == '.' || *c == '_' || *c == '~')
+			fputc(*c, f);
+		else
+			fprintf(f, "%%%02X", *c);
+	}
+}
+
+int webparams_initial(const struct cli *c, char **out, char *err, size_t errlen)
+{
+	*out = NULL;
+	if (c->thread && !strcmp(c->thread, "*"))
+		return jh_err(err, errlen, JH_EUSAGE,
+			      "--thread='*' writes one report per thread; the web UI shows every thread or one (--thread=N, its parameter t)");
+	const char *opts[] = { "focus", "ignore", "exclude", "retain", "allocator", "tagfocus", "tagignore" };
+	const char *vals[] = { c->focus, c->ignore, c->exclude, c->retain, c->allocator, c->tagfocus, c->tagignore };
+	for (size_t k = 0; k < sizeof(vals) / sizeof(*vals); k++)
+		if (vals[k] && strlen(vals[k]) > MAX_VALUE)
+			return jh_err(err, errlen, JH_EUSAGE, "--%s: longer than the %d bytes a parameter of the web UI's URLs may be",
+				      opts[k], MAX_VALUE);
+	size_t len = 0;
+	FILE *f = open_memstream(out, &len);
+	if (!f)
+		return JH_ENOMEM;
+	bool first = true;
+	if (c->value != PF_INUSE_SPACE && (int)c->value >= 0 && c->value < PF_NALL_VALUES)
+		put_param(f, &first, "si", si_names[c->value]);
+	if (c->gran != GRAN_FUNCTIONS && (int)c->gran >= 0 && c->gran < 4)
+		put_param(f, &first, "g", g_names[c->gran]);
+	put_param(f, &first, "f", c->focus);
+	put_param(f, &first, "i", c->ignore);
+	put_param(f, &first, "h", c->exclude);
+	put_param(f, &first, "s", c->retain);
+	put_param(f, &first, "a", c->allocator);
+	put_param(f, &first, "t", c->thread);
+	put_param(f, &first, "tf", c->tagfocus);
+	put_param(f, &first, "ti", c->tagignore);
+	if (c->cum)
+		put_param(f, &first, "sort", "cum");
+	if (fclose(f)) {
+		free(*out);
+		*out = NULL;
+		return JH_ENOMEM;
+	}
+	return 0;
 }

@@ -11,6 +11,7 @@
 #include "cli/control.h"
 #include "cli/httpd.h"
 #include "cli/webassets.h"
+#include "cli/webcmd.h"
 #include "cli/webparams.h"
 #include "cli/webseries.h"
 #include "cli/webui.h"
@@ -24,6 +25,10 @@
 /* Answers kept (at most 2 MB each). */
 #define WEB_ANSWERS 16
 
+/* The pages, each the same page whose script draws the view. */
+static const char *const pages[] = { "", "top", "flamegraph", "peek", "source", "disasm", "timeline" };
+#define NPAGES (sizeof(pages) / sizeof(*pages))
+
 struct webui {
 	struct driver *d;
 	pthread_mutex_t lock;      /* the model, the driver's caches, the series */
@@ -34,6 +39,11 @@ struct webui {
 	struct webseries ser;
 	unsigned long version;     /* bumped when the series grows */
 	struct cli load;           /* what the model was loaded with */
+	/* the command line's view settings as a query (webparams_initial),
+	 * and where a page without parameters is sent: each page with it */
+	char *initial;
+	char *redirect[NPAGES];
+	long first_dump;           /* --peak: the dump shown first, or -1 */
 	/* the last answers, so that going back to a view costs nothing:
 	 * the most recent first, dropped when the model changes */
 	struct answer {
@@ -342,13 +352,12 @@ static void view_info(struct webui *w, struct httpd_response *resp)
 		w->series ? "true" : "false", w->ser.pid ? "true" : "false", (int)w->ser.pid,
 		w->series ? w->ser.n : 0);
 	fprintf(f, ",\"addresses\":%s,\"version\":%lu", d->model.by_address ? "true" : "false", w->version);
-	put_str(f, "allocator", c->allocator, true);
+	/* the command line's view settings (the first page's parameters,
+	 * for Reset) and the rest of it, for the page's command line */
+	put_str(f, "initial", w->initial, true);
+	webcmd_json(c, f);
 	/* the labels the inputs were given (--label before the PROFILE at
-	 * "from", --label-from-path) and the command line's tag filters,
-	 * for the page's controls and its command line */
-	put_str(f, "tagfocus", c->tagfocus, true);
-	put_str(f, "tagignore", c->tagignore, true);
-	put_str(f, "label_from_path", c->label_from_path, true);
+	 * "from") */
 	fputs(",\"labels\":[", f);
 	size_t first = w->paths >= c->args && w->paths < c->args + c->nargs ? (size_t)(w->paths - c->args) : 0;
 	for (size_t i = 0; i < c->nlabels; i++) {
@@ -467,13 +476,21 @@ static bool serve_asset(const char *name, struct httpd_response *resp)
 	return false;
 }
 
-static bool is_page(const char *rest)
+/* The page REST names (after "/ui/"), or -1. */
+static int page_of(const char *rest)
 {
-	static const char *pages[] = { "", "top", "flamegraph", "peek", "source", "disasm", "timeline" };
-	for (size_t i = 0; i < sizeof(pages) / sizeof(*pages); i++)
+	for (size_t i = 0; i < NPAGES; i++)
 		if (!strcmp(rest, pages[i]))
-			return true;
-	return false;
+			return (int)i;
+	return -1;
+}
+
+static int count_param(void *ctx, const char *key, const char *value)
+{
+	(void)key;
+	(void)value;
+	++*(size_t *)ctx;
+	return 0;
 }
 
 static void data_view(struct webui *w, const char *name, const struct web_params *wp,
@@ -544,7 +561,7 @@ static void handle(void *ctx, const struct httpd_request *req, struct httpd_resp
 	}
 	if (!strcmp(path, "/") || !strcmp(path, "/ui")) {
 		resp->status = 302;
-		resp->location = "/ui/";
+		resp->location = w->redirect[0];
 		return;
 	}
 	if (!strcmp(path, "/favicon.ico")) {
@@ -556,7 +573,8 @@ static void handle(void *ctx, const struct httpd_request *req, struct httpd_resp
 			reply_message(resp, 404, "jheap: no such file\n");
 		return;
 	}
-	bool page = !strncmp(path, "/ui/", 4) && is_page(path + 4);
+	int pg = strncmp(path, "/ui/", 4) ? -1 : page_of(path + 4);
+	bool page = pg >= 0;
 	bool data = !strncmp(path, "/data/", 6);
 	if (!page && !data) {
 		reply_message(resp, 404, "jheap: no such page; the UI is at /ui/\n");
@@ -567,6 +585,14 @@ static void handle(void *ctx, const struct httpd_request *req, struct httpd_resp
 		char msg[1300];
 		snprintf(msg, sizeof(msg), "jheap: %s\n", err);
 		reply_message(resp, 400, msg);
+		return;
+	}
+	size_t nparams = 0;
+	if (page && w->initial[0] && (httpd_each_param(req, count_param, &nparams), !nparams)) {
+		/* a page without parameters starts from the command line's
+		 * settings, which the URL then holds */
+		resp->status = 302;
+		resp->location = w->redirect[pg];
 		return;
 	}
 	if (page) {
@@ -601,6 +627,105 @@ static bool has_display(void)
 	return (b && *b) || (x && *x) || (y && *y);
 }
 
+/* The command line's view settings as the first page's query, and the
+ * page each URL without parameters is sent to. */
+static int set_redirects(struct webui *w)
+{
+	for (size_t i = 0; i < NPAGES; i++) {
+		free(w->redirect[i]);
+		if (asprintf(&w->redirect[i], "/ui/%s%s%s", pages[i], w->initial[0] ? "?" : "",
+			     w->initial) < 0) {
+			w->redirect[i] = NULL;
+			return JH_ENOMEM;
+		}
+	}
+	return 0;
+}
+
+static int initial_view(struct webui *w, char *err, size_t errlen)
+{
+	w->first_dump = -1;
+	int rc = webparams_initial(&w->d->cli, &w->initial, err, errlen);
+	return rc ? rc : set_redirects(w);
+}
+
+/* --peak with a series: the first page shows the dump with the most bytes
+ * in use (objects with --inuse_objects), as --peak reports it: d=K. */
+static int initial_peak(struct webui *w)
+{
+	const struct driver *d = w->d;
+	enum pf_value v = d->cli.value == PF_INUSE_OBJECTS ? PF_INUSE_OBJECTS : PF_INUSE_SPACE;
+	double best = 0;
+	size_t k = 0;
+	for (size_t i = 0; i < w->ser.n && i < d->model.g.ndumps; i++) {
+		double tot = 0;
+		for (size_t s = 0; s < d->model.g.nsamples; s++)
+			tot += growth_value(&d->model.g, s, i, v);
+		if (i == 0 || tot > best) {
+			best = tot;
+			k = i;
+		}
+	}
+	char *q;
+	if (asprintf(&q, "%s%sd=%zu", w->initial, w->initial[0] ? "&" : "", k) < 0)
+		return JH_ENOMEM;
+	free(w->initial);
+	w->initial = q;
+	w->first_dump = (long)k;
+	return set_redirects(w);
+}
+
+/* The first view (Top with the command line's settings, of the last dump
+ * of a series), written once before serving: a setting the command line
+ * would refuse for this profile (a regular expression, a value it has
+ * no counts of, a thread it does not have) ends the run as it would
+ * end the command line's, rather than every page saying so.  Returns an
+ * exit status. */
+static int first_view(struct webui *w)
+{
+	struct driver *d = w->d;
+	struct cli o = d->cli;
+	char err[2048];
+	o.mode = MODE_JSON_TOP;
+	o.output = NULL;
+	struct web_params wp = { .si = -1, .g = -1, .d = w->first_dump, .b = -1, .t = o.thread };
+	long dmp = -1;
+	if (w->series && !w->ser.n)
+		return EXIT_OK;
+	if (check_series(w, &wp, false, &dmp, err, sizeof(err))) {
+		print_error(err);
+		return EXIT_DATA;
+	}
+	if (driver_value_missing(&d->model.p, o.value, err, sizeof(err))) {
+		print_error(err);
+		return EXIT_DATA;
+	}
+	view_dump(&o, dmp, -1);
+	char *buf = NULL;
+	size_t len = 0;
+	struct capture cap;
+	capture_begin(&cap);
+	FILE *f = open_memstream(&buf, &len);
+	int rc = f ? driver_write(d, &o, f) : EXIT_DATA;
+	if (f && fclose(f))
+		rc = EXIT_DATA;
+	capture_end(&cap, err, sizeof(err));
+	free(buf);
+	/* its messages are the first view's: shown when it fails */
+	if (rc)
+		fputs(err[0] ? err : "jheap: the first view failed\n", stderr);
+	return rc;
+}
+
+static void webui_free(struct webui *w)
+{
+	answers_drop(w);
+	webseries_release(&w->ser);
+	free(w->initial);
+	for (size_t i = 0; i < NPAGES; i++)
+		free(w->redirect[i]);
+}
+
 int webui_run(struct driver *d, const char *binary, const char *const *paths, size_t npaths)
 {
 	const struct cli *c = &d->cli;
@@ -612,13 +737,18 @@ int webui_run(struct driver *d, const char *binary, const char *const *paths, si
 	}
 	struct webui w = { .d = d, .binary = binary, .paths = paths, .npaths = npaths };
 	w.ser.dirfd = -1;
-	int rc = EXIT_OK;
+	int rc = initial_view(&w, err, sizeof(err));
+	if (rc) {
+		print_error(rc == JH_EUSAGE ? err : "out of memory");
+		webui_free(&w);
+		return rc == JH_EUSAGE ? EXIT_USAGE : EXIT_DATA;
+	}
 	if (c->pid) {
 		pid_t pid = 0;
 		control_parse_pid(c->pid, &pid);   /* checked by cli_check() */
 		if (webseries_watch(&w.ser, pid, err, sizeof(err))) {
 			print_error(err);
-			webseries_release(&w.ser);
+			webui_free(&w);
 			return EXIT_DATA;
 		}
 		w.series = true;
@@ -626,7 +756,7 @@ int webui_run(struct driver *d, const char *binary, const char *const *paths, si
 		int s = webseries_from_args(&w.ser, paths, npaths, err, sizeof(err));
 		if (s < 0) {
 			print_error(err);
-			webseries_release(&w.ser);
+			webui_free(&w);
 			return EXIT_DATA;
 		}
 		w.series = s > 0;
@@ -644,8 +774,14 @@ int webui_run(struct driver *d, const char *binary, const char *const *paths, si
 		rc = driver_load(d, binary, w.ser.paths, w.ser.n, &w.load);
 	else
 		rc = driver_load(d, binary, paths, npaths, &w.load);
+	if (!rc && c->peak && w.series && w.ser.n && initial_peak(&w)) {
+		print_error("out of memory");
+		rc = EXIT_DATA;
+	}
+	if (!rc)
+		rc = first_view(&w);
 	if (rc) {
-		webseries_release(&w.ser);
+		webui_free(&w);
 		return rc;
 	}
 	pthread_mutex_init(&w.lock, NULL);
@@ -689,14 +825,12 @@ int webui_run(struct driver *d, const char *binary, const char *const *paths, si
 	 * second Ctrl-C, or timeout(1) passing one on to the process group
 	 * as well as to jheap) must not turn the clean stop into death by
 	 * signal once the mask is restored */
-	answers_drop(&w);
 	pthread_mutex_destroy(&w.lock);
-	webseries_release(&w.ser);
+	webui_free(&w);
 	return rc;
 out:
-	answers_drop(&w);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	pthread_mutex_destroy(&w.lock);
-	webseries_release(&w.ser);
+	webui_free(&w);
 	return rc;
 }

@@ -41,12 +41,34 @@ stop() {
 	grep -q "the web UI stopped" "$1.err"
 }
 
-# ui SCENARIO NAME: the browser scenario against server NAME, bounded in time
+# ui SCENARIO NAME [TAG]: the browser scenario against server NAME,
+# bounded in time (TAG names the files of a scenario run more than once)
 ui() {
-	timeout 600 $UI "$1" "$(cat "$2.base")" "$TRASH_DIRECTORY" >"ui-$1.log" 2>&1
+	timeout 600 $UI "$1" "$(cat "$2.base")" "$TRASH_DIRECTORY" "${3:-$1}" >"ui-${3:-$1}.log" 2>&1
 	local rc=$?
-	cat "ui-$1.log"
+	cat "ui-${3:-$1}.log"
 	return $rc
+}
+
+# run_copied FILE: runs the command line a page copied into FILE, with
+# the jheap under test for its first word
+run_copied() {
+	local cmd
+	cmd=$(cat "$1") &&
+	case $cmd in "jheap "*) ;; *) echo "not a jheap command line: $cmd" >&2; return 1 ;; esac &&
+	eval "\"\$JHEAP\" ${cmd#jheap }"
+}
+
+# serve_fails STATUS PATTERN ARGS...: jheap --http ARGS ends at once with
+# STATUS and a message matching PATTERN (bounded: a server that starts
+# instead is stopped by timeout, status 124)
+serve_fails() {
+	local want=$1 pat=$2 rc
+	shift 2
+	timeout 120 "$JHEAP" --http=127.0.0.1:0 --no_browser "$@" >out 2>err
+	rc=$?
+	test "$rc" = "$want" || { echo "exit status $rc, expected $want"; cat err; return 1; }
+	grep -E -- "$pat" err || { echo "stderr does not match $pat:"; cat err; return 1; }
 }
 
 # get NAME PATH: the body of a GET; the status code in code
@@ -289,6 +311,65 @@ test_expect_success HTTPD 'Ctrl-C ends the server cleanly' '
 	stop s
 '
 
+# --- the command line's view settings: the first page's URL --------------
+# each of these options changes the demo's --text (checked by hand: the
+# table without any one of them differs)
+C1="--focus=init --allocator=xmalloc --exclude=start --show_bytes --nodecount=4 --cum"
+C1NF="--allocator=xmalloc --exclude=start --show_bytes --nodecount=4 --cum"
+C2="--focus=init --allocator=xmalloc --exclude=start --inuse_objects --nodecount=4 --lines"
+test_expect_success HTTPD 'a page without parameters is sent to the command line'"'"'s settings, which the URL then holds' '
+	serve cl $C1 "$D" "$H" &&
+	q="f=init&h=start&a=xmalloc&sort=cum" &&
+	for p in /ui/top /ui/ /ui/flamegraph /ui/timeline; do
+		curl -s -o /dev/null -D h "$(cat cl.base)$p" && tr -d "\r" <h >hh &&
+		grep "^HTTP/1.1 302" hh && grep -x "Location: $p?$q" hh || return 1
+	done &&
+	for p in / /ui; do
+		curl -s -o /dev/null -D h "$(cat cl.base)$p" && tr -d "\r" <h >hh &&
+		grep -x "Location: /ui/?$q" hh || return 1
+	done &&
+	get cl "/ui/top?$q" && test "$(cat code)" = 200 && grep -q "<title>jheap</title>" body &&
+	get cl "/ui/top?f=" && test "$(cat code)" = 200 &&
+	get cl "/data/top?$q" && /usr/bin/python3 top2text.py <body >web.txt &&
+	"$JHEAP" --text $C1 "$D" "$H" >cli.txt && test_cmp cli.txt web.txt &&
+	get cl "/data/top?f=&h=start&a=xmalloc&sort=cum" && /usr/bin/python3 top2text.py <body >web.txt &&
+	"$JHEAP" --text $C1NF "$D" "$H" >cli.txt && test_cmp cli.txt web.txt &&
+	get cl "/data/top" && /usr/bin/python3 top2text.py <body >web.txt &&
+	"$JHEAP" --text --show_bytes --nodecount=4 "$D" "$H" >cli.txt && test_cmp cli.txt web.txt &&
+	get cl /data/info && grep -F "\"args\":[\"--show_bytes\",\"--nodecount=4\"]" body &&
+	serve cl2 $C2 "$D" "$H" &&
+	curl -s -o /dev/null -D h "$(cat cl2.base)/ui/" && tr -d "\r" <h >hh &&
+	grep -x "Location: /ui/?si=inuse_objects&g=lines&f=init&h=start&a=xmalloc" hh &&
+	get cl2 "/data/top?si=inuse_objects&g=lines&f=init&h=start&a=xmalloc" && /usr/bin/python3 top2text.py <body >web.txt &&
+	"$JHEAP" --text $C2 "$D" "$H" >cli.txt && test_cmp cli.txt web.txt &&
+	stop cl2 &&
+	serve plain "$D" "$H" &&
+	get plain /ui/top && test "$(cat code)" = 200 &&
+	stop plain
+'
+
+test_expect_success HTTPD,BROWSER 'in chromium: the first page shows the command line'"'"'s view; its copied command writes that Top; a cleared focus stays cleared' '
+	ui cmdline cl cl &&
+	echo "?f=init&h=start&a=xmalloc&sort=cum" >expected && test_cmp expected cl-url.txt &&
+	"$JHEAP" --text $C1 "$D" "$H" | tail -n +2 >expected && test_cmp expected cl-top.txt &&
+	run_copied cl-cmd.txt | tail -n +2 >copied && test_cmp cl-top.txt copied &&
+	"$JHEAP" --text $C1NF "$D" "$H" | tail -n +2 >expected && test_cmp expected cl-top-nofocus.txt &&
+	run_copied cl-cmd-nofocus.txt | tail -n +2 >copied && test_cmp cl-top-nofocus.txt copied &&
+	grep -F -- "--allocator=xmalloc" cl-cmd.txt && grep -F -- "--focus=init" cl-cmd.txt &&
+	! grep -F -- "--focus" cl-cmd-nofocus.txt &&
+	echo "Every view: --show_bytes --nodecount=4" >expected && test_cmp expected cl-every.txt &&
+	stop cl
+'
+
+test_expect_success HTTPD 'a view setting the command line would refuse ends the server at start, as the command line ends' '
+	serve_fails 2 "^jheap: --focus: bad regular expression" --focus="(" "$D" "$H" &&
+	serve_fails 2 "^jheap: --tagignore: bad regular expression" --tagignore="k=(" "$D" "$H" &&
+	serve_fails 1 "^jheap: --alloc_space: the profile has no allocation counts" --alloc_space "$D" "$H" &&
+	serve_fails 1 "^jheap: the profile has no thread 9 " --thread=9 "$D" "$H" &&
+	serve_fails 2 "^jheap: --thread=.\*. writes one report per thread; the web UI shows every thread or one" --thread="*" "$D" "$H" &&
+	serve_fails 2 "^jheap: --focus: longer than the 4096 bytes" --focus="$(printf "%05000d" 0)" "$D" "$H"
+'
+
 # two signals of different kinds are never merged: the first stops the
 # server, the second is still pending when it has stopped (timeout(1)
 # passes a Ctrl-C on to the process and to its group: two of them)
@@ -343,6 +424,21 @@ test_expect_success HTTPD 'with --base: Top is --text --base, the flame graph --
 	grep -q "^ *-" web.txt &&
 	get diff /data/flame && /usr/bin/python3 flame2folded.py <body >web.txt &&
 	"$JHEAP" --collapsed --base pa.*.heap ./w_phases pb.*.heap | sort >cli.txt && test_cmp cli.txt web.txt
+'
+
+# a label holds for the profiles after it, --base ones too: the copied
+# command gives each the same labels (here the base "old", the newer
+# profile "new" and "x"), so --tagignore drops the same samples
+LB="--label side=old --base pa.*.heap --label side=new ./w_phases --label x=1 pb.*.heap"
+test_expect_success HTTPD,BROWSER 'with --base, --label and --tagignore: the copied command writes Top' '
+	serve clb --tagignore=side=old --maxdegree=3 $LB &&
+	ui cmdline clb clb &&
+	echo "?ti=side%3Dold" >expected && test_cmp expected clb-url.txt &&
+	"$JHEAP" --text --tagignore=side=old $LB | tail -n +2 >expected && test_cmp expected clb-top.txt &&
+	"$JHEAP" --text $LB | tail -n +2 >all && ! test_cmp all expected >/dev/null &&
+	run_copied clb-cmd.txt | tail -n +2 >copied && test_cmp clb-top.txt copied &&
+	grep -F -- "--tagignore=side=old --maxdegree=3 --label=side=old --base=pa." clb-cmd.txt &&
+	stop clb
 '
 
 test_expect_success HTTPD,BROWSER 'the diff in chromium: signed rows, red and blue frames and nodes' '
@@ -420,6 +516,20 @@ test_expect_success HTTPD 'a thread of one dump of a series is --thread=N on tha
 	! "$JHEAP" --text --thread=4 ./w_threads $1 2>err && grep "no thread 4" err
 '
 
+test_expect_success HTTPD,BROWSER 'a series started with --thread and --focus: the last dump'"'"'s Top, and the copied command writes it' '
+	files=$(ls tt.*.heap | sort -t. -k3,3n) && set -- $files && eval "last=\${$#}" &&
+	serve tcl --thread=0 --focus=main --inuse_objects ./w_threads $files &&
+	ui cmdline tcl tcl &&
+	echo "?si=inuse_objects&f=main&t=0" >expected && test_cmp expected tcl-url.txt &&
+	"$JHEAP" --text --thread=0 --focus=main --inuse_objects ./w_threads $last | tail -n +2 >expected &&
+	test_cmp expected tcl-top.txt &&
+	run_copied tcl-cmd.txt | tail -n +2 >copied && test_cmp tcl-top.txt copied &&
+	"$JHEAP" --text --thread=0 --inuse_objects ./w_threads $last | tail -n +2 >expected &&
+	test_cmp expected tcl-top-nofocus.txt &&
+	run_copied tcl-cmd-nofocus.txt | tail -n +2 >copied && test_cmp tcl-top-nofocus.txt copied &&
+	stop tcl
+'
+
 test_expect_success HTTPD,BROWSER 'a thread of one dump in chromium: the last point, thread 4 from the menu' '
 	ui seriesthread tser &&
 	files=$(ls tt.*.heap | sort -t. -k3,3n) && set -- $files && eval "last=\${$#}" &&
@@ -434,6 +544,17 @@ test_expect_success HTTPD 'a dump folder is a series too' '
 	serve fold ./w_growth folder &&
 	get fold /data/timeline && test "$(grep -o "\"name\"" body | wc -l)" = "$(ls folder | wc -l)" &&
 	stop fold
+'
+
+test_expect_success HTTPD 'a series with --peak: the first page is the dump --peak reports' '
+	"$JHEAP" --text --peak ./w_growth g.*.m*.heap >cli.txt 2>err &&
+	k=$(sed -n "s/.*(dump \([0-9]*\) in order).*/\1/p" err) && test -n "$k" && k=$((k - 1)) &&
+	serve pk --peak ./w_growth g.*.m*.heap &&
+	curl -s -o /dev/null -D h "$(cat pk.base)/ui/top" && tr -d "\r" <h >hh &&
+	grep -x "Location: /ui/top?d=$k" hh &&
+	get pk "/data/top?d=$k" && /usr/bin/python3 top2text.py <body >web.txt && test_cmp cli.txt web.txt &&
+	get pk "/data/top" && /usr/bin/python3 top2text.py <body >web.txt && ! test_cmp cli.txt web.txt >/dev/null &&
+	stop pk
 '
 
 # --- live: a program under jheap record ------------------------------------

@@ -39,12 +39,22 @@ JH.params = function () {
   return new URLSearchParams(location.search);
 };
 
+// The settings the server was started with (its command line's --focus,
+// --inuse_objects, ...): the parameters of the first page.
+JH.initial = function () {
+  return new URLSearchParams((JH.info || {}).initial || '');
+};
+
+// The URL holds every setting: one it does not name is the default.  A
+// setting of the command line that was cleared stays in it, empty, since
+// the server sends a URL without parameters to the command line's.
 JH.query = function (params, extra) {
   const q = new URLSearchParams();
   for (const [k, v] of params) if (v !== '' && JH.SERVER_KEYS.includes(k)) q.set(k, v);
   for (const k in extra || {}) {
     if (extra[k] === null || extra[k] === '') q.delete(k); else q.set(k, extra[k]);
   }
+  for (const [k] of JH.initial()) if (!q.has(k)) q.set(k, '');
   const s = q.toString();
   return s ? '?' + s : '';
 };
@@ -133,7 +143,10 @@ function shellQuote(s) {
   return /^[A-Za-z0-9_\/.,:=@%+-]+$/.test(s) ? s : "'" + s.replace(/'/g, "'\\''") + "'";
 }
 
-// The jheap command that writes what this view shows.
+// The jheap command that writes what this view shows: the view's format,
+// the URL's settings (all of them: the URL holds the view), then the
+// server's options that hold for every view and its inputs, as the
+// server gives them (/data/info: args, inputs).
 JH.commandLine = function () {
   const p = JH.params(), info = JH.info || {};
   const args = ['jheap'];
@@ -150,25 +163,23 @@ JH.commandLine = function () {
     tf: 'tagfocus', ti: 'tagignore' };
   for (const k in opts) {
     if (k === 'f' && ['peek', 'source', 'disasm'].includes(view)) continue;
-    // the server's own --tagfocus and --tagignore hold unless the URL says
-    const v = p.get(k) || (k === 'tf' ? info.tagfocus : k === 'ti' ? info.tagignore : '');
-    if (v) args.push('--' + opts[k] + '=' + v);
+    if (p.get(k)) args.push('--' + opts[k] + '=' + p.get(k));
   }
-  if (info.label_from_path) args.push('--label-from-path=' + info.label_from_path);
-  for (const d of info.source_dirs || []) args.push('--source-dir=' + d);
-  for (const b of info.bases || []) args.push('--base=' + b);
-  if (info.binary) args.push(info.binary);
+  args.push(...(info.args || []));
   const profiles = info.profiles || [];
-  if (info.series && view !== 'timeline') {
-    const d = p.has('d') ? +p.get('d') : profiles.length - 1;
-    if (p.has('b')) args.push('--base=' + profiles[+p.get('b')]);
-    args.push(profiles[d]);
+  if (info.series) {
+    // the dumps this view shows, in place of those the server was given
+    for (const [, kv] of info.labels || []) args.push('--label=' + kv);
+    if (info.binary) args.push(info.binary);
+    if (view === 'timeline') {
+      args.push(...profiles);
+    } else {
+      const d = p.has('d') ? +p.get('d') : profiles.length - 1;
+      if (p.has('b')) args.push('--base=' + profiles[+p.get('b')]);
+      args.push(profiles[d]);
+    }
   } else {
-    // each --label before the first PROFILE it names, as it was given
-    profiles.forEach((prof, k) => {
-      for (const [from, kv] of info.labels || []) if (from === k) args.push('--label', kv);
-      args.push(prof);
-    });
+    args.push(...(info.inputs || []));
   }
   return args.map(shellQuote).join(' ');
 };
@@ -179,7 +190,7 @@ function syncControls() {
   for (const k of JH.CONTROLS) {
     const e = document.getElementById(k);
     if (!e) continue;
-    const def = { si: 'inuse_space', g: 'functions', tf: info.tagfocus, ti: info.tagignore }[k] || '';
+    const def = { si: 'inuse_space', g: 'functions' }[k] || '';
     e.value = p.get(k) || def;
   }
   // which dump of a series every view shows (the timeline's choice)
@@ -189,7 +200,7 @@ function syncControls() {
   line.textContent = line.hidden ? '' : 'Dump ' + (dn || profs[profs.length - 1] || '') + (bn ? ', the change since ' + bn : '') + ' (chosen on the timeline)';
   for (const a of document.querySelectorAll('#nav a')) {
     a.classList.toggle('active', a.dataset.view === JH.viewName());
-    const q = JH.query(p, { z: null, sw: null, q: null, sort: null, cmp: null });
+    const q = JH.query(p, { z: null, sw: null, q: null, cmp: null });
     a.href = (a.dataset.view === 'graph' ? '/ui/' : '/ui/' + a.dataset.view) + q;
   }
 }
@@ -289,6 +300,10 @@ async function start() {
   }
   const info = JH.info;
   document.getElementById('program').textContent = info.binary || (info.profiles || []).join(' ');
+  // the server's options that no control changes hold for every view
+  const every = document.getElementById('every');
+  every.hidden = !(info.args || []).length;
+  every.textContent = every.hidden ? '' : 'Every view: ' + info.args.map(shellQuote).join(' ');
   document.getElementById('nav-timeline').hidden = !info.series;
   const tsel = document.getElementById('t');
   for (const [uid, name] of info.threads || []) tsel.append(JH.el('option', { value: String(uid), text: uid + (name ? ' ' + name : '') }));
@@ -301,15 +316,16 @@ async function start() {
     const ch = {};
     for (const k of JH.CONTROLS) {
       const v = document.getElementById(k).value;
-      const def = { si: 'inuse_space', g: 'functions', tf: info.tagfocus, ti: info.tagignore }[k];
+      const def = { si: 'inuse_space', g: 'functions' }[k];
       ch[k] = v === def ? null : v;
     }
     JH.go(null, Object.assign(ch, { z: null, sw: null }));
   });
+  // Reset: the settings the server was started with (none without them)
   document.getElementById('reset').addEventListener('click', () => {
-    const keep = {};
-    for (const k of ['d', 'b', 'cmp']) if (JH.params().get(k)) keep[k] = JH.params().get(k);
-    history.pushState(null, '', location.pathname + JH.query(new URLSearchParams(keep)));
+    const keep = JH.initial();
+    for (const k of ['d', 'b', 'cmp']) if (JH.params().get(k)) keep.set(k, JH.params().get(k));
+    history.pushState(null, '', location.pathname + JH.query(keep));
     JH.render();
   });
   document.getElementById('copycmd').addEventListener('click', async () => {

@@ -169,6 +169,13 @@ async function makePage(send, listeners) {
       await s('Input.dispatchKeyEvent', { type: 'keyUp', key: 'Enter', code: 'Enter', windowsVirtualKeyCode: 13 });
     }
   };
+  // Empties the field SELECTOR as a person does: select it all, Backspace.
+  page.clear = async (selector) => {
+    await page.click(selector);
+    await page.eval(`document.querySelector(${JSON.stringify(selector)}).select()`);
+    await s('Input.dispatchKeyEvent', { type: 'rawKeyDown', key: 'Backspace', code: 'Backspace', windowsVirtualKeyCode: 8 });
+    await s('Input.dispatchKeyEvent', { type: 'keyUp', key: 'Backspace', code: 'Backspace', windowsVirtualKeyCode: 8 });
+  };
   // Picks the option of the <select> SELECTOR whose text starts with
   // TEXT as a person does with the keyboard: focus it and type.
   page.choose = async (selector, text) => {

@@ -1,5 +1,5 @@
 // The web UI driven in chromium as a person would use it (tests/t0900).
-//   node ui_test.js SCENARIO BASE_URL OUTDIR
+//   node ui_test.js SCENARIO BASE_URL OUTDIR [TAG]
 // Each scenario prints what it checked and writes files into OUTDIR that
 // the shell script compares with the command line's output; it fails
 // (exit 1) with a message on the first thing that is not as it should be,
@@ -10,7 +10,7 @@ const fs = require('fs');
 const path = require('path');
 const { launch } = require('./cdp');
 
-const [scenario, base, outdir] = process.argv.slice(2);
+const [scenario, base, outdir, tag] = process.argv.slice(2);
 const shots = process.env.SHOTS || '';
 const out = (name, text) => fs.writeFileSync(path.join(outdir, name), text);
 function check(cond, msg) { if (!cond) throw new Error(msg); console.log('ok: ' + msg); }
@@ -66,6 +66,71 @@ const scenarios = {
     const cmd = await page.waitFor("!document.getElementById('cmdline').hidden && document.getElementById('cmdtext').value", 'the command line');
     out('cmd.txt', cmd + '\n');
     await clean(page, 'top');
+  },
+
+  // A server started with view settings (--focus, --inuse_objects, ...):
+  // a page without parameters opens with them in its URL and controls;
+  // the copied command line writes what Top shows; a setting cleared
+  // stays cleared through a reload, Back brings it back, Reset restores
+  // them all.  Files TAG-*.txt; the shell runs the commands.
+  async cmdline(page) {
+    const ready = "document.body.dataset.state === 'ready'";
+    const copy = async () => {
+      await page.click('#copycmd');
+      const c = await page.waitFor("!document.getElementById('cmdline').hidden && document.getElementById('cmdtext').value", 'the command line');
+      await page.click('#copycmd');   // the same again: nothing else changes it
+      return c;
+    };
+    await page.goto(base + '/ui/top');
+    await page.waitFor(ready + " && document.querySelectorAll('#top tbody tr').length > 0", 'Top');
+    const initial = await page.eval('location.search');
+    out(tag + '-url.txt', initial + '\n');
+    const p = new URLSearchParams(initial);
+    for (const k of ['f', 'i', 'h', 's', 'a', 't', 'tf', 'ti']) {
+      if (!p.get(k)) continue;
+      check(await page.eval(`document.getElementById('${k}').value`) === p.get(k), `the control ${k} shows the server's ${p.get(k)}`);
+    }
+    if (p.get('si')) check(await page.eval("document.getElementById('si').value") === p.get('si'), 'the value menu shows ' + p.get('si'));
+    if (p.get('g')) check(await page.eval("document.getElementById('g').value") === p.get('g'), 'the granularity menu shows ' + p.get('g'));
+    const top = await topText(page);
+    out(tag + '-top.txt', top);
+    out(tag + '-cmd.txt', await copy() + '\n');
+    out(tag + '-every.txt', await page.eval("(e => !e || e.hidden ? '' : e.textContent)(document.getElementById('every'))") + '\n');
+    // the settings go with the page to every view
+    await page.click('#nav a[data-view=flamegraph]');
+    await page.waitFor("location.pathname === '/ui/flamegraph' && " + ready, 'the flame graph');
+    for (const [k, v] of p) check(await page.eval(`new URLSearchParams(location.search).get('${k}')`) === v, `the flame graph keeps ${k}=${v}`);
+    await page.click('#nav a[data-view=top]');
+    await page.waitFor("location.pathname === '/ui/top' && " + ready, 'Top again');
+    if (!p.get('f')) {
+      await clean(page, 'cmdline');
+      return;
+    }
+    // the focus cleared: the URL says so, a reload keeps it
+    await page.clear('#f');
+    check(await page.eval("document.getElementById('f').value") === '', 'the Focus field emptied');
+    await page.click('#apply');
+    await page.waitFor("new URLSearchParams(location.search).get('f') === '' && " + ready, 'the focus cleared in the URL');
+    const nofocus = await topText(page);
+    check(nofocus !== top, 'Top changes without the focus');
+    out(tag + '-top-nofocus.txt', nofocus);
+    out(tag + '-cmd-nofocus.txt', await copy() + '\n');
+    await page.eval('window.__before_reload = 1; location.reload()');
+    await page.waitFor("!window.__before_reload && document.readyState === 'complete' && document.body && " + ready, 'reloaded');
+    check(await page.eval("new URLSearchParams(location.search).get('f')") === '' && await topText(page) === nofocus, 'a reload keeps the focus cleared');
+    check(await page.eval("document.getElementById('f').value") === '', 'the Focus field stays empty');
+    await page.back();
+    await page.waitFor(`location.search === ${JSON.stringify(initial)} && ` + ready, 'Back: the server\'s settings');
+    check(await topText(page) === top, 'Back shows the first Top again');
+    // another change, then Reset: the server's settings again
+    await page.choose('#g', 'files');
+    await page.clear('#f');
+    await page.click('#apply');
+    await page.waitFor("new URLSearchParams(location.search).get('g') === 'files' && " + ready, 'files and no focus');
+    await page.click('#reset');
+    await page.waitFor(`location.search === ${JSON.stringify(initial)} && ` + ready, 'Reset: the server\'s settings');
+    check(await topText(page) === top, 'Reset shows the first Top again');
+    await clean(page, 'cmdline');
   },
 
   // The graph: a node's menu focuses it.
